@@ -1,0 +1,305 @@
+/**
+ * Instance (`worker.gpustack.ai/v1alpha1`, namespaced): a container workspace backed by one Pod,
+ * with a whole, shared, sliced or partitioned accelerator, optional SSH, and a NodePort Service
+ * whose node ports survive stop and start.
+ *
+ * The schema states every rule that needs no other object, as CEL where it spans fields, so the
+ * API server refuses a bad Instance even with the admission webhook off. The hooks check the same
+ * rules again (`hooks/instance/validate.ts`) to explain them in status.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
+
+/** API group and version of Instance and InstanceType. */
+export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
+/** Type key of Instances in a v2 hook request. */
+export const INSTANCE_TYPE_KEY = 'Instance.worker.gpustack.ai/v1alpha1'
+
+/** Accelerator families (instance.md, "Accelerator requests"). */
+export const ACCELERATOR_FAMILIES = ['Whole', 'Shared', 'Sliced', 'Partitioned'] as const
+export type AcceleratorFamily = (typeof ACCELERATOR_FAMILIES)[number]
+
+/** Port protocols a Service port may use. */
+export const PORT_PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const
+export type PortProtocol = (typeof PORT_PROTOCOLS)[number]
+
+/** Phases of an Instance (instance.md, "Status"). */
+export const INSTANCE_PHASES = ['Pending', 'Starting', 'Running', 'Stopping', 'Stopped', 'Failed', 'Deleting'] as const
+export type InstancePhase = (typeof INSTANCE_PHASES)[number]
+
+/** The port name the SSH sidecar's 22/TCP takes, on the container and on the Service. */
+export const SSH_PORT_NAME = 'ssh'
+
+const IANA_SVC_NAME_RULE =
+  "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--')"
+
+/** One exposed port. */
+export const InstancePortSchema = Type.Object(
+  {
+    port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Port the workload listens on; also the Service port.' }),
+    protocol: Type.Optional(
+      StringEnum(PORT_PROTOCOLS, { default: 'TCP', description: 'TCP (default), UDP or SCTP.' })
+    ),
+    name: Type.Optional(
+      Type.String({
+        maxLength: 15,
+        description:
+          'Optional IANA service name (at most 15 lower-case letters, digits and -, with a letter) for the ' +
+          'container port and the status entry. The Service port is always named <protocol>-<port>. ' +
+          'ssh is reserved for the SSH sidecar.',
+        ...cel(
+          { rule: IANA_SVC_NAME_RULE, message: 'must be an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end' },
+          { rule: "self != 'ssh'", message: 'ssh is reserved for the SSH sidecar' }
+        )
+      })
+    )
+  },
+  { description: 'A port exposed through the Instance NodePort Service.' }
+)
+export type InstancePort = Static<typeof InstancePortSchema>
+
+/** The accelerator request. */
+export const AcceleratorSchema = Type.Object(
+  {
+    family: Type.Optional(
+      StringEnum(ACCELERATOR_FAMILIES, {
+        default: 'Whole',
+        description:
+          'Whole: dedicated devices. Shared: time-sliced devices. Sliced: a share of one device memory and ' +
+          'compute (HAMi, GPUStack). Partitioned: a hardware (MIG) partition of one device.'
+      })
+    ),
+    count: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        default: 1,
+        description: 'Number of accelerators; 1 for Sliced and Partitioned. 0 means a CPU-only workspace.'
+      })
+    ),
+    memoryPercentage: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Sliced: share of device memory in percent (exclusive with memoryMiB).' })
+    ),
+    memoryMiB: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Sliced: device memory in MiB (exclusive with memoryPercentage).' })
+    ),
+    coresPercentage: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Sliced: share of compute in percent; absent means 100.' })
+    ),
+    profile: Type.Optional(
+      Type.String({
+        pattern: '^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$',
+        maxLength: 40,
+        description: 'Partitioned: the partition profile, one the InstanceType offers, such as 1g.10gb.'
+      })
+    )
+  },
+  {
+    description: 'Accelerators for the workload container; absent means a CPU-only workspace.',
+    ...cel(
+      {
+        rule: '!(has(self.memoryPercentage) && has(self.memoryMiB))',
+        message: 'memoryMiB and memoryPercentage are exclusive: set one'
+      },
+      {
+        rule: "!has(self.count) || self.count != 0 || (!has(self.memoryPercentage) && !has(self.memoryMiB) && !has(self.coresPercentage) && !has(self.profile) && (!has(self.family) || self.family == 'Whole'))",
+        message: 'count 0 means a CPU-only workspace: no other accelerator field may be set'
+      },
+      {
+        rule: "!has(self.family) || !(self.family in ['Sliced', 'Partitioned']) || !has(self.count) || self.count == 1",
+        message: 'Sliced and Partitioned take count 1'
+      },
+      {
+        rule: "(has(self.family) && self.family == 'Sliced') || (!has(self.memoryPercentage) && !has(self.memoryMiB) && !has(self.coresPercentage))",
+        message: 'memoryMiB, memoryPercentage and coresPercentage apply to the Sliced family only'
+      },
+      {
+        rule: "!has(self.family) || self.family != 'Sliced' || has(self.memoryMiB) || has(self.memoryPercentage)",
+        message: 'Sliced needs memoryMiB or memoryPercentage'
+      },
+      {
+        rule: "(has(self.family) && self.family == 'Partitioned') == has(self.profile)",
+        message: 'profile is required for the Partitioned family and allowed for it only'
+      }
+    )
+  }
+)
+export type Accelerator = Static<typeof AcceleratorSchema>
+
+/** An environment variable of the workload container. */
+export const EnvVarSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Variable name.' }),
+    value: Type.Optional(Type.String({ description: 'Literal value.' })),
+    valueFrom: Type.Optional(
+      OpenObject({ description: 'Source of the value, as in a container env entry (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).' })
+    )
+  },
+  {
+    description: 'An environment variable, as in a container.',
+    ...cel({ rule: '!(has(self.value) && has(self.valueFrom))', message: 'value and valueFrom are exclusive' })
+  }
+)
+export type EnvVar = Static<typeof EnvVarSchema>
+
+/** Instance spec. */
+export const InstanceSpecSchema = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the InstanceType: decides node placement and how accelerators are requested.' }),
+    image: Type.String({ minLength: 1, description: 'Workload container image.' }),
+    imagePullPolicy: Type.Optional(
+      StringEnum(['Always', 'IfNotPresent', 'Never'], { default: 'IfNotPresent', description: 'When to pull image.' })
+    ),
+    command: Type.Optional(Type.Array(Type.String(), { description: 'Entrypoint of the workload container; the image default when absent.' })),
+    args: Type.Optional(Type.Array(Type.String(), { description: 'Arguments to the entrypoint.' })),
+    env: Type.Optional(
+      Type.Array(EnvVarSchema, { maxItems: 256, ...listMap('name'), description: 'Environment of the workload container, keyed by name.' })
+    ),
+    imagePullSecrets: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ minLength: 1, description: 'Secret name.' }) }), {
+        maxItems: 16,
+        ...listMap('name'),
+        description: 'Secrets in the Instance namespace for pulling image.'
+      })
+    ),
+    ports: Type.Optional(
+      Type.Array(InstancePortSchema, {
+        maxItems: 32,
+        ...listMap('port', 'protocol'),
+        description:
+          'Ports exposed through the NodePort Service named after the Instance. An unchanged (port, protocol) ' +
+          'keeps its node port across stop, edit and start; edits made while stopped apply at the next start.',
+        ...cel(
+          {
+            rule: 'self.all(a, self.all(b, a.port != b.port || a.protocol == b.protocol))',
+            message: 'two entries share a port number with different protocols; the Service cannot carry both (use distinct port numbers)'
+          },
+          {
+            rule: 'self.all(a, !has(a.name) || self.exists_one(b, has(b.name) && b.name == a.name))',
+            message: 'port names must be unique'
+          }
+        )
+      })
+    ),
+    resources: Type.Optional(
+      Type.Object(
+        {
+          cpu: Type.Optional(Quantity({ description: 'CPU of the workload container (requests = limits); the InstanceType default when absent.' })),
+          memory: Type.Optional(Quantity({ description: 'Memory of the workload container (requests = limits); the InstanceType default when absent.' })),
+          accelerator: Type.Optional(AcceleratorSchema)
+        },
+        { description: 'Resources of the workload container.' }
+      )
+    ),
+    sshPublicKey: Type.Optional(
+      Type.Object(
+        { name: Type.String({ minLength: 1, maxLength: 253, description: 'Secret name.' }) },
+        {
+          description:
+            'Secret in the Instance namespace with key authorized_keys. When set, an SSH sidecar on 22/TCP ' +
+            '(Service port ssh) lets those keys enter the workload container.'
+        }
+      )
+    ),
+    workspace: Type.Optional(
+      Type.Object(
+        {
+          mountPath: Type.Optional(
+            Type.String({ default: '/workspace', pattern: '^/', description: 'Absolute path of the workspace volume in the workload container.' })
+          ),
+          size: Type.Optional(Quantity({ description: 'Size limit of an ephemeral (emptyDir) workspace.' })),
+          claimName: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 253, description: 'Existing PersistentVolumeClaim to mount instead of an ephemeral workspace.' })
+          )
+        },
+        {
+          description: 'The workspace volume: ephemeral (emptyDir) unless claimName names a claim.',
+          ...cel({ rule: '!(has(self.size) && has(self.claimName))', message: 'size and claimName are exclusive: an ephemeral size or a claim' })
+        }
+      )
+    ),
+    nodeName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description: 'Pin the Pod to this node, as required node affinity (the scheduler and device plugins still run).'
+      })
+    ),
+    stop: Type.Optional(
+      Type.Boolean({ default: false, description: 'true: no Pod; the Service and its node ports stay. false: run.' })
+    )
+  },
+  {
+    description: 'The desired workspace.',
+    ...cel({
+      rule: "!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p, p.port != 22 || p.protocol == 'TCP')",
+      message: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
+      fieldPath: '.ports'
+    })
+  }
+)
+export type InstanceSpec = Static<typeof InstanceSpecSchema>
+
+const ConditionSchema = Type.Object(
+  {
+    type: Type.String({ description: 'Ready, SpecValid or UpToDate.' }),
+    status: StringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
+    reason: Type.String({ description: 'One CamelCase word a program can switch on.' }),
+    message: Type.String({ description: 'What a person should know or do.' }),
+    lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
+  },
+  { description: 'A standard condition.' }
+)
+
+/** Instance status, as the sync hook writes it. */
+export const InstanceStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(StringEnum(INSTANCE_PHASES, { description: 'Pending, Starting, Running, Stopping, Stopped, Failed or Deleting.' })),
+    message: Type.Optional(Type.String({ description: 'One sentence about the phase.' })),
+    podName: Type.Optional(Type.String({ description: 'The observed Pod.' })),
+    nodeName: Type.Optional(Type.String({ description: 'Node of the observed Pod.' })),
+    podIP: Type.Optional(Type.String({ description: 'IP of the observed Pod.' })),
+    hostIP: Type.Optional(Type.String({ description: 'IP of the node hosting the observed Pod.' })),
+    ports: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ description: 'The spec port name, or <protocol>-<port>, or ssh.' }),
+          port: Type.Integer({ description: 'The Service port.' }),
+          protocol: Type.String({ description: 'TCP, UDP or SCTP.' }),
+          nodePort: Type.Optional(Type.Integer({ description: 'The node port allocated on the observed Service.' }))
+        }),
+        { description: 'Ports of the observed Service with their node ports.' }
+      )
+    ),
+    accessAddresses: Type.Optional(
+      Type.Array(Type.String(), { description: '<hostIP>:<nodePort> per port while a Pod runs (externalTrafficPolicy Local).' })
+    ),
+    accelerator: Type.Optional(
+      Type.Object(
+        {
+          family: Type.String({ description: 'The accelerator family.' }),
+          count: Type.Integer({ description: 'Number of accelerators.' }),
+          resources: Type.Record(Type.String(), Type.String(), { description: 'Extended resources requested by the main container.' })
+        },
+        { description: 'What the observed Pod requests for the workload container.' }
+      )
+    ),
+    conditions: Type.Optional(Type.Array(ConditionSchema, { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' }))
+  },
+  { description: 'What the controller observed.' }
+)
+export type InstanceStatus = Static<typeof InstanceStatusSchema>
+
+/** Instance as stored. */
+export const InstanceSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    spec: InstanceSpecSchema,
+    status: Type.Optional(InstanceStatusSchema)
+  },
+  { description: 'A container workspace backed by a Pod with an accelerator, reached through a NodePort Service.' }
+)
+export type Instance = Static<typeof InstanceSchema>

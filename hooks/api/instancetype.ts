@@ -1,0 +1,135 @@
+/**
+ * InstanceType (`worker.gpustack.ai/v1alpha1`, cluster-scoped): a class of GPU nodes Instances are
+ * placed on, written by the cluster admin. It decides placement and how accelerators are requested.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Quantity, StringEnum, cel } from './kit.ts'
+import { ACCELERATOR_FAMILIES } from './instance.ts'
+
+/** Type key of InstanceTypes in a v2 hook request. */
+export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
+
+/** The device plugins whose resource names gpuhooks knows (instance.md, "Accelerator requests"). */
+export const DEVICE_PLUGINS = ['HAMi', 'GPUStack', 'NVIDIA'] as const
+export type DevicePlugin = (typeof DEVICE_PLUGINS)[number]
+
+const QUALIFIED_RESOURCE_NAME = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'
+
+/** A Pod toleration, as copied onto the Instance's Pod. */
+export const TolerationSchema = Type.Object(
+  {
+    key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty with operator Exists matches every taint.' })),
+    operator: Type.Optional(
+      StringEnum(['Exists', 'Equal'], { description: 'Exists or Equal (the default when absent).' })
+    ),
+    value: Type.Optional(Type.String({ description: 'Taint value to match with operator Equal.' })),
+    effect: Type.Optional(
+      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+        description: 'Taint effect to match; empty matches every effect.'
+      })
+    ),
+    tolerationSeconds: Type.Optional(
+      Type.Integer({ description: 'For NoExecute: how long the Pod stays bound after the taint appears.' })
+    )
+  },
+  { description: 'A toleration copied onto the Pod of every Instance of this type.' }
+)
+export type Toleration = Static<typeof TolerationSchema>
+
+/** InstanceType spec. */
+export const InstanceTypeSpecSchema = Type.Object(
+  {
+    devicePlugin: Type.Optional(
+      StringEnum(DEVICE_PLUGINS, {
+        default: 'HAMi',
+        description:
+          'Device plugin on the nodes of this type, which decides the resource names requested: HAMi, ' +
+          'GPUStack or NVIDIA (the NVIDIA device plugin offers no Sliced family).'
+      })
+    ),
+    resourceName: Type.Optional(
+      Type.String({
+        default: 'nvidia.com/gpu',
+        pattern: QUALIFIED_RESOURCE_NAME,
+        maxLength: 253,
+        description:
+          'The whole-accelerator extended resource name; the other names derive from it and from its ' +
+          'domain part (nvidia.com/gpu → nvidia.com/gpumem, nvidia.com/gpu.shared).'
+      })
+    ),
+    manufacturer: Type.Optional(
+      Type.String({
+        default: 'nvidia',
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        maxLength: 63,
+        description: 'Accelerator manufacturer, used in the GPUStack visibility resource name.'
+      })
+    ),
+    families: Type.Optional(
+      Type.Array(StringEnum(ACCELERATOR_FAMILIES), {
+        default: ['Whole'],
+        minItems: 1,
+        'x-kubernetes-list-type': 'set',
+        description: 'Accelerator families Instances of this type may use: Whole, Shared, Sliced, Partitioned.'
+      })
+    ),
+    partitionProfiles: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$', maxLength: 40 }), {
+        'x-kubernetes-list-type': 'set',
+        maxItems: 64,
+        description: 'Hardware partition (MIG) profiles offered to Partitioned Instances, such as 1g.10gb.'
+      })
+    ),
+    maxCount: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Most accelerators one Instance of this type may take; absent means no limit.' })
+    ),
+    nodeSelector: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Node labels an Instance Pod of this type must match.' })
+    ),
+    tolerations: Type.Optional(
+      Type.Array(TolerationSchema, { maxItems: 64, description: 'Tolerations copied onto every Instance Pod of this type.' })
+    ),
+    runtimeClassName: Type.Optional(
+      Type.String({ maxLength: 253, description: 'RuntimeClass of the Instance Pods (for example nvidia).' })
+    ),
+    visibilityResource: Type.Optional(
+      Type.String({
+        pattern: QUALIFIED_RESOURCE_NAME,
+        maxLength: 253,
+        description:
+          "Overrides the resource the SSH sidecar requests to see the workload's devices without taking " +
+          'capacity; empty uses the device plugin default (GPUStack: device.gpustack.ai/<manufacturer>.visibility).'
+      })
+    ),
+    defaults: Type.Optional(
+      Type.Object(
+        {
+          cpu: Type.Optional(Quantity({ description: 'CPU of an Instance that sets none (requests = limits).' })),
+          memory: Type.Optional(Quantity({ description: 'Memory of an Instance that sets none (requests = limits).' }))
+        },
+        { description: 'Resources for Instances that set none.' }
+      )
+    )
+  },
+  {
+    description: 'What the admin offers on this class of nodes.',
+    ...cel({
+      rule: "!has(self.partitionProfiles) || size(self.partitionProfiles) == 0 || (has(self.families) && 'Partitioned' in self.families)",
+      message: 'spec.partitionProfiles needs Partitioned in spec.families',
+      fieldPath: '.partitionProfiles'
+    })
+  }
+)
+export type InstanceTypeSpec = Static<typeof InstanceTypeSpecSchema>
+
+/** InstanceType as stored. */
+export const InstanceTypeSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    spec: InstanceTypeSpecSchema
+  },
+  { description: 'A class of GPU nodes that Instances can be placed on.' }
+)
+export type InstanceType = Static<typeof InstanceTypeSchema>

@@ -1,0 +1,80 @@
+/**
+ * Building blocks for the custom resources' TypeBox schemas.
+ *
+ * The schemas serve three readers at once: TypeScript (`Static<>`), the hooks' own spec check
+ * (`Value.Errors`), and the CRDs' `openAPIV3Schema` (rendered by `crd.ts`). So every block here
+ * stays inside what a structural CRD schema can say, and carries the Kubernetes extensions
+ * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
+ */
+import {
+  Kind,
+  Type,
+  TypeRegistry,
+  type SchemaOptions,
+  type TSchema,
+  type TUnsafe
+} from '@sinclair/typebox'
+
+TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) =>
+  typeof value === 'string' && schema.enum.includes(value)
+)
+
+/** A string restricted to `values`, rendered as an OpenAPI `enum` (TypeBox unions are not). */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {}
+): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] })
+}
+
+/** The pattern the API server uses for resource quantities (`500m`, `4Gi`, `1e3`). */
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'
+
+TypeRegistry.Set('Quantity', (_schema, value) =>
+  (typeof value === 'number' && Number.isFinite(value)) ||
+  (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
+)
+
+/** A resource quantity: an integer or a quantity string, as `resources.requests` takes. */
+export function Quantity(options: SchemaOptions = {}): TUnsafe<number | string> {
+  return Type.Unsafe<number | string>({
+    ...options,
+    [Kind]: 'Quantity',
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    pattern: QUANTITY_PATTERN,
+    'x-kubernetes-int-or-string': true
+  })
+}
+
+TypeRegistry.Set('OpenObject', (_schema, value) => typeof value === 'object' && value !== null && !Array.isArray(value))
+
+/**
+ * An object kept verbatim: the API server does not prune inside it and the hooks pass it on
+ * unchanged (a container `valueFrom`, a toleration list item, a KubeSwift guest spec).
+ */
+export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...options, [Kind]: 'OpenObject', type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
+}
+
+/** A CEL rule on a schema node, as `x-kubernetes-validations` takes it. */
+export interface CelRule {
+  rule: string
+  message?: string
+  messageExpression?: string
+  fieldPath?: string
+  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate'
+}
+
+/** Schema options carrying CEL rules. */
+export function cel(...rules: CelRule[]): { 'x-kubernetes-validations': CelRule[] } {
+  return { 'x-kubernetes-validations': rules }
+}
+
+/** Marks a schema as a list-map keyed by `keys` (server-side apply merges by them). */
+export function listMap(...keys: string[]): Record<string, unknown> {
+  return { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys }
+}
+
+/** Re-exported so schema files import from one place. */
+export type { TSchema }

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the control plane for the cluster tests (etcd, kube-apiserver,
+# kube-controller-manager) from the Go module in tests/cluster/k8s, with the
+# machine's Go toolchain, into a cache directory outside the repository:
+#
+#   ${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-<kubernetes version>}
+#
+# A stamp file in that directory records a hash of the module (go.mod, go.sum,
+# tools.go) and of this script; when all three binaries are there and the
+# stamp matches, nothing is built. Progress goes to stderr; the last line on
+# stdout is the directory that holds the binaries.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+module="$here/k8s"
+binaries=(etcd kube-apiserver kube-controller-manager)
+
+log() { printf 'build-binaries: %s\n' "$*" >&2; }
+
+# The Kubernetes version is the one the module requires; the staging modules
+# are replaced with the matching v0.x.y release in go.mod.
+kube_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' "$module/go.mod")"
+if [[ -z $kube_version ]]; then
+  log "cannot read the k8s.io/kubernetes version from $module/go.mod"
+  exit 1
+fi
+
+bin="${GPUHOOKS_K8S_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuhooks/k8s-$kube_version}"
+stamp_file="$bin/.stamp"
+stamp="$(cat "$module/go.mod" "$module/go.sum" "$module/tools.go" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+
+up_to_date() {
+  local name
+  [[ -f $stamp_file && "$(cat "$stamp_file")" == "$stamp" ]] || return 1
+  for name in "${binaries[@]}"; do
+    [[ -x "$bin/$name" ]] || return 1
+  done
+}
+
+if up_to_date; then
+  echo "$bin"
+  exit 0
+fi
+
+# One build at a time per cache directory: a second caller waits, then finds
+# the binaries fresh.
+mkdir -p "$(dirname "$bin")"
+exec 9>"$bin.lock"
+flock 9
+if up_to_date; then
+  echo "$bin"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  log "go is not on PATH (the cluster tests build Kubernetes from source with it)"
+  exit 1
+fi
+
+kube_minor="${kube_version#v1.}"
+kube_minor="${kube_minor%%.*}"
+build_date="$(cd "$module" && go list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' k8s.io/kubernetes)"
+build_date="${build_date:-1970-01-01T00:00:00Z}"
+
+# The variables that `kube-apiserver --version` and the API server's /version
+# report, as hack/lib/version.sh sets them in a release build.
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X '$pkg.gitVersion=$kube_version'"
+  ldflags+=" -X '$pkg.gitMajor=1'"
+  ldflags+=" -X '$pkg.gitMinor=$kube_minor'"
+  ldflags+=" -X '$pkg.gitTreeState=clean'"
+  ldflags+=" -X '$pkg.buildDate=$build_date'"
+done
+
+out="$(mktemp -d "$bin.build.XXXXXX")"
+trap 'rm -rf "$out"' EXIT
+
+log "building Kubernetes $kube_version and etcd into $bin ($(go version))"
+started=$SECONDS
+# One `go build` for the three programs, so that the packages they share
+# (client libraries, gRPC, protobuf) are compiled once. The etcd server's main
+# package is the root of go.etcd.io/etcd/server/v3, which go names "server".
+(
+  cd "$module"
+  CGO_ENABLED=0 go build \
+    -p 2 \
+    -trimpath \
+    -tags selinux,notest,grpcnotrace \
+    -ldflags "$ldflags" \
+    -o "$out/" \
+    go.etcd.io/etcd/server/v3 \
+    k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager
+)
+mv "$out/server" "$out/etcd"
+
+mkdir -p "$bin"
+for name in "${binaries[@]}"; do
+  mv -f "$out/$name" "$bin/$name"
+done
+echo "$stamp" >"$stamp_file"
+log "built ${binaries[*]} in $((SECONDS - started))s"
+echo "$bin"

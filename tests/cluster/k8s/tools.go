@@ -1,0 +1,11 @@
+//go:build tools
+
+// Package tools pins the main packages that ../build-binaries.sh builds, so
+// that `go mod tidy` keeps every module they need in go.mod and go.sum.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)

@@ -1,0 +1,108 @@
+// The certificates and keys of a throwaway test cluster, made with the
+// openssl command-line tool: a CA, the API server's serving certificate, an
+// admin client certificate and the service-account signing key.
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Paths of the files that {@link makeClusterCerts} writes. */
+export interface ClusterCerts {
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  adminCert: string;
+  adminKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+}
+
+/** Valid for a week: long enough for any test run, short enough not to matter. */
+const VALID_DAYS = '7';
+
+/**
+ * Writes a CA and the certificates a loopback cluster needs into `dir`. The
+ * serving certificate names 127.0.0.1 and localhost (plus the in-cluster
+ * names of the `kubernetes` Service); the admin client certificate is in the
+ * `system:masters` group, so it is allowed everything under RBAC too.
+ */
+export async function makeClusterCerts(dir: string, serviceIP: string): Promise<ClusterCerts> {
+  const certs: ClusterCerts = {
+    caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
+    serverCert: join(dir, 'apiserver.crt'),
+    serverKey: join(dir, 'apiserver.key'),
+    adminCert: join(dir, 'admin.crt'),
+    adminKey: join(dir, 'admin.key'),
+    serviceAccountKey: join(dir, 'sa.key'),
+    serviceAccountPub: join(dir, 'sa.pub'),
+  };
+
+  await openssl([
+    'req', '-x509', '-nodes', '-days', VALID_DAYS,
+    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
+    '-keyout', certs.caKey, '-out', certs.caCert,
+    '-subj', '/CN=gpuhooks-test-ca',
+    '-addext', 'basicConstraints=critical,CA:TRUE',
+    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+
+  const serverNames = [
+    'IP:127.0.0.1', 'DNS:localhost', `IP:${serviceIP}`,
+    'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
+    'DNS:kubernetes.default.svc.cluster.local',
+  ];
+  await signedCert(dir, certs, certs.serverCert, certs.serverKey, '/CN=kube-apiserver', [
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=serverAuth',
+    `subjectAltName=${serverNames.join(',')}`,
+  ]);
+  await signedCert(dir, certs, certs.adminCert, certs.adminKey, '/O=system:masters/CN=gpuhooks-admin', [
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=clientAuth',
+  ]);
+
+  await openssl([
+    'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256',
+    '-out', certs.serviceAccountKey,
+  ]);
+  await openssl(['pkey', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub]);
+  return certs;
+}
+
+/** A new key and a certificate for it, signed by the CA, with the given v3 extensions. */
+async function signedCert(
+  dir: string,
+  certs: ClusterCerts,
+  certFile: string,
+  keyFile: string,
+  subject: string,
+  extensions: string[],
+): Promise<void> {
+  const csr = `${certFile}.csr`;
+  const extFile = `${certFile}.ext`;
+  await writeFile(extFile, `${extensions.join('\n')}\n`);
+  await openssl([
+    'req', '-new', '-nodes',
+    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
+    '-keyout', keyFile, '-out', csr, '-subj', subject,
+  ]);
+  await openssl([
+    'x509', '-req', '-in', csr, '-days', VALID_DAYS,
+    '-CA', certs.caCert, '-CAkey', certs.caKey, '-CAcreateserial',
+    '-CAserial', join(dir, 'ca.srl'),
+    '-extfile', extFile, '-out', certFile,
+  ]);
+}
+
+async function openssl(args: string[]): Promise<void> {
+  try {
+    await run('openssl', args);
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? '';
+    throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`);
+  }
+}
