@@ -1,0 +1,27 @@
+// Lint rules that catch what the compiler does not: promises nobody awaits, `any` in product code.
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.tap/**', 'dist/**', 'deploy/**'] },
+  {
+    files: ['hooks/**/*.ts', 'tests/**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname }
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        // tap queues subtests itself; `t.test(...)` at the top of a file is not a lost promise.
+        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'resolves', 'rejects'], package: '@tapjs/core' }, { from: 'package', name: ['test'], package: '@tapjs/test' }] }
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error'
+    }
+  },
+  {
+    files: ['hooks/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'error' }
+  }
+)

@@ -1,0 +1,75 @@
+/**
+ * The process: read the environment, listen, shut down gracefully (spec README, "Process
+ * contract").
+ *
+ * - `PORT` (default 8080): hooks, probes and metrics over plain HTTP on `::` (IPv4 too).
+ * - `WEBHOOK_PORT` (default 9443): admission over HTTPS when `TLS_CERT_FILE` and `TLS_KEY_FILE`
+ *   name a certificate and key; off otherwise, said once in the log. The certificate is read at
+ *   start; a rotated one takes effect when the Pod restarts.
+ * - `LOG_LEVEL` (default info), `BODY_LIMIT` (bytes, default 16 MiB).
+ * - `SHUTDOWN_TIMEOUT_SECONDS` (default 25, inside Kubernetes' default 30 s grace period): on
+ *   SIGTERM or SIGINT, `/readyz` turns 503, both listeners stop accepting and finish what is in
+ *   flight, and the process exits 0; if draining outlasts the timeout it exits 1.
+ */
+import { readFileSync } from 'node:fs'
+import { pino } from 'pino'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './server/app.ts'
+import { readConfig } from './server/config.ts'
+import { createMetrics } from './server/metrics.ts'
+import { routes } from './server/routes.ts'
+
+/** Starts both listeners and installs the signal handlers. */
+async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = readConfig(env)
+  const logger = pino({ level: config.logLevel })
+  const metrics = createMetrics(true)
+  let draining = false
+  const ready = (): boolean => !draining
+  const common = { routes, metrics, bodyLimit: config.bodyLimit, ready, loggerInstance: logger }
+
+  const apps: FastifyInstance[] = []
+  const hooks = await buildApp({ ...common, surfaces: ['hooks'] })
+  apps.push(hooks)
+  await hooks.listen({ host: '::', port: config.port })
+  logger.info({ port: config.port }, 'hooks listening over HTTP')
+
+  if (config.tls === undefined) {
+    logger.info('admission listener off: TLS_CERT_FILE and TLS_KEY_FILE are not set')
+  } else {
+    const https = { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }
+    const admission = await buildApp({ ...common, surfaces: ['admission'], serveMetrics: false, https })
+    apps.push(admission)
+    await admission.listen({ host: '::', port: config.webhookPort })
+    logger.info({ port: config.webhookPort }, 'admission listening over HTTPS')
+  }
+
+  const shutdown = (signal: string): void => {
+    if (draining) return
+    draining = true
+    logger.info({ signal }, 'draining: finishing in-flight requests')
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    timer.unref()
+    Promise.all(apps.map((app) => app.close())).then(
+      () => {
+        logger.info('stopped')
+        process.exit(0)
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'error while stopping')
+        process.exit(1)
+      }
+    )
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+}
+
+main().catch((err: unknown) => {
+  // Startup failures (bad environment, port in use, unreadable certificate) end the process.
+  console.error(JSON.stringify({ level: 'fatal', msg: err instanceof Error ? err.message : String(err) }))
+  process.exit(1)
+})
