@@ -25,7 +25,8 @@ if [[ -z $kube_version ]]; then
   exit 1
 fi
 
-bin="${GPUHOOKS_K8S_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuhooks/k8s-$kube_version}"
+bin="${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-$kube_version}"
+bin="${bin%/}"
 stamp_file="$bin/.stamp"
 stamp="$(cat "$module/go.mod" "$module/go.sum" "$module/tools.go" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 
@@ -86,6 +87,7 @@ started=$SECONDS
   CGO_ENABLED=0 go build \
     -p 2 \
     -trimpath \
+    -buildvcs=false \
     -tags selinux,notest,grpcnotrace \
     -ldflags "$ldflags" \
     -o "$out/" \
