@@ -3,7 +3,7 @@
 // admin client certificate and the service-account signing key.
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -93,7 +93,7 @@ async function signedCert(
   await openssl([
     'x509', '-req', '-in', csr, '-days', VALID_DAYS,
     '-CA', certs.caCert, '-CAkey', certs.caKey, '-CAcreateserial',
-    '-CAserial', join(dir, 'ca.srl'),
+    '-CAserial', join(dir, `${basename(certs.caCert)}.srl`),
     '-extfile', extFile, '-out', certFile,
   ]);
 }
@@ -105,4 +105,42 @@ async function openssl(args: string[]): Promise<void> {
     const stderr = (error as { stderr?: string }).stderr ?? '';
     throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`);
   }
+}
+
+/** The files of {@link makeWebhookCerts}. */
+export interface WebhookCerts {
+  caCert: string;
+  serverCert: string;
+  serverKey: string;
+}
+
+/**
+ * A CA of its own and a serving certificate for 127.0.0.1 signed by it: what the hook service's
+ * HTTPS admission listener presents, and what the ValidatingWebhookConfiguration's caBundle trusts.
+ */
+export async function makeWebhookCerts(dir: string): Promise<WebhookCerts> {
+  const ca: ClusterCerts = {
+    caCert: join(dir, 'webhook-ca.crt'),
+    caKey: join(dir, 'webhook-ca.key'),
+    serverCert: join(dir, 'webhook.crt'),
+    serverKey: join(dir, 'webhook.key'),
+    adminCert: '',
+    adminKey: '',
+    serviceAccountKey: '',
+    serviceAccountPub: '',
+  };
+  await openssl([
+    'req', '-x509', '-nodes', '-days', VALID_DAYS,
+    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
+    '-keyout', ca.caKey, '-out', ca.caCert,
+    '-subj', '/CN=gpuhooks-webhook-test-ca',
+    '-addext', 'basicConstraints=critical,CA:TRUE',
+    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  await signedCert(dir, ca, ca.serverCert, ca.serverKey, '/CN=gpuhooks-webhook', [
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=serverAuth',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ]);
+  return { caCert: ca.caCert, serverCert: ca.serverCert, serverKey: ca.serverKey };
 }

@@ -1,0 +1,131 @@
+/**
+ * The hook service under test, as a real process (`npm start`'s command) with its HTTPS admission
+ * listener, registered with the API server through a ValidatingWebhookConfiguration whose
+ * caBundle is a test CA. The API server itself then calls our webhook on `kubectl apply`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { makeWebhookCerts } from './certs.ts'
+import type { TestCluster } from './cluster.ts'
+
+/** A running hook service. */
+export interface HookService {
+  /** Base URL of the plain-HTTP hooks listener, for the driver. */
+  hooksUrl: string
+  /** Base URL of the HTTPS admission listener. */
+  admissionUrl: string
+  /** The service's JSON log lines so far. */
+  logs(): string
+  stop(): Promise<void>
+}
+
+/** One webhook of the configuration: which path validates which resource. */
+export interface WebhookTarget {
+  /** Webhook name, a DNS subdomain such as `instances.worker.gpustack.ai`. */
+  name: string
+  path: string
+  apiGroup: string
+  apiVersion: string
+  resource: string
+}
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Starts the service in `cluster.dir` with TLS and waits until both listeners are ready. */
+export async function startHookService(cluster: TestCluster): Promise<HookService> {
+  const certs = await makeWebhookCerts(cluster.dir)
+  const port = await freePort()
+  const webhookPort = await freePort()
+  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+  const child: ChildProcess = spawn(tsx, ['hooks/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      WEBHOOK_PORT: String(webhookPort),
+      TLS_CERT_FILE: certs.serverCert,
+      TLS_KEY_FILE: certs.serverKey,
+      LOG_LEVEL: 'info'
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const deadline = Date.now() + 30_000
+  while ((output.match(/listening/g) ?? []).length < 2) {
+    if (child.exitCode !== null) throw new Error(`hook service exited with ${child.exitCode}:\n${output}`)
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`hook service did not start in 30 s:\n${output}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const caBundle = readFileSync(certs.caCert).toString('base64')
+  const service: HookService & { caBundle: string } = {
+    hooksUrl: `http://127.0.0.1:${port}`,
+    admissionUrl: `https://127.0.0.1:${webhookPort}`,
+    caBundle,
+    logs: () => output,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+        await exited
+        clearTimeout(timer)
+      }
+    }
+  }
+  process.once('exit', () => child.kill('SIGKILL'))
+  webhookCa.set(service, caBundle)
+  return service
+}
+
+const webhookCa = new WeakMap<HookService, string>()
+
+/**
+ * Registers `targets` as one ValidatingWebhookConfiguration calling the service by URL, with
+ * failurePolicy Fail (a spec the webhook cannot judge is refused, not let through), and waits
+ * until the API server actually calls it: a dry-run create of `probe` must be refused.
+ */
+export async function registerWebhooks(
+  cluster: TestCluster,
+  service: HookService,
+  targets: readonly WebhookTarget[]
+): Promise<void> {
+  const caBundle = webhookCa.get(service)
+  if (caBundle === undefined) throw new Error('registerWebhooks needs a service from startHookService')
+  const configuration = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'gpuhooks-test' },
+    webhooks: targets.map((target) => ({
+      name: target.name,
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Fail',
+      timeoutSeconds: 10,
+      clientConfig: { url: `${service.admissionUrl}${target.path}`, caBundle },
+      rules: [
+        {
+          apiGroups: [target.apiGroup],
+          apiVersions: [target.apiVersion],
+          resources: [target.resource],
+          operations: ['CREATE', 'UPDATE'],
+          scope: '*'
+        }
+      ]
+    }))
+  }
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configuration) })
+}

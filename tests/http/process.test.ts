@@ -1,0 +1,169 @@
+/**
+ * The process contract, on a real process started as `npm start` starts it: environment,
+ * listeners, probes, the HTTPS admission listener, and a graceful SIGTERM that finishes what is in
+ * flight and exits 0.
+ */
+import t from 'tap'
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { readConfig } from '../../hooks/server/config.ts'
+
+const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+
+t.test('readConfig', async (t) => {
+  const rows: { name: string, given: NodeJS.ProcessEnv, expected: unknown }[] = [
+    {
+      name: 'defaults follow the process contract',
+      given: {},
+      expected: { port: 8080, webhookPort: 9443, tls: undefined, logLevel: 'info', bodyLimit: 16 * 1024 * 1024, shutdownTimeoutMs: 25000 }
+    },
+    {
+      name: 'every variable is read',
+      given: { PORT: '1', WEBHOOK_PORT: '2', TLS_CERT_FILE: '/c', TLS_KEY_FILE: '/k', LOG_LEVEL: 'debug', BODY_LIMIT: '2048', SHUTDOWN_TIMEOUT_SECONDS: '5' },
+      expected: { port: 1, webhookPort: 2, tls: { certFile: '/c', keyFile: '/k' }, logLevel: 'debug', bodyLimit: 2048, shutdownTimeoutMs: 5000 }
+    }
+  ]
+  for (const row of rows) t.test(row.name, async (t) => t.same(readConfig(row.given), row.expected))
+  const bad: { name: string, given: NodeJS.ProcessEnv, message: RegExp }[] = [
+    { name: 'a port that is not a number is named', given: { PORT: 'http' }, message: /PORT=http must be an integer from 0 to 65535/ },
+    { name: 'a port out of range is named', given: { WEBHOOK_PORT: '70000' }, message: /WEBHOOK_PORT=70000/ },
+    { name: 'half a TLS pair is refused', given: { TLS_CERT_FILE: '/c' }, message: /TLS_CERT_FILE and TLS_KEY_FILE must be set together/ },
+    { name: 'an unknown log level is refused', given: { LOG_LEVEL: 'loud' }, message: /LOG_LEVEL=loud must be one of/ },
+    { name: 'all problems are reported together', given: { PORT: 'x', LOG_LEVEL: 'loud' }, message: /PORT=x.*; LOG_LEVEL=loud/ }
+  ]
+  for (const row of bad) t.test(row.name, async (t) => t.throws(() => readConfig(row.given), row.message))
+})
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+interface Started { child: ChildProcess, lines: () => Record<string, unknown>[], exit: Promise<number | null> }
+
+/** Starts the service like `npm start` and waits until `readyLine` is logged. */
+async function start(env: Record<string, string>, readyLines: number): Promise<Started> {
+  const child = spawn(TSX, ['hooks/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const parsed: Record<string, unknown>[] = []
+  let buffer = ''
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${JSON.stringify(parsed)}`)), 30000)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString()
+      let newline = buffer.indexOf('\n')
+      while (newline >= 0) {
+        parsed.push(JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>)
+        buffer = buffer.slice(newline + 1)
+        newline = buffer.indexOf('\n')
+      }
+      if (parsed.filter((l) => /listening/.test(String(l.msg))).length >= readyLines) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${JSON.stringify(parsed)}`)))
+  })
+  return { child, lines: () => parsed, exit }
+}
+
+function get(port: number, path: string): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path }, (res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => (body += c.toString()))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    }).on('error', reject).end()
+  })
+}
+
+t.test('without TLS the hooks serve HTTP, the admission listener is off and the log says so once', async (t) => {
+  const port = await freePort()
+  const service = await start({ PORT: String(port), LOG_LEVEL: 'info' }, 1)
+  t.teardown(() => void service.child.kill('SIGKILL'))
+  const health = await get(port, '/healthz')
+  t.equal(health.status, 200)
+  t.same(JSON.parse(health.body), { status: 'ok' })
+  t.equal((await get(port, '/readyz')).status, 200)
+  t.match((await get(port, '/metrics')).body, /gpuhooks_process_cpu_seconds_total/)
+  t.equal(service.lines().filter((l) => /admission listener off/.test(String(l.msg))).length, 1)
+  t.ok(service.lines().every((l) => typeof l.level === 'number' && typeof l.time === 'number'), 'logs are pino JSON lines')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exit, 0)
+})
+
+t.test('SIGTERM finishes a request in flight, then exits 0', async (t) => {
+  const port = await freePort()
+  const service = await start({ PORT: String(port), LOG_LEVEL: 'info' }, 1)
+  t.teardown(() => void service.child.kill('SIGKILL'))
+  const body = JSON.stringify({ controller: {}, parent: { metadata: { name: 'n' } } })
+  const answer = new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: '/hooks/isolation/customize', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      }
+    )
+    req.on('error', reject)
+    // Half the body now, SIGTERM, then the rest: the request is in flight when the signal lands.
+    req.write(body.slice(0, 10))
+    setTimeout(() => {
+      service.child.kill('SIGTERM')
+      setTimeout(() => req.end(body.slice(10)), 300)
+    }, 200)
+  })
+  t.equal(await answer, 200)
+  t.equal(await service.exit, 0)
+  t.ok(service.lines().some((l) => /draining/.test(String(l.msg))))
+})
+
+t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-tls-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const cert = join(dir, 'tls.crt')
+  const key = join(dir, 'tls.key')
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
+  const port = await freePort()
+  const webhookPort = await freePort()
+  const service = await start({ PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key }, 2)
+  t.teardown(() => void service.child.kill('SIGKILL'))
+  const { readFileSync } = await import('node:fs')
+  const ca = readFileSync(cert)
+  const post = (path: string, payload: string) =>
+    new Promise<{ status: number, body: string }>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: webhookPort, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = ''
+        res.on('data', (c: Buffer) => (text += c.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      })
+      req.on('error', reject)
+      req.end(payload)
+    })
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'abc-123',
+      kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' },
+      operation: 'CREATE',
+      object: { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', metadata: { name: 'w', namespace: 'n' }, spec: { type: 'a100', image: 'img' } }
+    }
+  }
+  const answer = await post('/admission/instance', JSON.stringify(review))
+  t.equal(answer.status, 200)
+  t.same(JSON.parse(answer.body).response, { uid: 'abc-123', allowed: true })
+  t.equal((await post('/admission/instance', '{"kind": 1}')).status, 400)
+  t.equal((await get(port, '/healthz')).status, 200, 'hooks still on plain HTTP')
+  service.child.kill('SIGTERM')
+  t.equal(await service.exit, 0)
+})
