@@ -1,0 +1,62 @@
+/**
+ * The Instance admission check (`POST /admission/instance`, instance.md "Admission").
+ *
+ * CREATE and UPDATE are checked with every rule that needs no other object (`specProblems`, and
+ * the Instance name where it names the Pod and the Service). On UPDATE, while the stored Instance
+ * runs a Pod (`oldObject.spec.stop` false or absent, `oldObject.status.podName` set), only
+ * `spec.stop` and metadata may change: the Pod is never updated in place, so any other change
+ * would silently wait for the next start. A change made together with `stop: true` is refused
+ * too, because the stored object still runs. An Instance that never got a Pod (a typo in
+ * `spec.type`, say) can be fixed in place.
+ *
+ * Choices where the spec is silent:
+ * - An UPDATE that leaves the spec (and name) as stored is not checked against the spec rules:
+ *   metadata writes, such as Metacontroller removing its finalizer from a deleted Instance, must
+ *   never be blocked by a rule the object was admitted without (webhook down, older release).
+ * - Spec fields are compared top-level key by key, as canonical JSON (key order inside does not
+ *   count, list order does).
+ */
+import type { AdmissionRequest, Verdict } from '../admission/review.ts'
+import { canonicalJson } from '../k8s/hash.ts'
+import { isRecord } from '../k8s/objects.ts'
+import { instanceNameProblems, specProblems } from './validate.ts'
+
+/** The verdict on one AdmissionReview request for an Instance. */
+export function reviewInstance(request: AdmissionRequest): Verdict {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { problems: [] }
+  const object: unknown = request.object
+  if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no Instance object to check`] }
+  const name = nameOf(object) ?? request.name
+  const old: unknown = request.oldObject
+  if (request.operation === 'UPDATE' && isRecord(old)) {
+    const lock = runningLockProblems(old, object)
+    const unchanged = canonicalJson(old.spec) === canonicalJson(object.spec) && nameOf(old) === nameOf(object)
+    if (unchanged) return { problems: lock }
+    return { problems: [...checks(object.spec, name), ...lock] }
+  }
+  return { problems: checks(object.spec, name) }
+}
+
+function checks(spec: unknown, name: string | undefined): string[] {
+  const problems = specProblems(spec)
+  if (name !== undefined && name !== '') problems.push(...instanceNameProblems(name, spec))
+  return problems.map((p) => p.message)
+}
+
+/** While the stored Instance runs a Pod, every spec field but `stop` is fixed. */
+function runningLockProblems(old: Record<string, unknown>, next: Record<string, unknown>): string[] {
+  const oldSpec = isRecord(old.spec) ? old.spec : {}
+  const status = isRecord(old.status) ? old.status : {}
+  const running = oldSpec.stop !== true && typeof status.podName === 'string' && status.podName !== ''
+  if (!running) return []
+  const nextSpec = isRecord(next.spec) ? next.spec : {}
+  const fields = [...new Set([...Object.keys(oldSpec), ...Object.keys(nextSpec)])].filter((f) => f !== 'stop').sort()
+  return fields
+    .filter((f) => canonicalJson(oldSpec[f]) !== canonicalJson(nextSpec[f]))
+    .map((f) => `spec.${f} cannot change while the Instance is running; set spec.stop: true first`)
+}
+
+function nameOf(object: Record<string, unknown>): string | undefined {
+  const metadata = object.metadata
+  return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
+}

@@ -1,0 +1,52 @@
+/**
+ * The names by which an Instance's objects are found: labels, annotations, and the fixed names
+ * of the Pod's containers and volumes (instance.md, "The Pod").
+ *
+ * The part-of label is what the Instance's Service selects (together with the resource type), the
+ * type label what the isolation policy selects; the annotations record what a Pod was built from,
+ * so the sync hook can tell an outdated Pod from a current one without re-reading anything.
+ */
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/objects.ts'
+
+/** Label naming the Instance a Pod belongs to; the Service selects on it. */
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of'
+/** Label naming the kind of GPUStack resource; the isolation policy selects on it. */
+export const RESOURCE_TYPE_LABEL = 'resource.gpustack.ai/type'
+/** The value of {@link RESOURCE_TYPE_LABEL} on Instance Pods. */
+export const RESOURCE_TYPE_INSTANCES = 'instances'
+/** Label naming the InstanceType the Pod was placed by (`spec.type`). */
+export const INSTANCE_TYPE_LABEL = 'worker.gpustack.ai/instance-type'
+
+/** Annotation: the Instance's `metadata.generation` the Pod was built from. */
+export const GENERATION_ANNOTATION = 'worker.gpustack.ai/instance-generation'
+/** Annotation: content hash of the Pod as rendered, without this annotation itself. */
+export const POD_HASH_ANNOTATION = 'worker.gpustack.ai/pod-hash'
+
+/** The workload container; it holds the accelerator request. */
+export const MAIN_CONTAINER = 'main'
+/** The SSH sidecar container, listed after {@link MAIN_CONTAINER}. */
+export const SSHD_CONTAINER = 'sshd'
+/** The workspace volume of the main container. */
+export const WORKSPACE_VOLUME = 'workspace'
+/** The volume of the SSH key Secret, mounted into the sidecar. */
+export const SSH_KEYS_VOLUME = 'ssh-authorized-keys'
+/** The port sshd listens on, declared on the sidecar and exposed by the Service as `ssh`. */
+export const SSH_PORT = 22
+
+/**
+ * The selector of an Instance's Pod: part-of plus resource type. The Service uses exactly this,
+ * so it routes to whatever Pod the Instance currently has, across replacement and a type change.
+ */
+export function instanceSelector(instanceName: string): Record<string, string> {
+  return { [PART_OF_LABEL]: instanceName, [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES }
+}
+
+/** The four labels of an Instance's Pod, keys in a fixed (sorted) order. */
+export function podLabels(instanceName: string, typeName: string): Record<string, string> {
+  return {
+    [PART_OF_LABEL]: instanceName,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES,
+    [INSTANCE_TYPE_LABEL]: typeName
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The SSH sidecar (instance.md, "The SSH sidecar"): container `sshd`, listed after `main`, and
+ * the volume of the key Secret; and the Pod Security check that keeps the hook from rendering a
+ * Pod the namespace would refuse.
+ *
+ * Why the security context looks as it does:
+ * - Each session nsenters `main`'s namespaces (SYS_ADMIN for setns into mount namespaces,
+ *   SYS_PTRACE to open another container's /proc/<pid>/ns/* and root), chroots into its root
+ *   (SYS_CHROOT), and switches to the workload user (SETUID, SETGID); sshd binds 22
+ *   (NET_BIND_SERVICE) and writes login records to the audit log (AUDIT_WRITE). Everything else is
+ *   dropped.
+ * - `allowPrivilegeEscalation: true`. The Kubernetes API documents the field as always true for
+ *   a container that has CAP_SYS_ADMIN, and the API server refuses `false` together with an added
+ *   `CAP_SYS_ADMIN`; writing `false` here would promise what the container cannot keep. sshd
+ *   itself would not need it: it switches users with setuid(2)/setgid(2) under CAP_SETUID and
+ *   CAP_SETGID, which no_new_privs does not block (no_new_privs only stops exec from granting
+ *   privilege, through setuid-bit or file-capability binaries). A session sets no_new_privs itself
+ *   before it runs the user's shell, so it never holds more than `main` has.
+ * - Small cpu and memory requests and no limits: a job started over SSH runs in this cgroup and
+ *   must not be killed at a tiny memory limit or throttled at a tiny cpu limit.
+ * - No accelerator; only the plugin's visibility resource, which grants access to the devices
+ *   `main` holds without charging capacity. Extended resources cannot be overcommitted, so it
+ *   goes in requests and limits alike.
+ *
+ * Choices where the spec is silent: the sidecar's `imagePullPolicy` is left to the server's
+ * default (Always for `:latest` or no tag, IfNotPresent otherwise), as for any container whose
+ * image an admin names; the key directory is mounted at `/etc/ssh/gpuhooks` (no trailing slash).
+ */
+import type { Container, Volume } from 'kubernetes-types/core/v1.d.ts'
+import type { KubeObject } from '../k8s/objects.ts'
+import { SSH_KEYS_VOLUME, SSH_PORT, SSHD_CONTAINER } from './labels.ts'
+import { SSH_PORT_NAME } from '../api/instance.ts'
+import type { SpecProblem } from './validate.ts'
+
+/** Where the key Secret's directory is mounted in `sshd`; its AuthorizedKeysFile points there. */
+export const SSH_KEYS_MOUNT_PATH = '/etc/ssh/gpuhooks'
+/** The key in the Secret, and the file name in the mounted directory. */
+export const AUTHORIZED_KEYS = 'authorized_keys'
+/** File mode of the mounted key file: 0400, read-only for root (sshd's StrictModes). */
+export const AUTHORIZED_KEYS_MODE = 0o400
+/** Capabilities `sshd` adds after dropping ALL: what nsenter, chroot and sshd need. */
+export const SSH_CAPABILITIES = ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'AUDIT_WRITE'] as const
+/** The sidecar's cpu and memory requests; it has no limits. */
+export const SSH_SIDECAR_REQUESTS = { cpu: '50m', memory: '64Mi' } as const
+
+/** The namespace label Pod Security admission enforces. */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce'
+/** The reason when the namespace's Pod Security level refuses the sidecar. */
+export const POD_SECURITY_FORBIDS_SSH = 'PodSecurityForbidsSSH'
+
+/** What the sidecar is built from. */
+export interface SshSidecarInput {
+  /** The image, from the Setting `instance-ssh-server-image` (or the published default). */
+  image: string
+  /** The key Secret, `spec.sshPublicKey.name`. */
+  secretName: string
+  /** The visibility resource and count, from `acceleratorRequests(...).sidecar`; empty for none. */
+  visibility: Record<string, string>
+}
+
+/** The `sshd` container and the volume of the key Secret. */
+export function sshSidecar(input: SshSidecarInput): { container: Container; volume: Volume } {
+  const requests: Record<string, string> = { ...SSH_SIDECAR_REQUESTS, ...input.visibility }
+  const resources: Container['resources'] =
+    Object.keys(input.visibility).length > 0 ? { limits: { ...input.visibility }, requests } : { requests }
+  const container: Container = {
+    name: SSHD_CONTAINER,
+    image: input.image,
+    ports: [{ name: SSH_PORT_NAME, containerPort: SSH_PORT, protocol: 'TCP' }],
+    resources,
+    securityContext: {
+      allowPrivilegeEscalation: true,
+      capabilities: { add: [...SSH_CAPABILITIES], drop: ['ALL'] },
+      privileged: false
+    },
+    // A directory mount, not a subPath file: the kubelet updates it when the Secret changes.
+    volumeMounts: [{ name: SSH_KEYS_VOLUME, mountPath: SSH_KEYS_MOUNT_PATH, readOnly: true }]
+  }
+  const volume: Volume = {
+    name: SSH_KEYS_VOLUME,
+    secret: {
+      secretName: input.secretName,
+      items: [{ key: AUTHORIZED_KEYS, path: AUTHORIZED_KEYS, mode: AUTHORIZED_KEYS_MODE }]
+    }
+  }
+  return { container, volume }
+}
+
+/**
+ * The problem when the Instance's namespace enforces a Pod Security level that forbids the
+ * sidecar's SYS_ADMIN and SYS_PTRACE: `baseline` and `restricted`, and any value Pod Security
+ * cannot parse (it enforces `restricted` then). No label means the cluster default, `privileged`
+ * unless the admission configuration says otherwise; that configuration is not visible here: the
+ * Pod's creation then fails at the API server, which Metacontroller reports as a sync error on
+ * the Instance. `namespace` undefined (not observed) is no problem.
+ */
+export function podSecurityForbidsSSH(namespace: KubeObject | undefined): SpecProblem | undefined {
+  const level = namespace?.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]
+  if (namespace === undefined || level === undefined || level === 'privileged') return undefined
+  const name = namespace.metadata.name ?? ''
+  const enforces = level === 'baseline' || level === 'restricted' ? level : `"${level}" (read as restricted)`
+  return {
+    field: 'spec.sshPublicKey',
+    reason: POD_SECURITY_FORBIDS_SSH,
+    message:
+      `spec.sshPublicKey: namespace ${name} enforces Pod Security ${enforces} (label ${POD_SECURITY_ENFORCE_LABEL}), ` +
+      'which forbids the SYS_ADMIN and SYS_PTRACE capabilities the SSH sidecar needs; ' +
+      `set the label to privileged (kubectl label --overwrite namespace ${name} ${POD_SECURITY_ENFORCE_LABEL}=privileged) ` +
+      'or remove spec.sshPublicKey'
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * Spec checks of an Instance, and the defaults the hooks rely on.
+ *
+ * The CRD already refuses most of these (schema plus CEL in `hooks/api/instance.ts`), and the
+ * admission webhook refuses them again; the hooks check once more because an object can reach
+ * them without either (webhook off, CRD installed from an older release) and because status must
+ * say, in a sentence a person can act on, what is wrong. Every check here collects all problems:
+ * a user fixes a manifest in one round.
+ *
+ * Choices where the spec is silent:
+ * - The `ssh` port name is reserved whether or not SSH is on, as the CRD's CEL rule has it.
+ * - Names that end up in other objects are checked where they would break those objects:
+ *   `spec.type` becomes a label value (at most 63 characters), the Instance name becomes a label
+ *   value and, when a Service is made, a Service name (a DNS-1035 label)
+ *   ({@link instanceNameProblems}).
+ * - {@link withDefaults} folds an accelerator with count 0 into "no accelerator": the CRD allows no
+ *   other accelerator field with count 0, so the two mean the same CPU-only workspace, and every
+ *   consumer tests one shape. A spec without `workspace` still gets one: an emptyDir at
+ *   `/workspace` without a size limit (an Instance is a workspace; the mount path default says
+ *   where it lives).
+ */
+import { Value } from '@sinclair/typebox/value'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { ACCELERATOR_FAMILIES, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec, type PortProtocol } from '../api/instance.ts'
+import type { InstanceTypeSpec } from '../api/instancetype.ts'
+import { isRecord } from '../k8s/objects.ts'
+import { canonicalJson } from '../k8s/hash.ts'
+import { SSH_PORT } from './labels.ts'
+
+/** One problem with a spec: the field, a CamelCase reason for the condition, and a message. */
+export interface SpecProblem {
+  field: string
+  reason: string
+  message: string
+}
+
+/** A port with its protocol filled in. */
+export interface ResolvedPort {
+  port: number
+  protocol: PortProtocol
+  name?: string
+}
+
+/** An accelerator request with family and count filled in; only present when count ≥ 1. */
+export interface ResolvedAccelerator {
+  family: AcceleratorFamily
+  count: number
+  memoryPercentage?: number
+  memoryMiB?: number
+  coresPercentage?: number
+  profile?: string
+}
+
+/** The workspace volume: always present, at `mountPath`. */
+export interface ResolvedWorkspace {
+  mountPath: string
+  size?: number | string
+  claimName?: string
+}
+
+/** An Instance spec with every default the hooks rely on filled in. */
+export interface ResolvedSpec
+  extends Omit<InstanceSpec, 'imagePullPolicy' | 'ports' | 'resources' | 'workspace' | 'stop'> {
+  imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never'
+  ports: ResolvedPort[]
+  resources: { cpu?: number | string; memory?: number | string; accelerator?: ResolvedAccelerator }
+  workspace: ResolvedWorkspace
+  stop: boolean
+}
+
+/** The reason of a problem no more precise reason fits. */
+export const INVALID_SPEC = 'InvalidSpec'
+/** The reason when `spec.type` names no InstanceType. */
+export const INSTANCE_TYPE_NOT_FOUND = 'InstanceTypeNotFound'
+/** The reason when the InstanceType cannot serve the accelerator request. */
+export const ACCELERATOR_NOT_OFFERED = 'AcceleratorNotOffered'
+
+/** The longest label value; `spec.type` and the Instance name become label values on the Pod. */
+const LABEL_VALUE_MAX = 63
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
+
+/**
+ * Every problem of `spec` that needs no other object: the CRD schema (types, enums, ranges,
+ * patterns, lengths) and each CEL rule, restated so that they explain themselves in status.
+ */
+export function specProblems(spec: unknown): SpecProblem[] {
+  if (!isRecord(spec)) return [invalid('spec', `spec must be an object, not ${describe(spec)}`)]
+  const problems: SpecProblem[] = []
+  const seen = new Set<string>()
+  for (const error of Value.Errors(InstanceSpecSchema, spec)) {
+    // TypeBox reports a missing property twice (required, then its type): keep the first.
+    if (seen.has(error.path)) continue
+    seen.add(error.path)
+    problems.push(invalid(fieldOf(error.path), schemaMessage(error)))
+  }
+  if (typeof spec.type === 'string' && spec.type.length > LABEL_VALUE_MAX) {
+    problems.push(invalid('spec.type',
+      `spec.type ${spec.type} is ${spec.type.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`))
+  }
+  return [...problems, ...specRuleProblems(spec)]
+}
+
+/**
+ * Problems of the Instance name: it names the Pod and becomes the part-of label value (at most
+ * 63 characters), and it names the Service when one is made (ports listed, or SSH on), which must
+ * be a DNS-1035 label (lower-case letters, digits and `-`, starting with a letter).
+ */
+export function instanceNameProblems(name: string, spec: unknown): SpecProblem[] {
+  const problems: SpecProblem[] = []
+  if (name.length > LABEL_VALUE_MAX) {
+    problems.push(invalid('metadata.name',
+      `metadata.name ${name} is ${name.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`))
+  }
+  const s = isRecord(spec) ? spec : {}
+  const servesPorts = (Array.isArray(s.ports) && s.ports.length > 0) || s.sshPublicKey !== undefined
+  if (servesPorts && name.length <= LABEL_VALUE_MAX && !DNS1035_LABEL.test(name)) {
+    problems.push(invalid('metadata.name',
+      `metadata.name ${name} cannot name the Instance's Service: a Service name must be a DNS-1035 label ` +
+      '(lower-case letters, digits and -, starting with a letter and ending with a letter or digit)'))
+  }
+  return problems
+}
+
+/**
+ * Problems of `spec` against its InstanceType: the type missing (`InstanceTypeNotFound`), or an
+ * accelerator request it cannot serve (`AcceleratorNotOffered`). Each message names the field
+ * and what the type offers.
+ */
+export function typeProblems(spec: InstanceSpec, typeName: string, type: InstanceTypeSpec | undefined): SpecProblem[] {
+  if (type === undefined) {
+    return [{
+      field: 'spec.type',
+      reason: INSTANCE_TYPE_NOT_FOUND,
+      message: `spec.type ${typeName} names no InstanceType; create InstanceType ${typeName} or name an existing one`
+    }]
+  }
+  const accel = withDefaults(spec).resources.accelerator
+  if (accel === undefined) return []
+  const problems: SpecProblem[] = []
+  const field = 'spec.resources.accelerator'
+  const plugin = type.devicePlugin ?? 'HAMi'
+  const families = type.families ?? ['Whole']
+  const offered = (list: readonly string[]): string => (list.length === 0 ? 'none' : list.join(', '))
+  if (accel.family === 'Sliced' && plugin === 'NVIDIA') {
+    problems.push(notOffered(`${field}.family`,
+      `${field}.family Sliced is not offered by InstanceType ${typeName}: the NVIDIA device plugin has no Sliced family; ` +
+      `offered: ${offered(families.filter((f) => f !== 'Sliced'))}`))
+  } else if (!families.includes(accel.family)) {
+    problems.push(notOffered(`${field}.family`,
+      `${field}.family ${accel.family} is not offered by InstanceType ${typeName}; offered: ${offered(families)}`))
+  }
+  if (accel.family === 'Partitioned' && accel.profile !== undefined && !(type.partitionProfiles ?? []).includes(accel.profile)) {
+    problems.push(notOffered(`${field}.profile`,
+      `${field}.profile ${accel.profile} is not offered by InstanceType ${typeName}; offered: ${offered(type.partitionProfiles ?? [])}`))
+  }
+  if (type.maxCount !== undefined && accel.count > type.maxCount) {
+    problems.push(notOffered(`${field}.count`,
+      `${field}.count ${accel.count} is over the maxCount of InstanceType ${typeName}; at most ${type.maxCount}`))
+  }
+  return problems
+}
+
+/**
+ * `spec` with the CRD defaults filled in: imagePullPolicy, each port's protocol, the accelerator's
+ * family and count, the workspace and its mountPath, stop. A deep copy; the input is not changed.
+ * Meant for a spec without problems; it does not check.
+ */
+export function withDefaults(spec: InstanceSpec): ResolvedSpec {
+  const { imagePullPolicy, ports, resources, workspace, stop, ...rest } = structuredClone(spec)
+  const resolved: ResolvedSpec = {
+    ...rest,
+    imagePullPolicy: imagePullPolicy ?? 'IfNotPresent',
+    ports: (ports ?? []).map((p) => ({ ...p, protocol: p.protocol ?? 'TCP' })),
+    resources: {},
+    workspace: { ...workspace, mountPath: workspace?.mountPath ?? '/workspace' },
+    stop: stop ?? false
+  }
+  if (resources?.cpu !== undefined) resolved.resources.cpu = resources.cpu
+  if (resources?.memory !== undefined) resolved.resources.memory = resources.memory
+  const accel = resources?.accelerator
+  if (accel !== undefined && (accel.count ?? 1) > 0) {
+    resolved.resources.accelerator = { ...accel, family: accel.family ?? 'Whole', count: accel.count ?? 1 }
+  }
+  return resolved
+}
+
+/** True for the port entry sshd serves (22/TCP); with SSH on it is declared on `sshd`, never on `main`. */
+export function isSshPort(port: ResolvedPort): boolean {
+  return port.port === SSH_PORT && port.protocol === 'TCP'
+}
+
+/** The CEL rules of the CRD and the uniqueness of its list-map keys, restated. */
+function specRuleProblems(spec: Record<string, unknown>): SpecProblem[] {
+  const resources = isRecord(spec.resources) ? spec.resources : {}
+  return [
+    ...portProblems(list(spec.ports), spec.sshPublicKey !== undefined),
+    ...envProblems(list(spec.env)),
+    ...uniqueNameProblems('spec.imagePullSecrets', list(spec.imagePullSecrets)),
+    ...(isRecord(resources.accelerator) ? acceleratorProblems(resources.accelerator) : []),
+    ...(isRecord(spec.workspace) && spec.workspace.size !== undefined && spec.workspace.claimName !== undefined
+      ? [invalid('spec.workspace', 'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim')]
+      : [])
+  ]
+}
+
+function portProblems(ports: unknown[], ssh: boolean): SpecProblem[] {
+  const problems: SpecProblem[] = []
+  const byIdentity = new Map<string, number>()
+  const byNumber = new Map<number, string>()
+  ports.forEach((entry, i) => {
+    if (!isRecord(entry) || typeof entry.port !== 'number') return
+    const at = `spec.ports[${i}]`
+    const protocol = typeof entry.protocol === 'string' ? entry.protocol : 'TCP'
+    const id = `${entry.port}/${protocol}`
+    const twin = byIdentity.get(id)
+    if (twin !== undefined) problems.push(invalid(at, `${at}: port ${id} is listed twice (also spec.ports[${twin}]); list each port once`))
+    else byIdentity.set(id, i)
+    const sibling = byNumber.get(entry.port)
+    if (sibling === undefined) byNumber.set(entry.port, protocol)
+    else if (sibling !== protocol) {
+      problems.push(invalid(at,
+        `${at}: port ${id} shares port ${entry.port} with ${entry.port}/${sibling}; the Service merges ports by number, use distinct port numbers`))
+    }
+    if (ssh && entry.port === SSH_PORT && protocol !== 'TCP') {
+      problems.push(invalid(at,
+        `${at}: port ${id} is not allowed with spec.sshPublicKey set; port ${SSH_PORT} is the SSH port, only ${SSH_PORT}/TCP may be listed`))
+    }
+  })
+  problems.push(...uniqueNameProblems('spec.ports', ports))
+  ports.forEach((entry, i) => {
+    if (!isRecord(entry) || typeof entry.name !== 'string') return
+    const at = `spec.ports[${i}].name`
+    if (entry.name === 'ssh') problems.push(invalid(at, `${at} ssh is reserved for the SSH sidecar; choose another name`))
+    else if (!isIanaServiceName(entry.name)) {
+      problems.push(invalid(at,
+        `${at} ${entry.name} is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end`))
+    }
+  })
+  return problems
+}
+
+function envProblems(env: unknown[]): SpecProblem[] {
+  const problems = uniqueNameProblems('spec.env', env)
+  env.forEach((entry, i) => {
+    if (isRecord(entry) && entry.value !== undefined && entry.valueFrom !== undefined) {
+      problems.push(invalid(`spec.env[${i}]`, `spec.env[${i}] (${describe(entry.name)}): value and valueFrom are exclusive; set one`))
+    }
+  })
+  return problems
+}
+
+/** A list keyed by `name` (a list-map, or container port names) names each entry once. */
+function uniqueNameProblems(field: string, entries: unknown[]): SpecProblem[] {
+  const problems: SpecProblem[] = []
+  const first = new Map<string, number>()
+  entries.forEach((entry, i) => {
+    if (!isRecord(entry) || typeof entry.name !== 'string') return
+    const twin = first.get(entry.name)
+    if (twin === undefined) first.set(entry.name, i)
+    else problems.push(invalid(`${field}[${i}].name`, `${field}[${i}].name ${entry.name} is also the name of ${field}[${twin}]; names must be unique`))
+  })
+  return problems
+}
+
+const SLICED_FIELDS = ['memoryMiB', 'memoryPercentage', 'coresPercentage'] as const
+
+function acceleratorProblems(a: Record<string, unknown>): SpecProblem[] {
+  const at = 'spec.resources.accelerator'
+  const problems: SpecProblem[] = []
+  const has = (key: string): boolean => a[key] !== undefined
+  if (has('memoryMiB') && has('memoryPercentage')) {
+    problems.push(invalid(`${at}.memoryMiB`, `${at}.memoryMiB and ${at}.memoryPercentage are exclusive; set one`))
+  }
+  const family = typeof a.family === 'string' ? a.family : 'Whole'
+  const count = typeof a.count === 'number' ? a.count : 1
+  if (count === 0) {
+    // One message listing every extra field says more than the four CEL rules it would trip.
+    const extra = [...(family === 'Whole' ? [] : ['family']), ...SLICED_FIELDS.filter(has), ...(has('profile') ? ['profile'] : [])]
+    if (extra.length > 0) {
+      problems.push(invalid(`${at}.count`, `${at}.count 0 means a CPU-only workspace; remove ${extra.join(', ')}, or set count to 1 or more`))
+    }
+    return problems
+  }
+  if (!(ACCELERATOR_FAMILIES as readonly string[]).includes(family)) return problems
+  if ((family === 'Sliced' || family === 'Partitioned') && count !== 1) {
+    problems.push(invalid(`${at}.count`, `${at}.count ${count} is not allowed for family ${family}; Sliced and Partitioned take count 1`))
+  }
+  if (family !== 'Sliced') {
+    for (const key of SLICED_FIELDS.filter(has)) {
+      problems.push(invalid(`${at}.${key}`, `${at}.${key} applies to the Sliced family only; family is ${family}`))
+    }
+  } else if (!has('memoryMiB') && !has('memoryPercentage')) {
+    problems.push(invalid(at, `${at}: family Sliced needs memoryMiB or memoryPercentage`))
+  }
+  if (family === 'Partitioned' && !has('profile')) {
+    problems.push(invalid(`${at}.profile`, `${at}.profile is required for family Partitioned`))
+  } else if (family !== 'Partitioned' && has('profile')) {
+    problems.push(invalid(`${at}.profile`, `${at}.profile ${describe(a.profile)} applies to the Partitioned family only; family is ${family}`))
+  }
+  return problems
+}
+
+/** The IANA service name rule the CRD's CEL states for port names (length is the schema's). */
+function isIanaServiceName(name: string): boolean {
+  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) && /[a-z]/.test(name) && !name.includes('--')
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+/** A problem with reason `InvalidSpec`. */
+export function invalid(field: string, message: string): SpecProblem {
+  return { field, reason: INVALID_SPEC, message }
+}
+
+function notOffered(field: string, message: string): SpecProblem {
+  return { field, reason: ACCELERATOR_NOT_OFFERED, message }
+}
+
+/** `/ports/1/name` → `spec.ports[1].name`. */
+function fieldOf(path: string): string {
+  let field = 'spec'
+  for (const part of path.split('/').slice(1)) field += /^\d+$/.test(part) ? `[${part}]` : `.${part}`
+  return field
+}
+
+/** A value as a message shows it: strings bare, everything else as JSON. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : value
+  if (value === undefined) return 'nothing'
+  return canonicalJson(value)
+}
+
+function schemaMessage(error: ValueError): string {
+  const field = fieldOf(error.path)
+  const value = describe(error.value)
+  const schema = error.schema as { enum?: unknown; minimum?: number; maximum?: number; minLength?: number; maxLength?: number; maxItems?: number; pattern?: string }
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return `${field} is required`
+    case ValueErrorType.Kind:
+      if (Array.isArray(schema.enum)) return `${field} ${value} is not one of ${schema.enum.join(', ')}`
+      if (schema.pattern !== undefined) return `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)`
+      return `${field} ${value} must be an object`
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `${field} ${value} is below the minimum ${schema.minimum}`
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `${field} ${value} is above the maximum ${schema.maximum}`
+    case ValueErrorType.StringMinLength:
+      return schema.minLength === 1 ? `${field} must not be empty` : `${field} ${value} is shorter than ${schema.minLength} characters`
+    case ValueErrorType.StringMaxLength:
+      return `${field} ${value} is longer than ${schema.maxLength} characters`
+    case ValueErrorType.StringPattern:
+      return schema.pattern === '^/'
+        ? `${field} ${value} must be an absolute path (start with /)`
+        : `${field} ${value} does not match ${schema.pattern}`
+    case ValueErrorType.ArrayMaxItems:
+      return `${field} has ${Array.isArray(error.value) ? error.value.length : '?'} entries; at most ${schema.maxItems}`
+    default:
+      return `${field} ${value} is invalid: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`
+  }
+}
