@@ -31,8 +31,8 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const apps: FastifyInstance[] = []
   const hooks = await buildApp({ ...common, surfaces: ['hooks'] })
   apps.push(hooks)
-  await hooks.listen({ host: '::', port: config.port })
-  logger.info({ port: config.port }, 'hooks listening over HTTP')
+  const hooksAddress = await hooks.listen({ host: '::', port: config.port })
+  logger.info({ address: hooksAddress }, 'hooks listening over HTTP')
 
   if (config.tls === undefined) {
     logger.info('admission listener off: TLS_CERT_FILE and TLS_KEY_FILE are not set')
@@ -40,8 +40,8 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     const https = { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }
     const admission = await buildApp({ ...common, surfaces: ['admission'], serveMetrics: false, https })
     apps.push(admission)
-    await admission.listen({ host: '::', port: config.webhookPort })
-    logger.info({ port: config.webhookPort }, 'admission listening over HTTPS')
+    const admissionAddress = await admission.listen({ host: '::', port: config.webhookPort })
+    logger.info({ address: admissionAddress }, 'admission listening over HTTPS')
   }
 
   const shutdown = (signal: string): void => {
