@@ -1,0 +1,138 @@
+/**
+ * Sync hook of the isolation decorator (isolation.md, "The rule"): per Namespace, the
+ * NetworkPolicy `gpustack-instance-isolation`, and the Namespace annotation
+ * `gpustack.ai/instance-isolation` that says why the hook changed nothing or what it cannot fix.
+ *
+ * The answer is always `{attachments, annotations, status: null}` (metacontroller.md rule 1):
+ * a Namespace's status belongs to the API server, and `labels` are never touched.
+ *
+ * Chosen where the spec is silent:
+ * - A namespace being deleted gets no annotation change at all (`annotations: {}`): writing to an
+ *   object on its way out serves no reader, and its policy is kept as observed.
+ * - With an unparseable Setting value every observed attachment is kept as it is, whatever its
+ *   name; with a valid value only the decorator's own policy is rendered, so an attachment of
+ *   another name (none is ever made by this version) would be collected.
+ * - "Kept as it is" is metacontroller.md rule 5 (`keepAsIs`: the last-applied record). The merge
+ *   is a no-op unless someone hand-edited a rendered rule since; that edit then goes back to the
+ *   last rendered shape, exactly as it would with a valid value. No rule is opened or dropped.
+ * - "Holds an Instance" counts every Instance of the namespace, including one being deleted: its
+ *   Pod may still be running.
+ * - A drift report lists the paths sorted, joined by `, `; an error report joins the problems of
+ *   the first ten bad entries with `; ` and counts the rest, so that a pathological value cannot
+ *   push the Namespace's annotations past the API server's size limit.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { INSTANCE_TYPE_KEY } from '../api/instance.ts'
+import { ISOLATION_POD_CIDRS_SETTING, SETTING_TYPE_KEY } from '../api/setting.ts'
+import type { KubeObject } from '../k8s/objects.ts'
+import { keepAsIs, objectKey, observedObject, observedOfType, typeKey } from '../metacontroller/observed.ts'
+import {
+  ObjectMapSchema,
+  ObjectMetaSchema,
+  TypedObjectsSchema,
+  type DecoratorResponse
+} from '../metacontroller/schemas.ts'
+import { parsePodCidrs } from './cidrs.ts'
+import { isTerminating, NamespaceSchema } from './namespace.ts'
+import { buildPolicy, NETWORK_POLICY_API_VERSION, POLICY_NAME, policyDrift } from './policy.ts'
+
+/** The one attachment type the decorator declares (metacontroller/isolation.yaml). */
+export const NETWORK_POLICY_TYPE_KEY = typeKey(NETWORK_POLICY_API_VERSION, 'NetworkPolicy')
+
+/**
+ * Namespace annotation reporting a problem: `error: <message>` when the Setting cannot be parsed,
+ * `drift: <field paths>` when the observed policy carries fields the hook cannot revert. Removed
+ * (answered as null) when all is well.
+ */
+export const ISOLATION_ANNOTATION = 'gpustack.ai/instance-isolation'
+
+/** A related Setting: the hook reads its top-level string `value`. */
+const SettingObjectSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: ObjectMetaSchema,
+    value: Type.Optional(Type.String())
+  },
+  { additionalProperties: true }
+)
+
+/** Related objects as customize asked for them: the Setting and the namespace's Instances. */
+const IsolationRelatedSchema = Type.Object(
+  {
+    [SETTING_TYPE_KEY]: Type.Optional(Type.Union([Type.Record(Type.String(), SettingObjectSchema), Type.Null()])),
+    [INSTANCE_TYPE_KEY]: Type.Optional(Type.Union([ObjectMapSchema, Type.Null()]))
+  },
+  { additionalProperties: true }
+)
+
+/** DecoratorController sync request of the isolation decorator: the object is a Namespace. */
+export const IsolationSyncRequestSchema = Type.Object(
+  {
+    controller: Type.Optional(Type.Unknown()),
+    object: NamespaceSchema,
+    attachments: TypedObjectsSchema,
+    related: Type.Optional(Type.Union([IsolationRelatedSchema, Type.Null()])),
+    finalizing: Type.Optional(Type.Boolean())
+  },
+  { additionalProperties: true }
+)
+export type IsolationSyncRequest = Static<typeof IsolationSyncRequestSchema>
+
+/**
+ * The desired policy and annotation of one Namespace.
+ *
+ * - Namespace being deleted: every observed policy kept as it is, none rendered.
+ * - Setting absent or blank: no policy (the decorator's policies are collected), annotation removed.
+ * - Setting unparseable: every observed policy kept as it is, none rendered where none exists,
+ *   annotation `error: <message>`.
+ * - Setting valid: the policy rendered when the namespace holds an Instance or the decorator's
+ *   policy is already there; annotation `drift: <paths>` for fields a merge cannot revert,
+ *   removed otherwise.
+ */
+export function sync(request: IsolationSyncRequest): DecoratorResponse {
+  const namespace = request.object.metadata.name
+  const observed = observedOfType(request.attachments, NETWORK_POLICY_TYPE_KEY)
+  if (isTerminating(request.object)) return answer(observed.map(keepAsIs), {})
+
+  const setting = parsePodCidrs(request.related?.[SETTING_TYPE_KEY]?.[ISOLATION_POD_CIDRS_SETTING]?.value)
+  switch (setting.state) {
+    case 'off':
+      return answer([], { [ISOLATION_ANNOTATION]: null })
+    case 'invalid':
+      return answer(observed.map(keepAsIs), { [ISOLATION_ANNOTATION]: errorReport(setting.errors) })
+    case 'on': {
+      const own = observedObject(request.attachments, NETWORK_POLICY_TYPE_KEY, objectKey(POLICY_NAME, namespace))
+      if (own === undefined && !holdsInstance(request, namespace)) {
+        return answer([], { [ISOLATION_ANNOTATION]: null })
+      }
+      const policy = buildPolicy(namespace, setting.cidrs)
+      const drift = policyDrift(own, policy)
+      return answer([policy], { [ISOLATION_ANNOTATION]: drift.length > 0 ? `drift: ${drift.join(', ')}` : null })
+    }
+  }
+}
+
+/** At most this many bad entries are spelled out; annotations share a 256 KiB budget per object. */
+const MAX_REPORTED_ERRORS = 10
+
+function errorReport(errors: string[]): string {
+  const shown = errors.slice(0, MAX_REPORTED_ERRORS)
+  const more = errors.length - shown.length
+  return (
+    `error: Setting ${ISOLATION_POD_CIDRS_SETTING} has an invalid value, so no policy was changed: ` +
+    shown.join('; ') +
+    (more > 0 ? `; and ${more} more bad ${more === 1 ? 'entry' : 'entries'}` : '')
+  )
+}
+
+function holdsInstance(request: IsolationSyncRequest, namespace: string): boolean {
+  const instances = request.related?.[INSTANCE_TYPE_KEY]
+  if (instances === null || instances === undefined) return false
+  // The customize rule names the namespace; checking again keeps a stray match from counting.
+  return Object.values(instances).some((instance) => instance.metadata.namespace === namespace)
+}
+
+function answer(attachments: KubeObject[], annotations: Record<string, string | null>): DecoratorResponse {
+  return { attachments: attachments as DecoratorResponse['attachments'], annotations, status: null }
+}

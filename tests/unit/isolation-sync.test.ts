@@ -1,0 +1,317 @@
+import t from 'tap'
+import { Value } from '@sinclair/typebox/value'
+import { buildPolicy } from '../../hooks/isolation/policy.ts'
+import { IsolationSyncRequestSchema, sync, type IsolationSyncRequest } from '../../hooks/isolation/sync.ts'
+import { customize, IsolationCustomizeRequestSchema } from '../../hooks/isolation/customize.ts'
+import type { KubeObject } from '../../hooks/k8s/objects.ts'
+
+const NS = 'tenant-a'
+const POLICY_KEY = 'NetworkPolicy.networking.k8s.io/v1'
+const ANNOTATION = 'gpustack.ai/instance-isolation'
+const DECORATOR = 'gpuhooks-instance-isolation'
+
+/** A policy as Metacontroller observes it after applying `desired`: record, owner, server fields. */
+function stored(desired: KubeObject): KubeObject {
+  const applied = structuredClone(desired)
+  applied.metadata.annotations = { ...applied.metadata.annotations, 'metacontroller.k8s.io/decorator-controller': DECORATOR }
+  const observed = structuredClone(applied)
+  observed.metadata = {
+    ...observed.metadata,
+    annotations: {
+      ...applied.metadata.annotations,
+      'metacontroller.k8s.io/last-applied-configuration': JSON.stringify(applied)
+    },
+    uid: '6f1c1c3e-0000-4000-8000-000000000001',
+    resourceVersion: '4242',
+    generation: 1,
+    creationTimestamp: '2025-01-01T00:00:00Z',
+    ownerReferences: [
+      { apiVersion: 'v1', kind: 'Namespace', name: String(desired.metadata.namespace), uid: 'ns-uid', controller: true, blockOwnerDeletion: true }
+    ],
+    managedFields: [{ manager: 'metacontroller', operation: 'Update', apiVersion: 'networking.k8s.io/v1' }]
+  }
+  return observed
+}
+
+/** What `stored` recorded as last applied, i.e. what keeping a policy as it is must answer. */
+function recorded(observed: KubeObject): KubeObject {
+  return JSON.parse(String(observed.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject
+}
+
+const v4 = { ipv4: ['10.244.0.0/16'], ipv6: [] }
+const dual = { ipv4: ['10.244.0.0/16'], ipv6: ['fd00:10:244::/56'] }
+const oldPolicy = stored(buildPolicy(NS, { ipv4: ['10.0.0.0/8'], ipv6: [] }))
+const currentPolicy = stored(buildPolicy(NS, v4))
+const strayPolicy = stored({ ...buildPolicy(NS, v4), metadata: { ...buildPolicy(NS, v4).metadata, name: 'older-name' } })
+const handNarrowed = (() => {
+  const p = stored(buildPolicy(NS, v4))
+  ;(p.spec as { podSelector: Record<string, unknown> }).podSelector.matchExpressions = [
+    { key: 'tier', operator: 'In', values: ['gold'] }
+  ]
+  return p
+})()
+const handEditedRules = (() => {
+  const p = stored(buildPolicy(NS, v4))
+  ;(p.spec as { ingress: unknown[] }).ingress = [{}]
+  return p
+})()
+
+interface Given {
+  setting?: string | null
+  instanceNamespaces?: string[]
+  policies?: KubeObject[]
+  namespace?: Record<string, unknown>
+}
+
+function request(given: Given): IsolationSyncRequest {
+  const instances: Record<string, KubeObject> = {}
+  for (const [i, ns] of (given.instanceNamespaces ?? []).entries()) {
+    instances[`${ns}/inst-${i}`] = {
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'Instance',
+      metadata: { name: `inst-${i}`, namespace: ns }
+    }
+  }
+  const settings: Record<string, KubeObject> = {}
+  if (given.setting !== null && given.setting !== undefined) {
+    settings['instance-isolation-pod-cidrs'] = {
+      apiVersion: 'gpustack.ai/v1alpha1',
+      kind: 'Setting',
+      metadata: { name: 'instance-isolation-pod-cidrs' },
+      value: given.setting
+    }
+  }
+  const policies: Record<string, KubeObject> = {}
+  for (const p of given.policies ?? []) policies[`${p.metadata.namespace}/${p.metadata.name}`] = structuredClone(p)
+  const body = {
+    controller: { kind: 'DecoratorController', metadata: { name: DECORATOR } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS, uid: 'ns-uid', labels: { 'kubernetes.io/metadata.name': NS } },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+      ...given.namespace
+    },
+    attachments: { [POLICY_KEY]: policies },
+    related: { 'Setting.gpustack.ai/v1alpha1': settings, 'Instance.worker.gpustack.ai/v1alpha1': instances },
+    finalizing: false
+  }
+  if (!Value.Check(IsolationSyncRequestSchema, body)) throw new Error('fixture does not fit the request schema')
+  return body
+}
+
+const deleting = {
+  metadata: { name: NS, uid: 'ns-uid', deletionTimestamp: '2025-01-02T00:00:00Z' },
+  status: { phase: 'Terminating' }
+}
+const errorPrefix = 'error: Setting instance-isolation-pod-cidrs has an invalid value, so no policy was changed: '
+
+/** A sync answer as the tests spell it out. */
+interface Expected {
+  attachments: unknown[]
+  annotations: Record<string, string | null>
+  status: null
+}
+
+const cases: Array<{ name: string, given: Given, expected: Expected }> = [
+  {
+    name: 'a blank setting renders no policy',
+    given: { setting: '', instanceNamespaces: [NS] },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'an absent setting renders no policy',
+    given: { setting: null, instanceNamespaces: [NS] },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'a namespace that holds an Instance gets the policy',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS] },
+    expected: {
+      attachments: [
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { labels: { 'app.kubernetes.io/managed-by': 'gpuhooks' }, name: 'gpustack-instance-isolation', namespace: NS },
+          spec: {
+            egress: [
+              { to: [{ podSelector: {} }, { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }] },
+              { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }
+            ],
+            ingress: [{ from: [{ podSelector: {} }, { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }] }],
+            podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'instances' } },
+            policyTypes: ['Ingress', 'Egress']
+          }
+        }
+      ],
+      annotations: { [ANNOTATION]: null },
+      status: null
+    }
+  },
+  {
+    name: 'a namespace without Instances gets no policy',
+    given: { setting: '10.244.0.0/16' },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'an Instance of another namespace does not count',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: ['tenant-b'] },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'deleting the last instance keeps the policy',
+    given: { setting: '10.244.0.0/16', policies: [currentPolicy] },
+    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'emptying the setting collects the decorator\'s policy',
+    given: { setting: ' ', instanceNamespaces: [NS], policies: [currentPolicy] },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'deleting the setting collects the decorator\'s policy',
+    given: { setting: null, instanceNamespaces: [NS], policies: [currentPolicy] },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'a changed setting rewrites the policy with the new CIDRs',
+    given: { setting: 'fd00:10:244::/56,10.244.0.0/16', instanceNamespaces: [NS], policies: [oldPolicy] },
+    expected: { attachments: [buildPolicy(NS, dual)], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'an unparseable value changes nothing and says why in the annotation',
+    given: { setting: '10.244.0.1/16,pods', instanceNamespaces: [NS], policies: [oldPolicy] },
+    expected: {
+      attachments: [recorded(oldPolicy)],
+      annotations: {
+        [ANNOTATION]:
+          errorPrefix +
+          'entry 1 "10.244.0.1/16" has bits set beyond the prefix length; write 10.244.0.0/16; ' +
+          'entry 2 "pods" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'
+      },
+      status: null
+    }
+  },
+  {
+    name: 'an unparseable value renders no policy where none exists',
+    given: { setting: '10.244.0.0/16,', instanceNamespaces: [NS] },
+    expected: {
+      attachments: [],
+      annotations: { [ANNOTATION]: errorPrefix + 'entry 2 "" is empty; remove the extra comma' },
+      status: null
+    }
+  },
+  {
+    name: 'an unparseable value keeps every observed attachment, whatever its name',
+    given: { setting: 'x', instanceNamespaces: [NS], policies: [currentPolicy, strayPolicy] },
+    expected: {
+      attachments: [recorded(currentPolicy), recorded(strayPolicy)],
+      annotations: { [ANNOTATION]: errorPrefix + 'entry 1 "x" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)' },
+      status: null
+    }
+  },
+  {
+    name: 'an error report names the first ten bad entries and counts the rest',
+    given: { setting: Array.from({ length: 12 }, (_, i) => `x${i}`).join(','), instanceNamespaces: [NS] },
+    expected: {
+      attachments: [],
+      annotations: {
+        [ANNOTATION]:
+          errorPrefix +
+          Array.from({ length: 10 }, (_, i) => `entry ${i + 1} "x${i}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`).join('; ') +
+          '; and 2 more bad entries'
+      },
+      status: null
+    }
+  },
+  {
+    name: 'a valid value collects an attachment of another name',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [currentPolicy, strayPolicy] },
+    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+  },
+  {
+    name: 'a terminating namespace keeps its policy',
+    given: { setting: '', namespace: deleting, policies: [currentPolicy] },
+    expected: { attachments: [recorded(currentPolicy)], annotations: {}, status: null }
+  },
+  {
+    name: 'a namespace whose status says Terminating keeps its policy',
+    given: { setting: '10.9.0.0/16', namespace: { status: { phase: 'Terminating' } }, policies: [currentPolicy] },
+    expected: { attachments: [recorded(currentPolicy)], annotations: {}, status: null }
+  },
+  {
+    name: 'a terminating namespace without a policy gets none',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], namespace: deleting },
+    expected: { attachments: [], annotations: {}, status: null }
+  },
+  {
+    name: 'drift in a field the hook never renders is reported',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handNarrowed] },
+    expected: {
+      attachments: [buildPolicy(NS, v4)],
+      annotations: { [ANNOTATION]: 'drift: spec.podSelector.matchExpressions' },
+      status: null
+    }
+  },
+  {
+    name: 'a manual edit of a rendered rule is rewritten, not reported',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handEditedRules] },
+    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+  }
+]
+
+for (const c of cases) {
+  t.test(c.name, async (t) => {
+    const answer = sync(request(c.given))
+    t.strictSame(answer, c.expected)
+  })
+}
+
+t.test('the answer never carries a namespace status', async (t) => {
+  for (const c of cases) {
+    const answer = sync(request(c.given))
+    t.same(Object.keys(answer).sort(), ['annotations', 'attachments', 'status'], c.name)
+    t.equal(answer.status, null, c.name)
+    t.notOk('labels' in answer, c.name)
+  }
+})
+
+t.test('only the declared attachment type appears in the answer', async (t) => {
+  for (const c of cases) {
+    for (const attachment of sync(request(c.given)).attachments) {
+      t.equal(`${attachment.kind}.${attachment.apiVersion}`, POLICY_KEY, c.name)
+      t.equal(attachment.metadata.namespace, NS, c.name)
+    }
+  }
+})
+
+t.test('the request is not modified', async (t) => {
+  const given = request({ setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handNarrowed, strayPolicy] })
+  const before = structuredClone(given)
+  sync(given)
+  t.strictSame(given, before)
+})
+
+t.test('a Setting value that is not a string fails the request schema', async (t) => {
+  const body = request({ setting: '10.244.0.0/16' }) as unknown as { related: Record<string, Record<string, Record<string, unknown>>> }
+  const setting = body.related['Setting.gpustack.ai/v1alpha1']?.['instance-isolation-pod-cidrs']
+  if (setting === undefined) throw new Error('fixture lost its Setting')
+  setting.value = 42
+  t.notOk(Value.Check(IsolationSyncRequestSchema, body))
+})
+
+t.test('customize relates the namespace\'s Instances and the Setting by name', async (t) => {
+  const body = { controller: {}, parent: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-b' } } }
+  t.ok(Value.Check(IsolationCustomizeRequestSchema, body))
+  t.strictSame(customize(body), {
+    relatedResources: [
+      { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace: 'tenant-b' },
+      { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', names: ['instance-isolation-pod-cidrs'] }
+    ]
+  })
+})
+
+t.test('a customize request without a namespace name fails the schema', async (t) => {
+  t.notOk(Value.Check(IsolationCustomizeRequestSchema, { parent: { metadata: {} } }))
+})
