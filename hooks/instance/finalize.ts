@@ -1,0 +1,33 @@
+/**
+ * Finalize hook of the Instance controller: ordered teardown (instance.md, "finalize").
+ *
+ * First the Pod goes (answered without it, Metacontroller deletes it) while the Service is kept
+ * as it is; once no Pod is observed the answer has no children, so the Service goes; and only
+ * when nothing is observed does the hook answer `finalized: true`, which removes the finalizer.
+ * The status says `Deleting` throughout; spec problems are still reported but never hold the
+ * teardown up.
+ */
+import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { keepAsIs, observedOfType } from '../metacontroller/observed.ts'
+import { instanceStatus } from './status.ts'
+import { POD_KEY, SERVICE_KEY, asChildren, instanceProblems, readView, type InstanceSyncRequest } from './sync.ts'
+
+/** The finalize hook. */
+export function finalize(request: InstanceSyncRequest, now: Date): CompositeResponse {
+  const view = readView(request)
+  const pods = observedOfType(request.children, POD_KEY)
+  const services = observedOfType(request.children, SERVICE_KEY)
+  const children = pods.length > 0 ? services.map(keepAsIs) : []
+  const status = instanceStatus({
+    spec: view.spec,
+    generation: view.observedGeneration,
+    previousConditions: view.previousConditions,
+    now,
+    finalizing: true,
+    problems: instanceProblems(view).problems,
+    pod: view.pod ?? pods[0],
+    service: view.service ?? services[0],
+    drift: { kind: 'Deleting' }
+  })
+  return { children: asChildren(children), status, finalized: pods.length === 0 && services.length === 0 }
+}

@@ -1,0 +1,260 @@
+/**
+ * The Instance's status (api.md, instance.md "Status"): a pure function of what was observed.
+ *
+ * Status must be deterministic (metacontroller.md rule 2): no field depends on the clock except
+ * `lastTransitionTime`, which `stampConditions` carries over until a condition's status changes.
+ * Absent facts are omitted, never written as null.
+ *
+ * Choices where the spec is silent:
+ * - With a spec error every observed child is kept, so the phase follows the kept Pod (a Pod that
+ *   ended → `Failed`) and only an Instance without a Pod is `Failed`; `stop` is not acted on then,
+ *   so it does not decide the phase either.
+ * - A Pod being replaced (ended, deleting, or built from an older generation) means the Instance is
+ *   `Pending` its new Pod; the old Pod's names and addresses are still reported while it exists.
+ * - `accessAddresses` are given in phase `Running` only, IPv6 host IPs in brackets.
+ * - `accelerator` comes with an observed Pod whose Instance asks for an accelerator or whose `main`
+ *   container requests an extended resource; family and count are the spec's (defaults filled in).
+ */
+import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
+import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
+import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { MAIN_CONTAINER } from './labels.ts'
+import { observedServicePorts, portIdentity, servicePortName } from './service.ts'
+import type { SpecProblem } from './validate.ts'
+
+/** How the Pod the Instance runs differs from what it would build now. */
+export type Drift =
+  | { kind: 'None', podName?: string }
+  | { kind: 'Deleting' }
+  | { kind: 'SpecChanged', podName: string, podGeneration: string | undefined, generation: number, held: boolean }
+  | { kind: 'InstanceTypeChanged', podName: string, typeName: string }
+  | { kind: 'SettingChanged', podName: string, setting: string, was: string | undefined, now: string }
+
+/** Everything the status is computed from. */
+export interface StatusInput {
+  /** The Instance's spec as stored (possibly invalid: read defensively). */
+  spec: unknown
+  generation: number | undefined
+  /** The parent's previous `status.conditions`, for transition times. */
+  previousConditions: unknown
+  now: Date
+  finalizing: boolean
+  problems: readonly SpecProblem[]
+  /** The observed Pod of this Instance. */
+  pod: KubeObject | undefined
+  /** Set when the observed Pod is being left out to be replaced: why, as a clause. */
+  replacing?: string
+  /** The observed Service of this Instance (a child). */
+  service: KubeObject | undefined
+  drift: Drift
+}
+
+const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {})
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
+
+interface Waiting { container: string, reason: string }
+
+/** The first waiting container of a Pod (`main` first), with its reason. */
+export function waitingContainer(pod: KubeObject | undefined): Waiting | undefined {
+  const statuses = [...arr(rec(pod?.status).initContainerStatuses), ...arr(rec(pod?.status).containerStatuses)]
+    .map(rec)
+    .sort((a, b) => Number(b.name === MAIN_CONTAINER) - Number(a.name === MAIN_CONTAINER))
+  for (const s of statuses) {
+    const reason = str(rec(rec(s.state).waiting).reason)
+    if (reason !== undefined) return { container: str(s.name) ?? 'a container', reason }
+  }
+  return undefined
+}
+
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : []
+}
+
+function podCondition(pod: KubeObject, type: string): Record<string, unknown> | undefined {
+  return arr(rec(pod.status).conditions).map(rec).find((c) => c.type === type)
+}
+
+/** True when the Pod ended (phase Failed or Succeeded): it never runs again. */
+export function podEnded(pod: KubeObject): boolean {
+  const phase = rec(pod.status).phase
+  return phase === 'Failed' || phase === 'Succeeded'
+}
+
+/** True when the Pod is being deleted. */
+export function podDeleting(pod: KubeObject): boolean {
+  return str(pod.metadata.deletionTimestamp) !== undefined
+}
+
+/** True when the Pod is bound to a node: `spec.nodeName` set or condition PodScheduled True. */
+export function podScheduled(pod: KubeObject): boolean {
+  return str(rec(pod.spec).nodeName) !== undefined || podCondition(pod, 'PodScheduled')?.status === 'True'
+}
+
+/** The phase and message the observed Pod alone gives. */
+export function phaseFromPod(pod: KubeObject): { phase: InstancePhase, message: string } {
+  const name = pod.metadata.name ?? ''
+  const status = rec(pod.status)
+  const node = str(rec(pod.spec).nodeName)
+  if (podEnded(pod)) {
+    const reason = str(status.reason)
+    return { phase: 'Failed', message: `Pod ${name} ended with phase ${String(status.phase)}${reason !== undefined ? ` (${reason})` : ''}.` }
+  }
+  if (status.phase === 'Running' && podCondition(pod, 'Ready')?.status === 'True') {
+    return { phase: 'Running', message: `Pod ${name} is running on node ${node ?? 'unknown'}.` }
+  }
+  if (podScheduled(pod)) {
+    const waiting = waitingContainer(pod)
+    const detail = waiting !== undefined ? `: container ${waiting.container} is waiting (${waiting.reason})` : ''
+    return { phase: 'Starting', message: `Pod ${name} is starting on node ${node ?? 'unknown'}${detail}.` }
+  }
+  const why = str(podCondition(pod, 'PodScheduled')?.message)
+  return { phase: 'Pending', message: `Pod ${name} is waiting to be scheduled${why !== undefined ? `: ${withoutStop(why)}` : ''}.` }
+}
+
+/** The Instance's phase and its one-sentence message (instance.md, "Status"). */
+export function instancePhase(input: StatusInput): { phase: InstancePhase, message: string } {
+  const { pod, service } = input
+  if (input.finalizing) {
+    if (pod !== undefined) return { phase: 'Deleting', message: `Deleting: waiting for Pod ${pod.metadata.name} to terminate.` }
+    if (service !== undefined) return { phase: 'Deleting', message: `Deleting: removing Service ${service.metadata.name}.` }
+    return { phase: 'Deleting', message: 'Deleting: every child is gone.' }
+  }
+  if (input.problems.length > 0) {
+    if (pod !== undefined) return phaseFromPod(pod)
+    const [first] = input.problems
+    const more = input.problems.length - 1
+    const tail = more > 0 ? ` (and ${more} more, see condition SpecValid)` : ''
+    return { phase: 'Failed', message: `The Instance cannot run: ${withoutStop(first?.message ?? '')}${tail}.` }
+  }
+  if (rec(input.spec).stop === true) {
+    const keeps = service !== undefined ? `; Service ${service.metadata.name} keeps its node ports` : ''
+    if (pod !== undefined) return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${keeps}.` }
+    return { phase: 'Stopped', message: `Stopped${keeps}.` }
+  }
+  if (pod === undefined) return { phase: 'Pending', message: 'Waiting for the Pod to be created.' }
+  if (input.replacing !== undefined) return { phase: 'Pending', message: `Replacing Pod ${pod.metadata.name}: ${input.replacing}.` }
+  return phaseFromPod(pod)
+}
+
+/** Condition Ready: True iff Running; else a container's waiting reason, or the phase. */
+export function readyCondition(phase: InstancePhase, message: string, pod: KubeObject | undefined): ConditionInput {
+  if (phase === 'Running') return { type: 'Ready', status: 'True', reason: 'Running', message }
+  const waiting = phase === 'Deleting' || phase === 'Stopping' ? undefined : waitingContainer(pod)
+  return { type: 'Ready', status: 'False', reason: waiting?.reason ?? phase, message }
+}
+
+/** Condition SpecValid: the first problem's reason and every message, joined. */
+export function specValidCondition(problems: readonly SpecProblem[]): ConditionInput {
+  if (problems.length === 0) return { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid.' }
+  return {
+    type: 'SpecValid',
+    status: 'False',
+    reason: problems[0]?.reason ?? 'InvalidSpec',
+    message: problems.map((p) => withoutStop(p.message)).join('; ') + '.'
+  }
+}
+
+/** Condition UpToDate: whether the running Pod is what the Instance would build now. */
+export function upToDateCondition(drift: Drift): ConditionInput {
+  const c = (status: 'True' | 'False', reason: string, message: string): ConditionInput => ({ type: 'UpToDate', status, reason, message })
+  switch (drift.kind) {
+    case 'None':
+      return drift.podName !== undefined
+        ? c('True', 'UpToDate', `Pod ${drift.podName} matches the current spec, InstanceType and Settings.`)
+        : c('True', 'UpToDate', 'No Pod runs; the next one is built from the current spec.')
+    case 'Deleting':
+      return c('True', 'UpToDate', 'The Instance is being deleted; nothing is updated any more.')
+    case 'SpecChanged': {
+      const built = `Pod ${drift.podName} was built from generation ${drift.podGeneration ?? 'unknown'}, the spec is at generation ${drift.generation}`
+      return c('False', 'SpecChanged', drift.held ? `${built}; it is kept until the spec is valid.` : `${built}; it is being replaced.`)
+    }
+    case 'InstanceTypeChanged':
+      return c('False', 'InstanceTypeChanged',
+        `InstanceType ${drift.typeName} changed after Pod ${drift.podName} was built; the change applies at the next start (set spec.stop true, then false).`)
+    case 'SettingChanged':
+      return c('False', 'SettingChanged',
+        `Setting ${drift.setting} changed after Pod ${drift.podName} was built (it runs ${drift.was ?? 'no sidecar'}, the Setting asks for ${drift.now}); the change applies at the next start.`)
+  }
+}
+
+/** Port names the spec gives, by identity (`8888/TCP` → `jupyter`). */
+export function specPortNames(spec: unknown): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const p of arr(rec(spec).ports).map(rec)) {
+    const name = str(p.name)
+    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, str(p.protocol) ?? 'TCP'), name)
+  }
+  return out
+}
+
+/** `status.ports`: the observed Service's entries with their node ports, named as the spec names them. */
+export function statusPorts(service: KubeObject | undefined, spec: unknown): NonNullable<InstanceStatus['ports']> {
+  const names = specPortNames(spec)
+  return observedServicePorts(service).map((p) => {
+    const fallback = p.name === SSH_PORT_NAME ? SSH_PORT_NAME : servicePortName(p.port, p.protocol, false)
+    const entry: NonNullable<InstanceStatus['ports']>[number] = {
+      name: names.get(portIdentity(p.port, p.protocol)) ?? fallback,
+      port: p.port,
+      protocol: p.protocol
+    }
+    if (p.nodePort !== undefined) entry.nodePort = p.nodePort
+    return entry
+  })
+}
+
+/** `<hostIP>:<nodePort>` per allocated port (IPv6 in brackets). */
+export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatus['ports']>): string[] {
+  const host = hostIP.includes(':') ? `[${hostIP}]` : hostIP
+  return ports.filter((p) => p.nodePort !== undefined).map((p) => `${host}:${p.nodePort}`)
+}
+
+/** `status.accelerator` from the observed Pod's `main` container and the spec's family and count. */
+export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['accelerator'] {
+  const main = arr(rec(pod.spec).containers).map(rec).find((c) => c.name === MAIN_CONTAINER)
+  const resources = rec(main?.resources)
+  const requested = { ...rec(resources.limits), ...rec(resources.requests) }
+  const extended: Record<string, string> = {}
+  for (const key of Object.keys(requested).sort()) {
+    const value = requested[key]
+    if (key.includes('/') && (typeof value === 'string' || typeof value === 'number')) extended[key] = String(value)
+  }
+  const declared = rec(rec(rec(spec).resources).accelerator)
+  const hasBlock = isRecord(rec(rec(spec).resources).accelerator)
+  const count = typeof declared.count === 'number' ? declared.count : hasBlock ? 1 : 0
+  if (count === 0 && Object.keys(extended).length === 0) return undefined
+  return { family: str(declared.family) ?? 'Whole', count, resources: extended }
+}
+
+/** The whole status. */
+export function instanceStatus(input: StatusInput): InstanceStatus {
+  const { phase, message } = instancePhase(input)
+  const status: InstanceStatus = { phase, message }
+  const pod = input.pod
+  const podStatus = rec(pod?.status)
+  if (pod !== undefined) {
+    status.podName = pod.metadata.name
+    const nodeName = str(rec(pod.spec).nodeName)
+    if (nodeName !== undefined) status.nodeName = nodeName
+    const podIP = str(podStatus.podIP)
+    if (podIP !== undefined) status.podIP = podIP
+  }
+  const hostIP = str(podStatus.hostIP)
+  if (hostIP !== undefined) status.hostIP = hostIP
+  const ports = statusPorts(input.service, input.spec)
+  if (ports.length > 0) status.ports = ports
+  if (phase === 'Running' && hostIP !== undefined) {
+    const addresses = accessAddresses(hostIP, ports)
+    if (addresses.length > 0) status.accessAddresses = addresses
+  }
+  const accelerator = pod !== undefined ? podAccelerator(pod, input.spec) : undefined
+  if (accelerator !== undefined) status.accelerator = accelerator
+  status.conditions = stampConditions(
+    [readyCondition(phase, message, pod), specValidCondition(input.problems), upToDateCondition(input.drift)],
+    input.previousConditions,
+    input.now,
+    input.generation
+  )
+  if (input.generation !== undefined) status.observedGeneration = input.generation
+  return status
+}

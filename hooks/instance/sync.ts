@@ -1,0 +1,267 @@
+/**
+ * Sync hook of the Instance CompositeController (instance.md): one Pod (never updated in place)
+ * and one NodePort Service whose node ports survive stop and start.
+ *
+ * The answer always carries `children` and a full status (metacontroller.md rule 1). A spec error
+ * deletes nothing: every observed child is answered as it is (rule 5) and the status says why.
+ *
+ * Choices where the spec is silent:
+ * - Spec problems are collected in a fixed order: the spec itself, the Instance name (it names the
+ *   Pod and the Service), then (only for a well-formed spec) the InstanceType, the SSH key Secret
+ *   and Pod Security, and last the Service name. They are checked whether or not the Instance is
+ *   stopped: a spec error keeps every child, so `spec.stop: true` does not remove the Pod while
+ *   the error lasts (instance.md: "a spec error never deletes what exists").
+ * - Observed Pods or Services other than the ones named after the Instance are left out (deleted):
+ *   only this controller's children are observed, and it makes no others.
+ * - A Pod without a readable generation annotation counts as built from another generation.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import type { InstanceSpec } from '../api/instance.ts'
+import { INSTANCE_TYPE_TYPE_KEY, type InstanceTypeSpec } from '../api/instancetype.ts'
+import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, settingValue } from '../api/setting.ts'
+import { isRecord, annotationOf, type KubeObject } from '../k8s/objects.ts'
+import { keepAsIs, objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
+import { NamespacedObjectSchema, compositeRequestSchema, type CompositeResponse } from '../metacontroller/schemas.ts'
+import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
+import { buildPod } from './pod.ts'
+import { buildService } from './service.ts'
+import { AUTHORIZED_KEYS, podSecurityForbidsSSH } from './ssh.ts'
+import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
+import { instanceNameProblems, specProblems, typeProblems, withDefaults, type ResolvedSpec, type SpecProblem } from './validate.ts'
+
+/** Type keys of the children (metacontroller/instance.yaml). */
+export const POD_KEY = 'Pod.v1'
+export const SERVICE_KEY = 'Service.v1'
+/** Type keys of the related objects the customize hook asks for. */
+export const NAMESPACE_KEY = 'Namespace.v1'
+export const SECRET_KEY = 'Secret.v1'
+
+/**
+ * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
+ * refused with a 400 (README, "Hook endpoints").
+ */
+export const InstanceParentSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: NamespacedObjectSchema.properties.metadata,
+    spec: Type.Record(Type.String(), Type.Unknown()),
+    status: Type.Optional(Type.Unknown())
+  },
+  { additionalProperties: true }
+)
+
+/** Sync and finalize request of the Instance controller. */
+export const InstanceSyncRequestSchema = compositeRequestSchema(InstanceParentSchema)
+export type InstanceSyncRequest = Static<typeof InstanceSyncRequestSchema>
+
+/** What the hooks read out of one request. */
+export interface InstanceView {
+  name: string
+  namespace: string
+  /** `metadata.generation`, 0 when absent: what the Pod records and is compared with. */
+  generation: number
+  /** `metadata.generation` as sent, for `status.observedGeneration` (omitted when absent). */
+  observedGeneration: number | undefined
+  spec: Record<string, unknown>
+  previousConditions: unknown
+  /** The observed Pod and Service named after the Instance (children). */
+  pod: KubeObject | undefined
+  service: KubeObject | undefined
+  /** A Service named after the Instance exists but is not its child. */
+  serviceTaken: boolean
+  type: InstanceTypeSpec | undefined
+  namespaceObject: KubeObject | undefined
+  secret: KubeObject | undefined
+  /** The SSH sidecar image: the Setting's value, else the published default. */
+  sshImage: string
+}
+
+/** Reads the request. */
+export function readView(request: InstanceSyncRequest): InstanceView {
+  const { name, namespace, generation } = request.parent.metadata
+  const spec = request.parent.spec
+  const key = objectKey(name, namespace)
+  const related = request.related
+  const typeName = typeof spec.type === 'string' ? spec.type : ''
+  const typeObject = typeName === '' ? undefined : observedObject(related, INSTANCE_TYPE_TYPE_KEY, typeName)
+  const secretName = isRecord(spec.sshPublicKey) ? spec.sshPublicKey.name : undefined
+  const service = observedObject(request.children, SERVICE_KEY, key)
+  return {
+    name,
+    namespace,
+    generation: generation ?? 0,
+    observedGeneration: generation,
+    spec,
+    previousConditions: isRecord(request.parent.status) ? request.parent.status.conditions : undefined,
+    pod: observedObject(request.children, POD_KEY, key),
+    service,
+    serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
+    type: typeObject === undefined ? undefined : ((isRecord(typeObject.spec) ? typeObject.spec : {}) as InstanceTypeSpec),
+    namespaceObject: observedObject(related, NAMESPACE_KEY, namespace),
+    secret: typeof secretName === 'string' ? observedObject(related, SECRET_KEY, objectKey(secretName, namespace)) : undefined,
+    sshImage: settingValue(observedObject(related, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING) as { value?: unknown } | undefined) ??
+      DEFAULT_SSH_SERVER_IMAGE
+  }
+}
+
+/**
+ * The SSH key Secret missing, or without a non-empty `authorized_keys`: no Pod is built that would
+ * hang in ContainerCreating (instance.md, "The SSH sidecar").
+ */
+export function sshKeyProblem(secretName: string, namespace: string, secret: KubeObject | undefined): SpecProblem | undefined {
+  const field = 'spec.sshPublicKey.name'
+  const ref = `Secret ${namespace}/${secretName}`
+  if (secret === undefined) {
+    return { field, reason: 'SSHKeyMissing', message: `${field} ${secretName}: ${ref} does not exist; create it with the key ${AUTHORIZED_KEYS}` }
+  }
+  const data = isRecord(secret.data) ? secret.data : {}
+  const value = data[AUTHORIZED_KEYS]
+  if (typeof value === 'string' && value !== '') return undefined
+  const keys = Object.keys(data).sort()
+  const has = keys.length > 0 ? `it has ${keys.join(', ')}` : 'it has no keys'
+  const what = value === undefined ? `has no key ${AUTHORIZED_KEYS} (${has})` : `has an empty ${AUTHORIZED_KEYS}`
+  return { field, reason: 'SSHKeyMissing', message: `${field} ${secretName}: ${ref} ${what}; add the public keys under ${AUTHORIZED_KEYS}` }
+}
+
+/** Every spec problem, in the order described in the module doc, and the resolved spec when well-formed. */
+export function instanceProblems(view: InstanceView): { problems: SpecProblem[], resolved: ResolvedSpec | undefined } {
+  const problems = specProblems(view.spec)
+  const wellFormed = problems.length === 0
+  problems.push(...instanceNameProblems(view.name, view.spec))
+  let resolved: ResolvedSpec | undefined
+  if (wellFormed) {
+    const spec = view.spec as unknown as InstanceSpec
+    resolved = withDefaults(spec)
+    problems.push(...typeProblems(spec, spec.type, view.type))
+    if (resolved.sshPublicKey !== undefined) {
+      const key = sshKeyProblem(resolved.sshPublicKey.name, view.namespace, view.secret)
+      if (key !== undefined) problems.push(key)
+      const policy = podSecurityForbidsSSH(view.namespaceObject)
+      if (policy !== undefined) problems.push(policy)
+    }
+  }
+  if (view.serviceTaken) {
+    problems.push({
+      field: 'metadata.name',
+      reason: 'ServiceNameTaken',
+      message:
+        `Service ${view.namespace}/${view.name} already exists and is not this Instance's; the Instance's Service takes ` +
+        'its name, so delete or rename that Service, or give the Instance another name'
+    })
+  }
+  return { problems, resolved }
+}
+
+/** Children as the response schema types them (every object we answer has a name). */
+export function asChildren(objects: readonly KubeObject[]): CompositeResponse['children'] {
+  return objects as CompositeResponse['children']
+}
+
+/** Every observed child, answered unchanged (metacontroller.md rule 5). */
+export function keepEveryChild(request: InstanceSyncRequest): KubeObject[] {
+  return [POD_KEY, SERVICE_KEY].flatMap((type) => observedOfType(request.children, type).map(keepAsIs))
+}
+
+/** The image of the observed Pod's SSH sidecar, if it has one. */
+function sshdImage(pod: KubeObject): string | undefined {
+  const containers = isRecord(pod.spec) && Array.isArray(pod.spec.containers) ? (pod.spec.containers as unknown[]) : []
+  const sshd = containers.find((c) => isRecord(c) && c.name === SSHD_CONTAINER)
+  return isRecord(sshd) && typeof sshd.image === 'string' ? sshd.image : undefined
+}
+
+/** What to do with the Pod of a running Instance. */
+export interface PodDecision {
+  /** The Pod to answer: the observed one kept, or a fresh one; none while an old one goes away. */
+  child: KubeObject | undefined
+  /** Why the observed Pod is left out (Metacontroller deletes it), as a clause. */
+  replacing?: string
+  drift: Drift
+}
+
+/** Keep, replace or build the Pod of a running Instance (instance.md, "The Pod"). */
+export function decidePod(view: InstanceView, resolved: ResolvedSpec, type: InstanceTypeSpec): PodDecision {
+  const ssh = resolved.sshPublicKey !== undefined
+  const fresh = buildPod({
+    name: view.name,
+    namespace: view.namespace,
+    generation: view.generation,
+    spec: resolved,
+    typeName: resolved.type,
+    type,
+    sshImage: ssh ? view.sshImage : undefined
+  })
+  const pod = view.pod
+  if (pod === undefined) return { child: fresh, drift: { kind: 'None' } }
+  const podName = pod.metadata.name ?? view.name
+  const podGeneration = annotationOf(pod, GENERATION_ANNOTATION)
+  const outdated = podGeneration !== String(view.generation)
+  const drift: Drift = outdated
+    ? { kind: 'SpecChanged', podName, podGeneration, generation: view.generation, held: false }
+    : { kind: 'None' }
+  if (podEnded(pod)) {
+    const status = isRecord(pod.status) ? pod.status : {}
+    const reason = typeof status.reason === 'string' ? ` (${status.reason})` : ''
+    return { child: undefined, replacing: `it ended with phase ${String(status.phase)}${reason}`, drift }
+  }
+  if (podDeleting(pod)) return { child: undefined, replacing: 'it is being deleted', drift }
+  if (outdated) {
+    return {
+      child: undefined,
+      replacing: `it was built from generation ${podGeneration ?? 'unknown'} and the spec is at generation ${view.generation}`,
+      drift
+    }
+  }
+  const kept = keepAsIs(pod)
+  if (annotationOf(pod, POD_HASH_ANNOTATION) === annotationOf(fresh, POD_HASH_ANNOTATION)) {
+    return { child: kept, drift: { kind: 'None', podName } }
+  }
+  // An admin's change never disrupts a running Pod: it is kept and applies at the next start.
+  const was = sshdImage(pod)
+  if (ssh && was !== view.sshImage) {
+    return { child: kept, drift: { kind: 'SettingChanged', podName, setting: SSH_SERVER_IMAGE_SETTING, was, now: view.sshImage } }
+  }
+  return { child: kept, drift: { kind: 'InstanceTypeChanged', podName, typeName: resolved.type } }
+}
+
+/** The sync hook. */
+export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse {
+  const view = readView(request)
+  const { problems, resolved } = instanceProblems(view)
+  const base = {
+    spec: view.spec,
+    generation: view.observedGeneration,
+    previousConditions: view.previousConditions,
+    now,
+    finalizing: false,
+    problems,
+    pod: view.pod,
+    service: view.service
+  }
+  // `view.type` is undefined only with an InstanceTypeNotFound problem; the test narrows the type.
+  if (resolved === undefined || problems.length > 0 || view.type === undefined) {
+    const pod = view.pod
+    const podGeneration = annotationOf(pod, GENERATION_ANNOTATION)
+    const drift: Drift =
+      pod !== undefined && podGeneration !== String(view.generation)
+        ? { kind: 'SpecChanged', podName: pod.metadata.name ?? view.name, podGeneration, generation: view.generation, held: true }
+        : { kind: 'None', podName: pod?.metadata.name }
+    return { children: asChildren(keepEveryChild(request)), status: instanceStatus({ ...base, drift }) }
+  }
+  const service = buildService({
+    name: view.name,
+    namespace: view.namespace,
+    spec: resolved,
+    ssh: resolved.sshPublicKey !== undefined,
+    observed: view.service
+  })
+  const children: KubeObject[] = []
+  let decision: PodDecision = { child: undefined, drift: { kind: 'None' } }
+  if (!resolved.stop) {
+    decision = decidePod(view, resolved, view.type)
+    if (decision.child !== undefined) children.push(decision.child)
+  }
+  if (service !== undefined) children.push(service)
+  const status = instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift })
+  return { children: asChildren(children), status }
+}
