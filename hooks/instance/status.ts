@@ -7,8 +7,8 @@
  *
  * Choices where the spec is silent:
  * - With a spec error every observed child is kept, so the phase follows the kept Pod (a Pod that
- *   ended → `Failed`) and only an Instance without a Pod is `Failed`; `stop` is not acted on then,
- *   so it does not decide the phase either.
+ *   ended → `Failed`) and only an Instance without a Pod is `Failed`. `stop: true` is acted on
+ *   even then (sync.ts), so it decides the phase first: `Stopping`, then `Stopped`.
  * - A Pod being replaced (ended, deleting, or built from an older generation) means the Instance is
  *   `Pending` its new Pod; the old Pod's names and addresses are still reported while it exists.
  * - `accessAddresses` are given in phase `Running` only, IPv6 host IPs in brackets.
@@ -120,17 +120,17 @@ export function instancePhase(input: StatusInput): { phase: InstancePhase, messa
     if (service !== undefined) return { phase: 'Deleting', message: `Deleting: removing Service ${service.metadata.name}.` }
     return { phase: 'Deleting', message: 'Deleting: every child is gone.' }
   }
+  if (rec(input.spec).stop === true) {
+    const keeps = service !== undefined ? `; Service ${service.metadata.name} keeps its node ports` : ''
+    if (pod !== undefined) return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${keeps}.` }
+    return { phase: 'Stopped', message: `Stopped${keeps}.` }
+  }
   if (input.problems.length > 0) {
     if (pod !== undefined) return phaseFromPod(pod)
     const [first] = input.problems
     const more = input.problems.length - 1
     const tail = more > 0 ? ` (and ${more} more, see condition SpecValid)` : ''
     return { phase: 'Failed', message: `The Instance cannot run: ${withoutStop(first?.message ?? '')}${tail}.` }
-  }
-  if (rec(input.spec).stop === true) {
-    const keeps = service !== undefined ? `; Service ${service.metadata.name} keeps its node ports` : ''
-    if (pod !== undefined) return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${keeps}.` }
-    return { phase: 'Stopped', message: `Stopped${keeps}.` }
   }
   if (pod === undefined) return { phase: 'Pending', message: 'Waiting for the Pod to be created.' }
   if (input.replacing !== undefined) return { phase: 'Pending', message: `Replacing Pod ${pod.metadata.name}: ${input.replacing}.` }

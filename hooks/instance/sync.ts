@@ -8,9 +8,11 @@
  * Choices where the spec is silent:
  * - Spec problems are collected in a fixed order: the spec itself, the Instance name (it names the
  *   Pod and the Service), then (only for a well-formed spec) the InstanceType, the SSH key Secret
- *   and Pod Security, and last the Service name. They are checked whether or not the Instance is
- *   stopped: a spec error keeps every child, so `spec.stop: true` does not remove the Pod while
- *   the error lasts (instance.md: "a spec error never deletes what exists").
+ *   and Pod Security, and last the Service name.
+ * - A spec error keeps every child (instance.md: "a spec error never deletes what exists"), with
+ *   one exception: `spec.stop: true` still stops. Stopping is the user's own request to remove the
+ *   Pod, and an error elsewhere (an InstanceType an admin deleted, say) must not keep a GPU busy
+ *   against it. The Service and its node ports are kept as they are.
  * - Observed Pods or Services other than the ones named after the Instance are left out (deleted):
  *   only this controller's children are observed, and it makes no others.
  * - A Pod without a readable generation annotation counts as built from another generation.
@@ -158,9 +160,9 @@ export function asChildren(objects: readonly KubeObject[]): CompositeResponse['c
   return objects as CompositeResponse['children']
 }
 
-/** Every observed child, answered unchanged (metacontroller.md rule 5). */
-export function keepEveryChild(request: InstanceSyncRequest): KubeObject[] {
-  return [POD_KEY, SERVICE_KEY].flatMap((type) => observedOfType(request.children, type).map(keepAsIs))
+/** Every observed child of `types`, answered unchanged (metacontroller.md rule 5). */
+export function keepEveryChild(request: InstanceSyncRequest, types: readonly string[] = [POD_KEY, SERVICE_KEY]): KubeObject[] {
+  return types.flatMap((type) => observedOfType(request.children, type).map(keepAsIs))
 }
 
 /** The image of the observed Pod's SSH sidecar, if it has one. */
@@ -246,7 +248,8 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
       pod !== undefined && podGeneration !== String(view.generation)
         ? { kind: 'SpecChanged', podName: pod.metadata.name ?? view.name, podGeneration, generation: view.generation, held: true }
         : { kind: 'None', podName: pod?.metadata.name }
-    return { children: asChildren(keepEveryChild(request)), status: instanceStatus({ ...base, drift }) }
+    const kept = view.spec.stop === true ? keepEveryChild(request, [SERVICE_KEY]) : keepEveryChild(request)
+    return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
   }
   const service = buildService({
     name: view.name,

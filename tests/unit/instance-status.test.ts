@@ -127,8 +127,13 @@ const phases: Array<{ name: string, given: StatusInput, expected: { phase: strin
     expected: { phase: 'Failed', message: 'Pod ws ended with phase Failed (Evicted).' }
   },
   {
-    name: 'a spec error is reported rather than stop, since stop is not acted on',
+    name: 'stop decides the phase even with a spec error, since stop is acted on',
     given: input({ spec: { ...spec, stop: true }, problems: [problem('InvalidSpec', 'bad')] }),
+    expected: { phase: 'Stopped', message: 'Stopped.' }
+  },
+  {
+    name: 'a spec error without a Pod while running is Failed',
+    given: input({ spec: { ...spec, stop: false }, problems: [problem('InvalidSpec', 'bad')] }),
     expected: { phase: 'Failed', message: 'The Instance cannot run: bad.' }
   }
 ]

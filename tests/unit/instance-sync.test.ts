@@ -259,9 +259,18 @@ t.test('every problem is reported, the first one giving the reason', async (t) =
   t.match(String(specValid?.message), /names no InstanceType.*; Service team-a\/ws already exists/)
 })
 
-t.test('a spec error while stopped does not delete the Pod', async (t) => {
+t.test('stop still stops with a spec error: the Pod goes, the Service stays exactly as it is', async (t) => {
   const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
-  const answer = sync(request({ parent: instance({ type: TYPE, stop: true }, { generation: 2 }), children: [pod] }), NOW)
+  const svc = observedService([{ port: 8888, nodePort: 31001 }])
+  const answer = sync(request({ parent: instance({ type: TYPE, stop: true }, { generation: 2 }), children: [pod, svc] }), NOW)
+  t.strictSame(answer.children, [keepAsIs(svc)])
+  t.strictSame(brief(condition(answer.status, 'SpecValid')), { status: 'False', reason: 'InvalidSpec' })
+  t.equal(answer.status.phase, 'Stopping')
+})
+
+t.test('a spec error while running does not delete the Pod', async (t) => {
+  const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
+  const answer = sync(request({ parent: instance({ type: TYPE, stop: false }, { generation: 2 }), children: [pod] }), NOW)
   t.strictSame(answer.children, [keepAsIs(pod)])
 })
 
