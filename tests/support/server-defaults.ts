@@ -152,6 +152,7 @@ export function defaultOnCreate(input: JsonObject, server: FakeServer): JsonObje
   meta.resourceVersion = server.resourceVersion()
   meta.creationTimestamp = server.now
   meta.managedFields = [managedField(out, server)]
+  dropEmptyMeta(meta)
   switch (typeKey(out)) {
     case 'Service.v1':
       delete out.status
@@ -172,11 +173,17 @@ export function defaultOnCreate(input: JsonObject, server: FakeServer): JsonObje
       break
     case 'ConfigMap.v1':
       break
+    case 'Namespace.v1':
+      obj(meta, 'labels')['kubernetes.io/metadata.name'] = meta.name ?? null
+      out.spec = { finalizers: ['kubernetes'] }
+      out.status = { phase: 'Active' }
+      break
     default:
       // A custom resource with a status subresource: status is dropped on create.
       meta.generation = 1
       delete out.status
   }
+  if (BUILT_IN.has(typeKey(out))) dropEmptyFields(out)
   return out
 }
 
@@ -196,6 +203,7 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
     if (oldMeta[field] === undefined) delete meta[field]
     else meta[field] = clone(oldMeta[field] as Json)
   }
+  dropEmptyMeta(meta)
   if (old.status === undefined) delete out.status
   else out.status = clone(old.status)
   switch (typeKey(out)) {
@@ -212,12 +220,42 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
       defaultSecret(out)
       break
   }
+  if (BUILT_IN.has(typeKey(out))) dropEmptyFields(out)
   if (deepEqual(out, old)) return out
   const body = (o: JsonObject): JsonObject => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'metadata' && k !== 'status'))
   if (typeof oldMeta.generation === 'number' && !deepEqual(body(out), body(old))) meta.generation = oldMeta.generation + 1
   meta.resourceVersion = server.resourceVersion()
   meta.managedFields = [managedField(out, server)]
   return out
+}
+
+const BUILT_IN = new Set(['Service.v1', 'Pod.v1', 'Secret.v1', 'ConfigMap.v1', 'Namespace.v1', 'NetworkPolicy.networking.k8s.io/v1'])
+// Lists of these kinds that are not omitempty: stored empty, they read back as [].
+const KEEP_EMPTY_LISTS = new Set(['containers', 'sources', 'nodeSelectorTerms'])
+// Map-typed fields (all omitempty); an empty {} elsewhere is a struct and stays (podSelector: {}).
+const MAP_FIELDS = new Set(['labels', 'annotations', 'selector', 'nodeSelector', 'matchLabels', 'data', 'binaryData', 'limits', 'requests', 'overhead'])
+
+// Encoding a built-in type: nulls, empty omitempty lists and empty maps read back absent, so an
+// answer carrying one differs from the stored object on every sync.
+function dropEmptyFields(value: Json): void {
+  if (Array.isArray(value)) {
+    for (const item of value) dropEmptyFields(item)
+    return
+  }
+  if (!isObject(value)) return
+  for (const [key, v] of Object.entries(value)) {
+    if (v === null || (Array.isArray(v) && v.length === 0 && !KEEP_EMPTY_LISTS.has(key)) || (isObject(v) && Object.keys(v).length === 0 && MAP_FIELDS.has(key))) {
+      delete value[key]
+    } else dropEmptyFields(v)
+  }
+}
+
+// ObjectMeta's maps and lists are omitempty: stored empty, they read back absent (CRs too).
+function dropEmptyMeta(meta: JsonObject): void {
+  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+    const v = meta[key]
+    if (v === null || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0)) delete meta[key]
+  }
 }
 
 function managedField(o: JsonObject, server: FakeServer): JsonObject {
@@ -269,7 +307,7 @@ function defaultService(svc: JsonObject, old: JsonObject | undefined, server: Fa
     setDefault(spec, 'ipFamilies', clone(oldSpec.ipFamilies ?? null))
     setDefault(spec, 'ipFamilyPolicy', oldSpec.ipFamilyPolicy ?? null)
   }
-  setDefault(spec, 'clusterIP', server.allocateClusterIP())
+  if (typeof spec.clusterIP !== 'string' || spec.clusterIP === '') spec.clusterIP = server.allocateClusterIP()
   if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP as string]
   setDefault(spec, 'ipFamilies', ['IPv4'])
   setDefault(spec, 'ipFamilyPolicy', 'SingleStack')

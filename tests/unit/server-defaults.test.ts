@@ -167,6 +167,24 @@ const createRows: CreateRow[] = [
     absent: ['stringData']
   },
   {
+    name: 'empty lists, nulls and empty maps read back absent, an empty struct stays',
+    given: policy({ podSelector: {}, ingress: [], egress: [{ to: [], ports: [{ port: 53, endPort: null }] }], policyTypes: [] }),
+    expected: {},
+    same: { spec: { podSelector: {}, egress: [{ ports: [{ port: 53, protocol: 'TCP' }] }], policyTypes: ['Ingress', 'Egress'] } }
+  },
+  {
+    name: 'empty containers are kept: a Pod spec lists them without omitempty',
+    given: pod({ containers: [container({ env: [], args: null, resources: { limits: {} } })], tolerations: [], nodeSelector: {} }),
+    expected: { spec: { containers: [{ resources: {} }] } },
+    absent: ['spec.containers.0.env', 'spec.containers.0.args', 'spec.containers.0.resources.limits', 'spec.nodeSelector'],
+    same: { 'spec.tolerations': [notReady, unreachable] }
+  },
+  {
+    name: 'a Namespace gets its name label, the kubernetes finalizer and phase Active',
+    given: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } },
+    expected: { metadata: { labels: { 'kubernetes.io/metadata.name': 'team' } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }
+  },
+  {
     name: 'a custom resource gets generation 1 and loses a status sent on create',
     given: { apiVersion: 'swift.kubeswift.io/v1alpha1', kind: 'SwiftGuest', metadata: { name: 'g', namespace: 'ns' }, spec: {}, status: { phase: 'x' } },
     expected: { metadata: { generation: 1 } },
@@ -289,7 +307,7 @@ t.test('defaultOnUpdate', async (t) => {
 })
 
 const parent: JsonObject = { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', metadata: { name: 'i', namespace: 'ns', uid: 'parent-uid' } }
-const methods = { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace', 'NetworkPolicy.networking.k8s.io/v1': 'InPlace' } as const
+const methods = { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace', 'NetworkPolicy.networking.k8s.io/v1': 'InPlace', 'Secret.v1': 'InPlace' } as const
 
 /** Runs passes, feeding each result back as the next observed state. */
 function passes(desired: JsonObject[], count: number, extra: Partial<SimulateInput> = {}): SimulateResult[] {
@@ -324,6 +342,13 @@ t.test('simulateMetacontroller', async (t) => {
       given: [policy({ podSelector: {}, policyTypes: ['Ingress'], ingress: [{ ports: [{ port: 53, protocol: 'TCP' }] }] })],
       expected: [1, 0, 0]
     },
+    {
+      name: 'a NetworkPolicy answering an empty rule list is rewritten on every InPlace pass',
+      given: [policy({ podSelector: {}, policyTypes: ['Ingress'], ingress: [] })],
+      expected: [1, 1, 1]
+    },
+    { name: 'a Secret answered with stringData is rewritten on every InPlace pass', given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { token: 'x' } }], expected: [1, 1, 1] },
+    { name: 'a Secret answered with base64 data converges', given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, type: 'Opaque', data: { token: 'eA==' } }], expected: [1, 0, 0] },
     { name: 'a Pod answering its own tolerations is never updated under OnDelete', given: [pod({ containers: [container()], tolerations: [{ key: 'gpu', operator: 'Exists' }] })], expected: [1, 0, 0] }
   ]
   for (const row of convergence) t.test(row.name, async (t) => t.same(passes(row.given, row.expected.length).map((r) => r.writes), row.expected))
