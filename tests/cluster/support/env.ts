@@ -1,0 +1,101 @@
+/**
+ * One scenario file's world: a fresh cluster, every CRD in `crds/` installed and Established, the
+ * hook service as a real process with its admission webhooks registered, and a driver per
+ * controller manifest in `metacontroller/`. A controller added later (the cell pool) is picked up
+ * from its manifest and its webhook from `webhooks`, without changes here.
+ */
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { startCluster, type TestCluster } from './cluster.ts'
+import { Driver, loadControllers, type ControllerSpec } from './driver.ts'
+import { KubeClient, loadKubeconfig } from './kube.ts'
+import { registerWebhooks, startHookService, type HookService, type WebhookTarget } from './service.ts'
+
+const ROOT = join(import.meta.dirname, '..', '..', '..')
+
+/** The webhooks the product registers; one row per admission path. */
+export const WEBHOOKS: readonly WebhookTarget[] = [
+  {
+    name: 'instances.worker.gpustack.ai',
+    path: '/admission/instance',
+    apiGroup: 'worker.gpustack.ai',
+    apiVersion: 'v1alpha1',
+    resource: 'instances'
+  }
+]
+
+/** A running scenario world. */
+export interface ClusterEnv {
+  cluster: TestCluster
+  kube: KubeClient
+  service: HookService
+  /** Drivers by controller name (`gpuhooks-instance`, `gpuhooks-instance-isolation`, ...). */
+  drivers: Map<string, Driver>
+  driver(name: string): Driver
+  /** Extra CRDs for a scenario (e.g. open-schema stand-ins for KubeSwift kinds), applied and Established. */
+  installCrds(paths: readonly string[]): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Options of {@link startEnv}. */
+export interface EnvOptions {
+  /** Extra CRD files to install before the service starts (stand-ins for foreign kinds). */
+  extraCrds?: readonly string[]
+  /** Register the admission webhooks (default true). */
+  webhooks?: boolean
+}
+
+/** Starts the world; `stop()` tears all of it down. */
+export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
+  const cluster = await startCluster()
+  let service: HookService | undefined
+  try {
+    const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
+    const installCrds = async (paths: readonly string[]): Promise<void> => {
+      if (paths.length === 0) return
+      await cluster.kubectl(['apply', ...paths.flatMap((p) => ['-f', p])])
+      await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...paths.flatMap((p) => ['-f', p])])
+    }
+    const crdDir = join(ROOT, 'crds')
+    const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(crdDir, f))
+    await installCrds([...crds, ...(options.extraCrds ?? [])])
+    service = await startHookService(cluster)
+    if (options.webhooks ?? true) await registerWebhooks(cluster, service, WEBHOOKS)
+    const drivers = new Map<string, Driver>()
+    for (const controller of loadControllers(join(ROOT, 'metacontroller')) as ControllerSpec[]) {
+      drivers.set(controller.name, new Driver({ kube, controller, hookBaseUrl: service.hooksUrl }))
+    }
+    const started = service
+    return {
+      cluster,
+      kube,
+      service: started,
+      drivers,
+      driver(name) {
+        const found = drivers.get(name)
+        if (found === undefined) throw new Error(`no controller ${name} in metacontroller/; have ${[...drivers.keys()].join(', ')}`)
+        return found
+      },
+      installCrds,
+      async stop() {
+        await started.stop()
+        await cluster.stop()
+      }
+    }
+  } catch (err) {
+    await service?.stop()
+    await cluster.stop()
+    throw err
+  }
+}
+
+/** Polls `check` every 200 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
