@@ -24,7 +24,7 @@ export type InstanceCustomizeRequest = Static<typeof InstanceCustomizeRequestSch
 /**
  * Relates the InstanceType named by `spec.type`, the Setting `instance-ssh-server-image`, the
  * Instance's Namespace (its Pod Security labels), the Service named after the Instance (to see a
- * name taken by someone else) and, with SSH, the key Secret.
+ * name taken by someone else), the RuntimeClasses and, with SSH, the key Secret.
  */
 export function customize(request: InstanceCustomizeRequest): CustomizeResponse {
   const { name, namespace } = request.parent.metadata
@@ -36,7 +36,10 @@ export function customize(request: InstanceCustomizeRequest): CustomizeResponse 
   rules.push(
     { apiVersion: SETTING_API_VERSION, resource: 'settings', names: [SSH_SERVER_IMAGE_SETTING] },
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
-    { apiVersion: 'v1', resource: 'services', namespace, names: [name] }
+    { apiVersion: 'v1', resource: 'services', namespace, names: [name] },
+    // Every RuntimeClass: the InstanceType names one, but customize sees only the Instance. A
+    // missing one would make the API server refuse the Pod on every sync with no word in status.
+    { apiVersion: 'node.k8s.io/v1', resource: 'runtimeclasses' }
   )
   const key = spec.sshPublicKey
   if (isRecord(key) && typeof key.name === 'string' && key.name !== '') {

@@ -94,6 +94,32 @@ export function sshSidecar(input: SshSidecarInput): { container: Container; volu
  * Pod's creation then fails at the API server, which Metacontroller reports as a sync error on
  * the Instance. `namespace` undefined (not observed) is no problem.
  */
+/** Reason of {@link podSecurityForbidsPod}. */
+export const POD_SECURITY_FORBIDS_POD = 'PodSecurityForbidsPod'
+
+/**
+ * Pod Security `restricted` refuses every Instance Pod, with or without SSH: the workload runs the
+ * image's own user with the runtime's default capabilities and seccomp profile, which `restricted`
+ * forbids (it demands runAsNonRoot, `drop: [ALL]` and a seccomp profile). A workspace image cannot
+ * be made to meet that from outside, so the hook reports it instead of rendering a Pod the API
+ * server refuses on every sync. A level Pod Security cannot parse is enforced as `restricted`.
+ */
+export function podSecurityForbidsPod(namespace: KubeObject | undefined): SpecProblem | undefined {
+  const level = namespace?.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]
+  if (namespace === undefined || level === undefined || level === 'privileged' || level === 'baseline') return undefined
+  const name = namespace.metadata.name ?? ''
+  const enforces = level === 'restricted' ? level : `"${level}" (read as restricted)`
+  return {
+    field: 'metadata.namespace',
+    reason: POD_SECURITY_FORBIDS_POD,
+    message:
+      `metadata.namespace: namespace ${name} enforces Pod Security ${enforces} (label ${POD_SECURITY_ENFORCE_LABEL}), ` +
+      'which refuses a workspace Pod that runs its image as built (user, capabilities, seccomp); ' +
+      `set the label to baseline (kubectl label --overwrite namespace ${name} ${POD_SECURITY_ENFORCE_LABEL}=baseline), ` +
+      'or privileged for SSH'
+  }
+}
+
 export function podSecurityForbidsSSH(namespace: KubeObject | undefined): SpecProblem | undefined {
   const level = namespace?.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]
   if (namespace === undefined || level === undefined || level === 'privileged') return undefined

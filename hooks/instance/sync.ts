@@ -27,7 +27,7 @@ import { NamespacedObjectSchema, compositeRequestSchema, type CompositeResponse 
 import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
 import { buildPod } from './pod.ts'
 import { buildService } from './service.ts'
-import { AUTHORIZED_KEYS, podSecurityForbidsSSH } from './ssh.ts'
+import { AUTHORIZED_KEYS, podSecurityForbidsPod, podSecurityForbidsSSH } from './ssh.ts'
 import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
 import { instanceNameProblems, specProblems, typeProblems, withDefaults, type ResolvedSpec, type SpecProblem } from './validate.ts'
 
@@ -37,6 +37,7 @@ export const SERVICE_KEY = 'Service.v1'
 /** Type keys of the related objects the customize hook asks for. */
 export const NAMESPACE_KEY = 'Namespace.v1'
 export const SECRET_KEY = 'Secret.v1'
+export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
 
 /**
  * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -77,6 +78,8 @@ export interface InstanceView {
   secret: KubeObject | undefined
   /** The SSH sidecar image: the Setting's value, else the published default. */
   sshImage: string
+  /** Names of the RuntimeClasses that exist. */
+  runtimeClasses: ReadonlySet<string>
 }
 
 /** Reads the request. */
@@ -102,6 +105,7 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     type: typeObject === undefined ? undefined : ((isRecord(typeObject.spec) ? typeObject.spec : {}) as InstanceTypeSpec),
     namespaceObject: observedObject(related, NAMESPACE_KEY, namespace),
     secret: typeof secretName === 'string' ? observedObject(related, SECRET_KEY, objectKey(secretName, namespace)) : undefined,
+    runtimeClasses: new Set(observedOfType(related, RUNTIME_CLASS_KEY).map((o) => o.metadata.name ?? '')),
     sshImage: settingValue(observedObject(related, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING) as { value?: unknown } | undefined) ??
       DEFAULT_SSH_SERVER_IMAGE
   }
@@ -136,6 +140,16 @@ export function instanceProblems(view: InstanceView): { problems: SpecProblem[],
     const spec = view.spec as unknown as InstanceSpec
     resolved = withDefaults(spec)
     problems.push(...typeProblems(spec, spec.type, view.type))
+    const runtimeClass = view.type?.runtimeClassName
+    if (runtimeClass !== undefined && runtimeClass !== '' && !view.runtimeClasses.has(runtimeClass)) {
+      problems.push({
+        field: 'spec.type',
+        reason: 'RuntimeClassNotFound',
+        message: `spec.type ${spec.type}: the InstanceType's runtimeClassName ${runtimeClass} names no RuntimeClass; create it or fix the InstanceType`
+      })
+    }
+    const restricted = podSecurityForbidsPod(view.namespaceObject)
+    if (restricted !== undefined) problems.push(restricted)
     if (resolved.sshPublicKey !== undefined) {
       const key = sshKeyProblem(resolved.sshPublicKey.name, view.namespace, view.secret)
       if (key !== undefined) problems.push(key)

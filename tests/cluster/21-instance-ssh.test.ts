@@ -130,12 +130,14 @@ t.test('SSH', async (t) => {
     t.same(inst.status.ports.map((p: Obj) => p.name), ['tcp-8888', 'ssh'])
   })
 
-  for (const ns of [BASELINE, RESTRICTED]) {
-    await t.test(`in a namespace enforcing ${ns.slice(4)} the hook reports PodSecurityForbidsSSH and makes no Pod`, async (t) => {
+  // restricted refuses any Instance Pod, so its first reason is PodSecurityForbidsPod; the SSH
+  // problem is still spelled out in the same message.
+  for (const [ns, reason] of [[BASELINE, 'PodSecurityForbidsSSH'], [RESTRICTED, 'PodSecurityForbidsPod']] as const) {
+    await t.test(`in a namespace enforcing ${ns.slice(4)} the hook reports ${reason} and makes no Pod`, async (t) => {
       await apply(instance(ns, 'dev', SSH_SPEC))
       await settle(ns, 'dev')
       const inst = await must(instanceRef(ns, 'dev'))
-      t.same(specValid(inst), ['False', 'PodSecurityForbidsSSH'])
+      t.same(specValid(inst), ['False', reason])
       t.match(condition(inst, 'SpecValid').message, `kubectl label --overwrite namespace ${ns} pod-security.kubernetes.io/enforce=privileged`)
       t.equal(inst.status.phase, 'Failed')
       t.equal(await get(podRef(ns, 'dev')), undefined, 'no Pod')
@@ -156,7 +158,17 @@ t.test('SSH', async (t) => {
 
     await apply(instance(BASELINE, 'plain', WORKSPACE))
     await settle(BASELINE, 'plain')
-    t.ok(await get(podRef(BASELINE, 'plain')), 'an Instance without SSH runs there: the check is about the sidecar only')
+    const plain = await get(podRef(BASELINE, 'plain'))
+    t.ok(plain, 'an Instance without SSH runs under baseline: that check is about the sidecar only')
+
+    // Under restricted even the plain workspace Pod is refused, so the hook reports it instead.
+    const plainCopy: JsonObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain-copy', namespace: RESTRICTED }, spec: plain?.spec as JsonObject }
+    const refusedPlain = await kube.create(podRef(RESTRICTED, ''), plainCopy).then(() => undefined, (err: unknown) => err)
+    t.ok(refusedPlain instanceof KubeError && refusedPlain.status === 403, 'restricted refuses the plain Pod too')
+    await apply(instance(RESTRICTED, 'plain', WORKSPACE))
+    await settle(RESTRICTED, 'plain')
+    t.same(specValid(await must(instanceRef(RESTRICTED, 'plain'))), ['False', 'PodSecurityForbidsPod'])
+    t.equal(await get(podRef(RESTRICTED, 'plain')), undefined, 'no Pod the API server would refuse')
 
     await apply(instance(UNLABELLED, 'dev', SSH_SPEC))
     await settle(UNLABELLED, 'dev')

@@ -10,13 +10,14 @@ const req = (spec: Record<string, unknown>, options: Parameters<typeof instance>
 const common = [
   { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', names: ['instance-ssh-server-image'] },
   { apiVersion: 'v1', resource: 'namespaces', names: [NS] },
-  { apiVersion: 'v1', resource: 'services', namespace: NS, names: [NAME] }
+  { apiVersion: 'v1', resource: 'services', namespace: NS, names: [NAME] },
+  { apiVersion: 'node.k8s.io/v1', resource: 'runtimeclasses' }
 ]
 const typeRule = { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes', names: ['a100'] }
 
 const rows: Array<{ name: string, given: InstanceCustomizeRequest, expected: unknown }> = [
   {
-    name: 'relates the InstanceType by name, the Setting, the own Namespace and the Service named after the Instance',
+    name: 'relates the InstanceType by name, the Setting, the own Namespace, the Service named after the Instance and every RuntimeClass',
     given: req(baseSpec()),
     expected: [typeRule, ...common]
   },
@@ -42,7 +43,8 @@ t.test('every namespaced rule names its namespace and cluster-scoped ones do not
   for (const rule of rules) {
     const namespaced = rule.resource === 'services' || rule.resource === 'secrets'
     t.equal(rule.namespace, namespaced ? NS : undefined, rule.resource)
-    t.equal(rule.labelSelector, undefined, `${rule.resource} is related by name`)
+    t.equal(rule.labelSelector, undefined, `${rule.resource} has no label selector`)
+    if (rule.resource !== 'runtimeclasses') t.equal(rule.names?.length, 1, `${rule.resource} is related by name`)
   }
 })
 

@@ -304,3 +304,26 @@ t.test('sync does not change its request', async (t) => {
   sync(req, NOW)
   t.strictSame(req, copy)
 })
+
+t.test('an InstanceType naming a RuntimeClass that does not exist is a spec error and renders no Pod', async (t) => {
+  const type = instanceType({ families: ['Whole'], runtimeClassName: 'nvidia' })
+  const missing = sync(request({ parent: instance(baseSpec()), related: [type, namespaceObject()] }), NOW)
+  t.strictSame(brief(condition(missing.status, 'SpecValid')), { status: 'False', reason: 'RuntimeClassNotFound' })
+  t.match(condition(missing.status, 'SpecValid')?.message, /runtimeClassName nvidia names no RuntimeClass/)
+  t.strictSame(missing.children, [])
+  const runtimeClass = { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'nvidia' }, handler: 'nvidia' }
+  const present = sync(request({ parent: instance(baseSpec()), related: [type, namespaceObject(), runtimeClass] }), NOW)
+  t.strictSame(brief(condition(present.status, 'SpecValid')), { status: 'True', reason: 'Valid' })
+  t.strictSame(kinds(present.children), ['Pod/ws'])
+})
+
+t.test('a namespace enforcing Pod Security restricted is a spec error: the API server would refuse every Instance Pod', async (t) => {
+  for (const level of ['restricted', 'Restricted']) {
+    const answer = sync(request({ parent: instance(baseSpec()), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': level })] }), NOW)
+    t.strictSame(brief(condition(answer.status, 'SpecValid')), { status: 'False', reason: 'PodSecurityForbidsPod' }, level)
+    t.match(condition(answer.status, 'SpecValid')?.message, /pod-security\.kubernetes\.io\/enforce=baseline/)
+    t.strictSame(answer.children, [])
+  }
+  const baseline = sync(request({ parent: instance(baseSpec()), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })] }), NOW)
+  t.strictSame(brief(condition(baseline.status, 'SpecValid')), { status: 'True', reason: 'Valid' })
+})

@@ -1,0 +1,200 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { isIPv4, isIPv6 } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import t from 'tap'
+import { parseAllDocuments } from 'yaml'
+import { InstanceSchema, type Instance } from '../../hooks/api/instance.ts'
+import { InstanceTypeSchema, type InstanceType } from '../../hooks/api/instancetype.ts'
+import {
+  DEFAULT_SSH_SERVER_IMAGE,
+  ISOLATION_POD_CIDRS_SETTING,
+  SSH_SERVER_IMAGE_SETTING,
+  SettingSchema,
+  type Setting
+} from '../../hooks/api/setting.ts'
+
+const EXAMPLES_DIR = fileURLToPath(new URL('../../deploy/examples/', import.meta.url))
+const NAMESPACE = 'gpu-workspaces'
+
+interface Doc {
+  file: string
+  object: {
+    apiVersion: string
+    kind: string
+    metadata: { name: string; namespace?: string; labels?: Record<string, string> }
+    [field: string]: unknown
+  }
+}
+
+/** Every YAML document under deploy/examples, read the way kubectl reads it (YAML 1.1). */
+function loadExamples(): Doc[] {
+  const docs: Doc[] = []
+  for (const file of readdirSync(EXAMPLES_DIR).filter((name) => name.endsWith('.yaml')).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(EXAMPLES_DIR, file), 'utf8'), { version: '1.1' })) {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`)
+      const object: unknown = doc.toJS()
+      if (object === null || object === undefined) continue
+      docs.push({ file, object: object as Doc['object'] })
+    }
+  }
+  return docs
+}
+
+const examples = loadExamples()
+/** A fresh copy of every example of `kind`, so a test may change it, with its metadata. */
+function ofKind<T>(kind: string): Array<{ file: string; meta: Doc['object']['metadata']; object: T }> {
+  return examples
+    .filter((d) => d.object.kind === kind)
+    .map((d) => ({ file: d.file, meta: d.object.metadata, object: structuredClone(d.object) as T }))
+}
+
+const SCHEMAS: Record<string, TSchema> = {
+  'worker.gpustack.ai/v1alpha1 Instance': InstanceSchema,
+  'worker.gpustack.ai/v1alpha1 InstanceType': InstanceTypeSchema,
+  'gpustack.ai/v1alpha1 Setting': SettingSchema
+}
+
+function errorsOf(schema: TSchema, value: unknown): string[] {
+  return [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`)
+}
+
+t.test('every example is a named Kubernetes object; namespaced ones live in gpu-workspaces', async (t) => {
+  t.ok(examples.length > 0)
+  const clusterScoped = new Set(['Namespace', 'InstanceType', 'Setting'])
+  for (const { file, object } of examples) {
+    t.match(object, { apiVersion: String, kind: String, metadata: { name: String } }, `${file} ${object.kind}`)
+    if (clusterScoped.has(object.kind)) t.equal(object.metadata.namespace, undefined, `${file}: ${object.kind} is cluster-scoped`)
+    else t.equal(object.metadata.namespace, NAMESPACE, `${file}: ${object.kind}/${object.metadata.name}`)
+  }
+  const keys = examples.map(({ object }) => `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`)
+  t.same(keys, [...new Set(keys)], 'no two examples are the same object')
+})
+
+t.test('the namespace enforces Pod Security privileged, which the SSH sidecar needs', async (t) => {
+  const namespaces = examples.filter((d) => d.object.kind === 'Namespace')
+  t.equal(namespaces.length, 1)
+  const namespace = namespaces[0]?.object
+  t.equal(namespace?.metadata.name, NAMESPACE)
+  t.equal(namespace?.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged')
+  // kubectl apply -f deploy/examples/ goes in file-name order: the namespace must come first.
+  const firstNamespaced = examples.findIndex((d) => d.object.metadata.namespace === NAMESPACE)
+  t.ok(examples.findIndex((d) => d.object.kind === 'Namespace') < firstNamespaced, 'the Namespace file sorts first')
+})
+
+t.test('every custom resource example passes the TypeBox schema the hooks check', async (t) => {
+  let checked = 0
+  for (const { file, object } of examples) {
+    const schema = SCHEMAS[`${object.apiVersion} ${object.kind}`]
+    if (schema === undefined) continue
+    checked += 1
+    t.same(errorsOf(schema, object), [], `${file}: ${object.kind}/${object.metadata.name}`)
+    t.ok(Value.Check(schema, object), `${file}: Value.Check`)
+  }
+  t.ok(checked >= 10, `${checked} custom resources checked`)
+})
+
+t.test('there is an InstanceType per device plugin, and the NVIDIA one offers MIG profiles', async (t) => {
+  const types = ofKind<InstanceType>('InstanceType')
+  t.same(types.map((x) => x.object.spec.devicePlugin ?? 'HAMi').sort(), ['GPUStack', 'HAMi', 'NVIDIA'])
+  t.equal(types.find((x) => x.file === 'hami.yaml')?.object.spec.devicePlugin, 'HAMi', 'hami.yaml is the HAMi type')
+  const nvidia = types.find((x) => x.object.spec.devicePlugin === 'NVIDIA')?.object.spec
+  t.ok((nvidia?.partitionProfiles ?? []).length > 0, 'NVIDIA offers partition profiles')
+  t.ok(nvidia?.families?.includes('Partitioned'), 'NVIDIA offers the Partitioned family')
+  t.notOk(nvidia?.families?.includes('Sliced'), 'the NVIDIA device plugin has no Sliced family')
+})
+
+t.test('there is an Instance per family, a CPU-only one and one with SSH and ports', async (t) => {
+  const instances = ofKind<Instance>('Instance').map((x) => x.object)
+  const familyOf = (i: Instance) => {
+    const accelerator = i.spec.resources?.accelerator
+    if (accelerator === undefined || accelerator.count === 0) return 'CPU'
+    return accelerator.family ?? 'Whole'
+  }
+  t.same([...new Set(instances.map(familyOf))].sort(), ['CPU', 'Partitioned', 'Shared', 'Sliced', 'Whole'])
+  const sliced = instances.find((i) => familyOf(i) === 'Sliced')?.spec.resources?.accelerator
+  t.ok(sliced?.memoryPercentage !== undefined && sliced.coresPercentage !== undefined, 'Sliced shows memoryPercentage and coresPercentage')
+  const ssh = instances.find((i) => i.spec.sshPublicKey !== undefined)
+  t.ok(ssh, 'an Instance with SSH')
+  t.ok((ssh?.spec.ports ?? []).length > 0, 'the SSH Instance exposes ports too')
+})
+
+t.test('each Instance can be served by the example InstanceType it names', async (t) => {
+  const types = new Map(ofKind<InstanceType>('InstanceType').map((x) => [x.meta.name, x.object.spec]))
+  for (const { meta, object: instance } of ofKind<Instance>('Instance')) {
+    const name = `Instance ${meta.name}`
+    const type = types.get(instance.spec.type)
+    t.ok(type, `${name}: InstanceType ${instance.spec.type} is an example`)
+    const accelerator = instance.spec.resources?.accelerator
+    if (type === undefined || accelerator === undefined || accelerator.count === 0) continue
+    const family = accelerator.family ?? 'Whole'
+    t.ok((type.families ?? ['Whole']).includes(family), `${name}: ${instance.spec.type} offers ${family}`)
+    t.ok((accelerator.count ?? 1) <= (type.maxCount ?? Infinity), `${name}: count within maxCount`)
+    if (family === 'Sliced') t.not(type.devicePlugin, 'NVIDIA', `${name}: Sliced is not on the NVIDIA plugin`)
+    if (family === 'Partitioned') t.ok(type.partitionProfiles?.includes(accelerator.profile ?? ''), `${name}: profile is offered`)
+  }
+})
+
+t.test("the SSH Instance's Secret holds an authorized_keys line", async (t) => {
+  const secrets = examples.filter((d) => d.object.kind === 'Secret').map((d) => d.object)
+  for (const { meta, object: instance } of ofKind<Instance>('Instance')) {
+    const secretName = instance.spec.sshPublicKey?.name
+    if (secretName === undefined) continue
+    const secret = secrets.find((s) => s.metadata.name === secretName && s.metadata.namespace === meta.namespace)
+    const keys = (secret?.stringData as Record<string, string> | undefined)?.authorized_keys ?? ''
+    const lines = keys.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    t.ok(lines.length > 0, `Secret ${secretName} has authorized_keys`)
+    for (const line of lines) t.match(line, /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]+=* ?\S*$/)
+    t.ok(instance.spec.ports?.every((p) => p.port !== 22 && p.name !== 'ssh'), 'no user port takes the SSH port or name')
+  }
+})
+
+t.test('the Settings: dual-stack pod CIDRs and the published SSH image', async (t) => {
+  const settings = new Map(ofKind<Setting>('Setting').map((x) => [x.meta.name, x.object.value]))
+  const cidrs = (settings.get(ISOLATION_POD_CIDRS_SETTING) ?? '').split(',').map((c) => c.trim())
+  const address = (cidr: string) => cidr.split('/')[0] ?? ''
+  t.ok(cidrs.some((c) => isIPv4(address(c))) && cidrs.some((c) => isIPv6(address(c))), 'one IPv4 and one IPv6 CIDR')
+  for (const cidr of cidrs) {
+    const prefix = Number(cidr.split('/')[1])
+    t.ok(Number.isInteger(prefix) && prefix > 0 && prefix <= (isIPv4(address(cidr)) ? 32 : 128), `${cidr} has a prefix length above 0`)
+  }
+  t.equal(settings.get(SSH_SERVER_IMAGE_SETTING), DEFAULT_SSH_SERVER_IMAGE, 'the SSH image example is the published default')
+})
+
+t.test('the schemas reject bad objects at the field at fault', async (t) => {
+  const instance = ofKind<Instance>('Instance').find((x) => x.file === 'instance-ssh.yaml')?.object
+  const instanceType = ofKind<InstanceType>('InstanceType').find((x) => x.file === 'hami.yaml')?.object
+  const setting = ofKind<Setting>('Setting')[0]?.object
+  if (instance === undefined || instanceType === undefined || setting === undefined) throw new Error('examples missing')
+  const cases: Array<{ name: string, schema: TSchema, given: unknown, path: string }> = [
+    { name: 'an unknown family', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { family: 'Fractional' as 'Whole' } } }), path: '/spec/resources/accelerator/family' },
+    { name: 'a port above 65535', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.ports = [{ port: 70000 }] }), path: '/spec/ports/0/port' },
+    { name: 'a port name over 15 characters', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.ports = [{ port: 80, name: 'a-very-long-port-name' }] }), path: '/spec/ports/0/name' },
+    { name: 'no image', schema: InstanceSchema, given: patch(instance, (i) => { delete (i.spec as Partial<Instance['spec']>).image }), path: '/spec/image' },
+    { name: 'a cpu that is not a quantity', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { cpu: 'lots' } }), path: '/spec/resources/cpu' },
+    { name: 'a memory share of 0%', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { family: 'Sliced', memoryPercentage: 0 } } }), path: '/spec/resources/accelerator/memoryPercentage' },
+    { name: 'a negative count', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { count: -1 } } }), path: '/spec/resources/accelerator/count' },
+    { name: 'a relative mount path', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.workspace = { mountPath: 'work' } }), path: '/spec/workspace/mountPath' },
+    { name: 'stop as a string', schema: InstanceSchema, given: patch(instance, (i) => { (i.spec as Record<string, unknown>).stop = 'yes' }), path: '/spec/stop' },
+    { name: 'an unknown device plugin', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.devicePlugin = 'AMD' as 'HAMi' }), path: '/spec/devicePlugin' },
+    { name: 'no families', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.families = [] }), path: '/spec/families' },
+    { name: 'a node selector value that is not a string', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.nodeSelector = { gpu: true as unknown as string } }), path: '/spec/nodeSelector/gpu' },
+    { name: 'a resource name without a domain', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.resourceName = 'gpu' }), path: '/spec/resourceName' },
+    { name: 'a maxCount of 0', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.maxCount = 0 }), path: '/spec/maxCount' },
+    { name: 'a setting value over 4096 characters', schema: SettingSchema, given: patch(setting, (s) => { s.value = 'x'.repeat(4097) }), path: '/value' }
+  ]
+  for (const c of cases) {
+    const errors = errorsOf(c.schema, c.given)
+    t.notOk(Value.Check(c.schema, c.given), `${c.name} is rejected`)
+    t.ok(errors.some((e) => e.startsWith(`${c.path}: `)), `${c.name} is reported at ${c.path}`, { errors })
+  }
+})
+
+/** A changed deep copy of an example. */
+function patch<T>(value: T, change: (copy: T) => void): T {
+  const copy = structuredClone(value)
+  change(copy)
+  return copy
+}
