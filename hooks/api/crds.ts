@@ -1,0 +1,91 @@
+/**
+ * The product's CustomResourceDefinitions, built from the TypeBox schemas (api.md). `npm run crds`
+ * writes them to `crds/`; a unit test fails when the committed files differ.
+ */
+import { crdFor, type CustomResourceDefinition, type PrinterColumn } from './crd.ts'
+import { InstanceSchema, WORKER_API_VERSION } from './instance.ts'
+import { InstanceTypeSchema } from './instancetype.ts'
+import { SETTING_API_VERSION, SettingSchema } from './setting.ts'
+
+function groupAndVersion(apiVersion: string): { group: string; version: string } {
+  const [group, version] = apiVersion.split('/')
+  if (group === undefined || version === undefined) throw new Error(`not a group/version: ${apiVersion}`)
+  return { group, version }
+}
+
+const AGE: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since the object was created.'
+}
+
+/**
+ * Instance: namespaced, the parent of the Instance CompositeController, so it has the status
+ * subresource (Metacontroller ignores a parent without it and writes status through it).
+ */
+export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
+  ...groupAndVersion(WORKER_API_VERSION),
+  kind: 'Instance',
+  plural: 'instances',
+  singular: 'instance',
+  shortNames: ['inst'],
+  categories: ['gpustack'],
+  scope: 'Namespaced',
+  schema: InstanceSchema,
+  statusSubresource: true,
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'The InstanceType.' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the workspace is in its life.' },
+    {
+      name: 'Ports',
+      type: 'string',
+      jsonPath: '.status.ports[*].nodePort',
+      // The API server prints the first match of a printer column's path only.
+      description: 'Node port of the first exposed port; kubectl get -o yaml lists them all in status.ports.'
+    },
+    { name: 'Node', type: 'string', jsonPath: '.status.nodeName', description: 'Node of the observed Pod.' },
+    AGE
+  ]
+})
+
+/**
+ * InstanceType: cluster-scoped, written by the admin and only read by the hooks (as a related
+ * object). It has no status and nothing writes one, so it gets no status subresource: that
+ * subresource would only make the main endpoint drop status writes nobody makes.
+ */
+export const INSTANCE_TYPE_CRD: CustomResourceDefinition = crdFor({
+  ...groupAndVersion(WORKER_API_VERSION),
+  kind: 'InstanceType',
+  plural: 'instancetypes',
+  singular: 'instancetype',
+  categories: ['gpustack'],
+  scope: 'Cluster',
+  schema: InstanceTypeSchema,
+  statusSubresource: false,
+  printerColumns: [
+    { name: 'Plugin', type: 'string', jsonPath: '.spec.devicePlugin', description: 'Device plugin on the nodes of this type.' },
+    { name: 'Families', type: 'string', jsonPath: '.spec.families', description: 'Accelerator families Instances of this type may use.' },
+    AGE
+  ]
+})
+
+/** Setting: cluster-scoped, one object per knob; its value is the top-level field `value`. */
+export const SETTING_CRD: CustomResourceDefinition = crdFor({
+  ...groupAndVersion(SETTING_API_VERSION),
+  kind: 'Setting',
+  plural: 'settings',
+  singular: 'setting',
+  shortNames: ['set'],
+  categories: ['gpustack'],
+  scope: 'Cluster',
+  schema: SettingSchema,
+  statusSubresource: false,
+  printerColumns: [
+    { name: 'Value', type: 'string', jsonPath: '.value', description: 'The value of the setting.' },
+    AGE
+  ]
+})
+
+/** Every CRD of the product, in a fixed order. */
+export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD]
