@@ -144,7 +144,13 @@ export type EnvVar = Static<typeof EnvVarSchema>
 /** Instance spec. */
 export const InstanceSpecSchema = Type.Object(
   {
-    type: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the InstanceType: decides node placement and how accelerators are requested.' }),
+    type: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description:
+        'Name of the InstanceType: decides node placement and how accelerators are requested. At most 63 ' +
+        'characters: the Pod carries it as a label value.'
+    }),
     image: Type.String({ minLength: 1, description: 'Workload container image.' }),
     imagePullPolicy: Type.Optional(
       StringEnum(['Always', 'IfNotPresent', 'Never'], { default: 'IfNotPresent', description: 'When to pull image.' })
@@ -300,6 +306,16 @@ export const InstanceSchema = Type.Object(
     spec: InstanceSpecSchema,
     status: Type.Optional(InstanceStatusSchema)
   },
-  { description: 'A container workspace backed by a Pod with an accelerator, reached through a NodePort Service.' }
+  {
+    description: 'A container workspace backed by a Pod with an accelerator, reached through a NodePort Service.',
+    // The name becomes the part-of label value (at most 63) and the Service name (a DNS-1035
+    // label); the API server itself only asks a DNS subdomain of custom resources.
+    ...cel({
+      rule: "size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+      message:
+        'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting ' +
+        'with a letter and ending with a letter or digit (it names the Pod label and the Service)'
+    })
+  }
 )
 export type Instance = Static<typeof InstanceSchema>

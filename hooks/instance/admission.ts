@@ -39,7 +39,7 @@ export function reviewInstance(request: AdmissionRequest): Verdict {
 
 function checks(spec: unknown, name: string | undefined): string[] {
   const problems = specProblems(spec)
-  if (name !== undefined && name !== '') problems.push(...instanceNameProblems(name, spec))
+  if (name !== undefined && name !== '') problems.push(...instanceNameProblems(name))
   return problems.map((p) => p.message)
 }
 

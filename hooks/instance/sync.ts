@@ -134,7 +134,7 @@ export function sshKeyProblem(secretName: string, namespace: string, secret: Kub
 export function instanceProblems(view: InstanceView): { problems: SpecProblem[], resolved: ResolvedSpec | undefined } {
   const problems = specProblems(view.spec)
   const wellFormed = problems.length === 0
-  problems.push(...instanceNameProblems(view.name, view.spec))
+  problems.push(...instanceNameProblems(view.name))
   let resolved: ResolvedSpec | undefined
   if (wellFormed) {
     const spec = view.spec as unknown as InstanceSpec

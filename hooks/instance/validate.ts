@@ -93,27 +93,23 @@ export function specProblems(spec: unknown): SpecProblem[] {
     seen.add(error.path)
     problems.push(invalid(fieldOf(error.path), schemaMessage(error)))
   }
-  if (typeof spec.type === 'string' && spec.type.length > LABEL_VALUE_MAX) {
-    problems.push(invalid('spec.type',
-      `spec.type ${spec.type} is ${spec.type.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`))
-  }
+  // spec.type's 63-character limit (it becomes a label value) is the schema's maxLength.
   return [...problems, ...specRuleProblems(spec)]
 }
 
 /**
  * Problems of the Instance name: it names the Pod and becomes the part-of label value (at most
- * 63 characters), and it names the Service when one is made (ports listed, or SSH on), which must
- * be a DNS-1035 label (lower-case letters, digits and `-`, starting with a letter).
+ * 63 characters), and it names the Service, which must be a DNS-1035 label (lower-case letters,
+ * digits and `-`, starting with a letter). The rule holds whether or not ports are listed today,
+ * as the CRD's CEL rule has it, so adding a port later never strands an Instance.
  */
-export function instanceNameProblems(name: string, spec: unknown): SpecProblem[] {
+export function instanceNameProblems(name: string): SpecProblem[] {
   const problems: SpecProblem[] = []
   if (name.length > LABEL_VALUE_MAX) {
     problems.push(invalid('metadata.name',
       `metadata.name ${name} is ${name.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`))
   }
-  const s = isRecord(spec) ? spec : {}
-  const servesPorts = (Array.isArray(s.ports) && s.ports.length > 0) || s.sshPublicKey !== undefined
-  if (servesPorts && name.length <= LABEL_VALUE_MAX && !DNS1035_LABEL.test(name)) {
+  if (name.length <= LABEL_VALUE_MAX && !DNS1035_LABEL.test(name)) {
     problems.push(invalid('metadata.name',
       `metadata.name ${name} cannot name the Instance's Service: a Service name must be a DNS-1035 label ` +
       '(lower-case letters, digits and -, starting with a letter and ending with a letter or digit)'))

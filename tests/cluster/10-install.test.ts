@@ -173,6 +173,7 @@ const MSG = {
   workspace: 'size and claimName are exclusive: an ephemeral size or a claim',
   ssh22: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
   partitionProfiles: 'spec.partitionProfiles needs Partitioned in spec.families',
+  instanceName: 'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting with a letter and ending with a letter or digit (it names the Pod label and the Service)',
   podCidrs: 'value of instance-isolation-pod-cidrs must be comma-separated canonical CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56'
 } as const
 
@@ -204,6 +205,8 @@ const INSTANCE_CASES: CelCase[] = [
     object: instance('env-both', { env: [{ name: 'TOKEN', value: 'x', valueFrom: { secretKeyRef: { name: 'hf', key: 'token' } } }] }),
     message: MSG.envValue
   },
+  { name: 'an Instance name starting with a digit', object: instance('1st-notebook', {}), message: MSG.instanceName },
+  { name: 'an Instance name of 64 characters', object: instance('n'.repeat(64), {}), message: MSG.instanceName },
   { name: 'workspace size with claimName', object: instance('ws-both', { workspace: { size: '10Gi', claimName: 'data' } }), message: MSG.workspace },
   {
     name: 'SSH with port 22/UDP',
