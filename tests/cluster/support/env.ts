@@ -20,7 +20,14 @@ export const WEBHOOKS: readonly WebhookTarget[] = [
     path: '/admission/instance',
     apiGroup: 'worker.gpustack.ai',
     apiVersion: 'v1alpha1',
-    resource: 'instances'
+    resource: 'instances',
+    hook: 'admission_instance',
+    probe: {
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'Instance',
+      metadata: { name: 'webhook-probe', namespace: 'default' },
+      spec: { type: 'probe', image: 'probe' }
+    }
   }
 ]
 
@@ -55,6 +62,13 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
       if (paths.length === 0) return
       await cluster.kubectl(['apply', ...paths.flatMap((p) => ['-f', p])])
       await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...paths.flatMap((p) => ['-f', p])])
+      // Established comes a moment before the new storage serves lists (429 "storage is
+      // (re)initializing"), and the driver's first list must not meet that.
+      for (const path of paths) {
+        const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', "jsonpath={.spec.names.plural}.{.spec.group}"])
+        await eventually(`${stdout} to list`, async () =>
+          (await cluster.kubectl(['get', stdout, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined)
+      }
     }
     const crdDir = join(ROOT, 'crds')
     const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(crdDir, f))

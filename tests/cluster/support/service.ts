@@ -29,6 +29,10 @@ export interface WebhookTarget {
   apiGroup: string
   apiVersion: string
   resource: string
+  /** Metric label of the route (`admission_instance`), to see the API server call it. */
+  hook: string
+  /** A valid object the webhook admits; created with server-side dry-run to probe the wiring. */
+  probe: Record<string, unknown>
 }
 
 async function freePort(): Promise<number> {
@@ -93,10 +97,21 @@ export async function startHookService(cluster: TestCluster): Promise<HookServic
 
 const webhookCa = new WeakMap<HookService, string>()
 
+/** How many requests the service has answered on `hook`, from its /metrics. */
+async function answered(service: HookService, hook: string): Promise<number> {
+  const text = await (await fetch(`${service.hooksUrl}/metrics`)).text()
+  let total = 0
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`gpuhooks_hook_requests_total{hook="${hook}",`)) total += Number(line.split(' ').pop())
+  }
+  return total
+}
+
 /**
  * Registers `targets` as one ValidatingWebhookConfiguration calling the service by URL, with
  * failurePolicy Fail (a spec the webhook cannot judge is refused, not let through), and waits
- * until the API server actually calls it: a dry-run create of `probe` must be refused.
+ * until the API server actually calls each webhook: a server-side dry-run create of the target's
+ * probe object must show up in the service's request count for that route.
  */
 export async function registerWebhooks(
   cluster: TestCluster,
@@ -128,4 +143,14 @@ export async function registerWebhooks(
     }))
   }
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configuration) })
+  for (const target of targets) {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const before = await answered(service, target.hook)
+      await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(target.probe), allowFail: true })
+      if ((await answered(service, target.hook)) > before) break
+      if (Date.now() > deadline) throw new Error(`the API server did not call webhook ${target.name} within 30 s`)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
 }
