@@ -9,6 +9,7 @@
 import t from 'tap'
 import { eventually, startEnv } from './support/env.ts'
 import { isReason, resourcePath, type ResourceRef } from './support/kube.ts'
+import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 const env = await startEnv()
@@ -19,23 +20,11 @@ const FINALIZER = 'metacontroller.io/compositecontroller-gpuhooks-instance'
 
 // Loose views of what the API server returns; every read is checked by value below.
 type Obj = any
-const instanceRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace, name })
-const podRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace, name })
-const serviceRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'services', namespace, name })
+const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
-async function get(ref: ResourceRef): Promise<Obj | undefined> {
-  try {
-    return (await kube.get(ref)).body
-  } catch (err) {
-    if (isReason(err, 'NotFound')) return undefined
-    throw err
-  }
-}
-async function must(ref: ResourceRef): Promise<Obj> {
-  const o = await get(ref)
-  if (o === undefined) throw new Error(`${resourcePath(ref)} not found`)
-  return o
-}
+const reads = reader(kube)
+const get = async (ref: ResourceRef): Promise<Obj | undefined> => await reads.get(ref)
+const must = async (ref: ResourceRef): Promise<Obj> => await reads.must(ref)
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const nodePorts = (svc: Obj): Record<string, number> => Object.fromEntries(svc.spec.ports.map((p: Obj) => [p.name, p.nodePort]))
 const inRange = (n: unknown): boolean => typeof n === 'number' && n >= 30000 && n <= 32767
@@ -72,28 +61,11 @@ async function nodePortFree(nodePort: number): Promise<boolean> {
   return true
 }
 
-/**
- * A freshly installed CRD is Established before the API server's watch cache for it is ready: until
- * then a list answers 429 "storage is (re)initializing", which a real Metacontroller retries.
- */
-async function storageReady(): Promise<void> {
-  for (const [apiVersion, resource] of [['worker.gpustack.ai/v1alpha1', 'instances'], ['worker.gpustack.ai/v1alpha1', 'instancetypes'], ['gpustack.ai/v1alpha1', 'settings']] as const) {
-    await eventually(`${resource} to be listable`, async () => {
-      try {
-        return await kube.list({ apiVersion, resource })
-      } catch (err) {
-        if (isReason(err, 'TooManyRequests')) return undefined
-        throw err
-      }
-    })
-  }
-}
 
 const GPU_TOLERATION = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }
 const NAMESPACES = ['lifecycle', 'phases', 'quiet', 'retype', 'taken']
 
 t.before(async () => {
-  await storageReady()
   for (const ns of NAMESPACES) await cluster.kubectl(['create', 'namespace', ns])
   for (const ns of NAMESPACES) await cluster.kubectl(['wait', '--for=create', '-n', ns, 'serviceaccount/default', '--timeout=60s'])
   const type = (name: string, cpu: string): JsonObject => ({

@@ -6,8 +6,9 @@
  * judged by our webhook as the API server calls it. The rest of the controller: 20-instance.test.ts.
  */
 import t from 'tap'
-import { eventually, startEnv } from './support/env.ts'
-import { isReason, KubeError, resourcePath, type ResourceRef } from './support/kube.ts'
+import { startEnv } from './support/env.ts'
+import { KubeError, type ResourceRef } from './support/kube.ts'
+import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 const env = await startEnv()
@@ -17,23 +18,11 @@ const driver = env.driver('gpuhooks-instance')
 
 // Loose views of what the API server returns; every read is checked by value below.
 type Obj = any
-const instanceRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace, name })
-const podRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace, name })
-const serviceRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'services', namespace, name })
+const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
-async function get(ref: ResourceRef): Promise<Obj | undefined> {
-  try {
-    return (await kube.get(ref)).body
-  } catch (err) {
-    if (isReason(err, 'NotFound')) return undefined
-    throw err
-  }
-}
-async function must(ref: ResourceRef): Promise<Obj> {
-  const o = await get(ref)
-  if (o === undefined) throw new Error(`${resourcePath(ref)} not found`)
-  return o
-}
+const reads = reader(kube)
+const get = async (ref: ResourceRef): Promise<Obj | undefined> => await reads.get(ref)
+const must = async (ref: ResourceRef): Promise<Obj> => await reads.must(ref)
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const specValid = (o: Obj): [string, string] => [condition(o, 'SpecValid')?.status, condition(o, 'SpecValid')?.reason]
 const settle = (namespace: string, name: string) => driver.settle({ namespace, name }, { maxPasses: 3 })
@@ -55,29 +44,12 @@ const AUTHORIZED_KEYS = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlaceholderReplace
 const WORKSPACE = { type: 'hami', image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'] }
 const SSH_SPEC = { ...WORKSPACE, sshPublicKey: { name: 'keys' }, ports: [{ port: 22 }, { port: 8888 }], resources: { accelerator: { count: 1 } } }
 
-/**
- * A freshly installed CRD is Established before the API server's watch cache for it is ready: until
- * then a list answers 429 "storage is (re)initializing", which a real Metacontroller retries.
- */
-async function storageReady(): Promise<void> {
-  for (const [apiVersion, resource] of [['worker.gpustack.ai/v1alpha1', 'instances'], ['worker.gpustack.ai/v1alpha1', 'instancetypes'], ['gpustack.ai/v1alpha1', 'settings']] as const) {
-    await eventually(`${resource} to be listable`, async () => {
-      try {
-        return await kube.list({ apiVersion, resource })
-      } catch (err) {
-        if (isReason(err, 'TooManyRequests')) return undefined
-        throw err
-      }
-    })
-  }
-}
 
 async function secret(namespace: string): Promise<void> {
   await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keys', namespace }, stringData: { authorized_keys: AUTHORIZED_KEYS } })
 }
 
 t.before(async () => {
-  await storageReady()
   const namespaces: [string, Record<string, string>][] = [
     [PRIVILEGED, { 'pod-security.kubernetes.io/enforce': 'privileged' }],
     [BASELINE, { 'pod-security.kubernetes.io/enforce': 'baseline' }],

@@ -19,6 +19,7 @@ import { DECORATOR_ANNOTATION } from '../support/server-defaults.ts'
 import type { SettleReport } from './support/driver.ts'
 import { eventually, startEnv } from './support/env.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
+import { reader, refs } from './support/reads.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const CONTROLLER = 'gpuhooks-instance-isolation'
@@ -35,21 +36,14 @@ const isolation = env.driver(CONTROLLER)
 
 const nsRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'namespaces', name })
 const policyRef = (namespace: string, name = POLICY): ResourceRef => ({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', namespace, name })
-const instanceRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace, name })
+const instanceRef = refs.instance
 const SETTING: ResourceRef = { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', name: POD_CIDRS }
 
 const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
 const annotations = (o: JsonObject): Record<string, string> => (isObject(meta(o).annotations) ? (meta(o).annotations as Record<string, string>) : {})
 const spec = (o: JsonObject): JsonObject => (isObject(o.spec) ? o.spec : {})
 
-async function getOrUndefined(ref: ResourceRef): Promise<JsonObject | undefined> {
-  try {
-    return (await kube.get(ref)).body
-  } catch (err) {
-    if (isReason(err, 'NotFound')) return undefined
-    throw err
-  }
-}
+const getOrUndefined = reader(kube).get
 
 /** Every NetworkPolicy of the cluster as `namespace/name`, sorted. */
 async function allPolicies(): Promise<string[]> {
