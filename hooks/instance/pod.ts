@@ -63,7 +63,7 @@ export function buildPod(input: PodInput): KubeObject {
       visibility: accelerator.sidecar
     })
     containers.push(sidecar.container)
-    volumes.push(sidecar.volume)
+    volumes.push(...sidecar.volumes)
   }
 
   const pullSecrets = (spec.imagePullSecrets ?? []).map((s) => ({ name: s.name }))

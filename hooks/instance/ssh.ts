@@ -38,8 +38,16 @@ export const SSH_KEYS_MOUNT_PATH = '/etc/ssh/gpuhooks'
 export const AUTHORIZED_KEYS = 'authorized_keys'
 /** File mode of the mounted key file: 0400, read-only for root (sshd's StrictModes). */
 export const AUTHORIZED_KEYS_MODE = 0o400
-/** Capabilities `sshd` adds after dropping ALL: what nsenter, chroot and sshd need. */
-export const SSH_CAPABILITIES = ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'AUDIT_WRITE'] as const
+/**
+ * Capabilities `sshd` adds after dropping ALL: what nsenter, chroot and sshd need, plus SETPCAP,
+ * without which a session cannot empty its bounding set and a root workspace's session would keep
+ * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-enter` refuses root sessions without it).
+ * SETPCAP is allowed by Pod Security baseline, so it does not raise the level the Pod needs.
+ */
+export const SSH_CAPABILITIES = ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'] as const
+/** Volume and path of sshd's host keys: an emptyDir keeps them across sidecar restarts. */
+export const SSH_HOST_KEYS_VOLUME = 'ssh-host-keys'
+export const SSH_HOST_KEYS_MOUNT_PATH = '/var/lib/gpuhooks-sshd'
 /** The sidecar's cpu and memory requests; it has no limits. */
 export const SSH_SIDECAR_REQUESTS = { cpu: '50m', memory: '64Mi' } as const
 
@@ -59,7 +67,7 @@ export interface SshSidecarInput {
 }
 
 /** The `sshd` container and the volume of the key Secret. */
-export function sshSidecar(input: SshSidecarInput): { container: Container; volume: Volume } {
+export function sshSidecar(input: SshSidecarInput): { container: Container; volumes: Volume[] } {
   const requests: Record<string, string> = { ...SSH_SIDECAR_REQUESTS, ...input.visibility }
   const resources: Container['resources'] =
     Object.keys(input.visibility).length > 0 ? { limits: { ...input.visibility }, requests } : { requests }
@@ -74,16 +82,23 @@ export function sshSidecar(input: SshSidecarInput): { container: Container; volu
       privileged: false
     },
     // A directory mount, not a subPath file: the kubelet updates it when the Secret changes.
-    volumeMounts: [{ name: SSH_KEYS_VOLUME, mountPath: SSH_KEYS_MOUNT_PATH, readOnly: true }]
+    volumeMounts: [
+      { name: SSH_KEYS_VOLUME, mountPath: SSH_KEYS_MOUNT_PATH, readOnly: true },
+      // Host keys survive a sidecar restart, so clients do not see a changed host key.
+      { name: SSH_HOST_KEYS_VOLUME, mountPath: SSH_HOST_KEYS_MOUNT_PATH }
+    ]
   }
-  const volume: Volume = {
-    name: SSH_KEYS_VOLUME,
-    secret: {
-      secretName: input.secretName,
-      items: [{ key: AUTHORIZED_KEYS, path: AUTHORIZED_KEYS, mode: AUTHORIZED_KEYS_MODE }]
-    }
-  }
-  return { container, volume }
+  const volumes: Volume[] = [
+    {
+      name: SSH_KEYS_VOLUME,
+      secret: {
+        secretName: input.secretName,
+        items: [{ key: AUTHORIZED_KEYS, path: AUTHORIZED_KEYS, mode: AUTHORIZED_KEYS_MODE }]
+      }
+    },
+    { name: SSH_HOST_KEYS_VOLUME, emptyDir: {} }
+  ]
+  return { container, volumes }
 }
 
 /**

@@ -85,7 +85,7 @@ t.test('SSH', async (t) => {
     t.equal(sshd.image, SSHD_IMAGE, 'the image comes from the Setting')
     t.same(sshd.securityContext, {
       allowPrivilegeEscalation: true,
-      capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
+      capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
       privileged: false
     })
     t.same(sshd.ports, [{ name: 'ssh', containerPort: 22, protocol: 'TCP' }])

@@ -9,13 +9,17 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 
 const securityContext = {
   allowPrivilegeEscalation: true,
-  capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
+  capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
   privileged: false
 }
-const keyVolume = {
-  name: 'ssh-authorized-keys',
-  secret: { secretName: 'nb-keys', items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 256 }] }
-}
+const volumes = [
+  { name: 'ssh-authorized-keys', secret: { secretName: 'nb-keys', items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 256 }] } },
+  { name: 'ssh-host-keys', emptyDir: {} }
+]
+const volumeMounts = [
+  { name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true },
+  { name: 'ssh-host-keys', mountPath: '/var/lib/gpuhooks-sshd' }
+]
 
 const sidecarCases: Array<{ name: string; given: SshSidecarInput; expected: ReturnType<typeof sshSidecar> }> = [
   {
@@ -28,9 +32,9 @@ const sidecarCases: Array<{ name: string; given: SshSidecarInput; expected: Retu
         ports: [{ name: 'ssh', containerPort: 22, protocol: 'TCP' }],
         resources: { requests: { cpu: '50m', memory: '64Mi' } },
         securityContext,
-        volumeMounts: [{ name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true }]
+        volumeMounts
       },
-      volume: keyVolume
+      volumes
     }
   },
   {
@@ -46,9 +50,9 @@ const sidecarCases: Array<{ name: string; given: SshSidecarInput; expected: Retu
           requests: { cpu: '50m', memory: '64Mi', 'device.gpustack.ai/nvidia.visibility': '2' }
         },
         securityContext,
-        volumeMounts: [{ name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true }]
+        volumeMounts
       },
-      volume: keyVolume
+      volumes
     }
   }
 ]
@@ -60,11 +64,11 @@ for (const c of sidecarCases) {
 }
 
 t.test('the key Secret is mounted as a directory so key rotation is seen', async (t) => {
-  const { container, volume } = sshSidecar({ image: 'sshd:1', secretName: 'nb-keys', visibility: {} })
+  const { container, volumes: [volume] } = sshSidecar({ image: 'sshd:1', secretName: 'nb-keys', visibility: {} })
   const mount = container.volumeMounts?.[0]
   t.strictSame(mount, { name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true })
   t.equal(mount?.subPath, undefined, 'a subPath mount would never see a rotated key')
-  t.strictSame(volume.secret?.items, [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o400 }])
+  t.strictSame(volume?.secret?.items, [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o400 }])
 })
 
 const gpustack: InstanceTypeSpec = { devicePlugin: 'GPUStack', families: ['Whole', 'Partitioned'], partitionProfiles: ['1g.10gb'] }
@@ -82,7 +86,7 @@ t.test('the SSH sidecar comes after main and shares the process namespace', asyn
   const pod = render({ type: 'g', image: 'x', sshPublicKey: { name: 'nb-keys' } }, hami, 'sshd:1')
   t.strictSame(containers(pod).map((c) => c.name), ['main', 'sshd'])
   t.equal((pod.spec as { shareProcessNamespace?: boolean }).shareProcessNamespace, true)
-  t.strictSame((pod.spec as { volumes: unknown[] }).volumes, [{ name: 'workspace', emptyDir: {} }, keyVolume])
+  t.strictSame((pod.spec as { volumes: unknown[] }).volumes, [{ name: 'workspace', emptyDir: {} }, ...volumes])
 })
 
 t.test('without SSH there is no sidecar and no shared process namespace', async (t) => {
