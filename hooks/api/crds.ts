@@ -40,9 +40,8 @@ export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
     {
       name: 'Ports',
       type: 'string',
-      jsonPath: '.status.ports[*].nodePort',
-      // The API server prints the first match of a printer column's path only.
-      description: 'Node port of the first exposed port; kubectl get -o yaml lists them all in status.ports.'
+      jsonPath: '.status.nodePorts',
+      description: 'Allocated node ports, <port>:<nodePort>/<protocol>.'
     },
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName', description: 'Node of the observed Pod.' },
     AGE

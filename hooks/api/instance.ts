@@ -277,6 +277,13 @@ export const InstanceStatusSchema = Type.Object(
         { description: 'Ports of the observed Service with their node ports.' }
       )
     ),
+    nodePorts: Type.Optional(
+      Type.String({
+        description:
+          'Every allocated node port as <port>:<nodePort>/<protocol>, comma-separated (8888:31000/TCP,22:31022/TCP): ' +
+          'status.ports on one line, for the Ports column of kubectl get.'
+      })
+    ),
     accessAddresses: Type.Optional(
       Type.Array(Type.String(), { description: '<hostIP>:<nodePort> per port while a Pod runs (externalTrafficPolicy Local).' })
     ),

@@ -226,6 +226,14 @@ export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['
   return { family: str(declared.family) ?? 'Whole', count, resources: extended }
 }
 
+/**
+ * `8888:31000/TCP,22:31022/TCP`: every allocated node port on one line, for the Ports printer
+ * column (a printer column shows only the first match of a list path).
+ */
+export function nodePortSummary(ports: NonNullable<InstanceStatus['ports']>): string {
+  return ports.filter((p) => p.nodePort !== undefined).map((p) => `${p.port}:${p.nodePort}/${p.protocol}`).join(',')
+}
+
 /** The whole status. */
 export function instanceStatus(input: StatusInput): InstanceStatus {
   const { phase, message } = instancePhase(input)
@@ -242,7 +250,11 @@ export function instanceStatus(input: StatusInput): InstanceStatus {
   const hostIP = str(podStatus.hostIP)
   if (hostIP !== undefined) status.hostIP = hostIP
   const ports = statusPorts(input.service, input.spec)
-  if (ports.length > 0) status.ports = ports
+  if (ports.length > 0) {
+    status.ports = ports
+    const summary = nodePortSummary(ports)
+    if (summary !== '') status.nodePorts = summary
+  }
   if (phase === 'Running' && hostIP !== undefined) {
     const addresses = accessAddresses(hostIP, ports)
     if (addresses.length > 0) status.accessAddresses = addresses

@@ -111,6 +111,10 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     t.equal(inst.status.phase, 'Pending')
     t.equal(inst.status.podName, name)
     t.same(inst.status.accelerator, { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpucores': '100', 'nvidia.com/gpumem-percentage': '100' } })
+    const table = await cluster.kubectl(['get', 'instance', name, '-n', 'lifecycle', '--no-headers', '-o', 'custom-columns=PORTS:.status.nodePorts'])
+    t.equal(table.stdout.trim(), `8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`, 'the Ports column lists every node port')
+    const printed = await cluster.kubectl(['get', 'instance', name, '-n', 'lifecycle'])
+    t.match(printed.stdout, new RegExp(`TYPE +PHASE +PORTS +NODE +AGE[\\s\\S]*8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`), 'kubectl get prints them in the Ports column')
   })
 
   await t.test('stopping deletes the Pod and keeps the Service and its node ports', async (t) => {

@@ -199,7 +199,7 @@ t.test('printer columns are the ones api.md lists', async (t) => {
   t.same(columns(INSTANCE_CRD), [
     ['Type', 'string', '.spec.type'],
     ['Phase', 'string', '.status.phase'],
-    ['Ports', 'string', '.status.ports[*].nodePort'],
+    ['Ports', 'string', '.status.nodePorts'],
     ['Node', 'string', '.status.nodeName'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])

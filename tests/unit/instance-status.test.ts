@@ -257,6 +257,7 @@ t.test('a running Instance reports pod facts, ports, access addresses, accelerat
       { name: 'jupyter', port: 8888, protocol: 'TCP', nodePort: 31001 },
       { name: 'udp-53', port: 53, protocol: 'UDP', nodePort: 31002 }
     ],
+    nodePorts: '8888:31001/TCP,53:31002/UDP',
     accessAddresses: ['192.0.2.7:31001', '192.0.2.7:31002'],
     accelerator: { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '100' } },
     conditions: [
@@ -270,7 +271,7 @@ t.test('a running Instance reports pod facts, ports, access addresses, accelerat
 
 t.test('a stopped Instance omits pod facts and access addresses but reports its ports', async (t) => {
   const status = instanceStatus(input({ spec: { ...spec, stop: true }, service }))
-  t.strictSame(Object.keys(status), ['phase', 'message', 'ports', 'conditions', 'observedGeneration'])
+  t.strictSame(Object.keys(status), ['phase', 'message', 'ports', 'nodePorts', 'conditions', 'observedGeneration'])
   t.notMatch(JSON.stringify(status), /null/)
 })
 
