@@ -417,6 +417,7 @@ t.test('an Instance status with every field of the schema reads back unpruned th
       { name: 'ssh', port: 22, protocol: 'TCP', nodePort: 30022 },
       { name: 'web', port: 8000, protocol: 'TCP', nodePort: 30800 }
     ],
+    nodePorts: '22:30022/TCP,8000:30800/TCP',
     accessAddresses: ['192.168.10.21:30022', '192.168.10.21:30800'],
     accelerator: { family: 'Sliced', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '25' } },
     conditions: [
