@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml'
 import { WORKER_API_VERSION } from '../../hooks/api/instance.ts'
 import { INSTANCE_TYPE_TYPE_KEY } from '../../hooks/api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE, SETTING_API_VERSION, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING } from '../../hooks/api/setting.ts'
-import { NAMESPACE_KEY, POD_KEY, SECRET_KEY, SERVICE_KEY, sync as instanceSync, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import { NAMESPACE_KEY, POD_KEY, RUNTIME_CLASS_KEY, SECRET_KEY, SERVICE_KEY, sync as instanceSync, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'
 import { applied, CREATED, STARTED, storedChild, type Owner } from './stored.ts'
@@ -217,7 +217,7 @@ function instanceRequest(parent: InstanceSyncRequest['parent'], children: KubeOb
     controller: controllerObject('instance.yaml', 'CompositeController'),
     parent,
     children: byType(children, [POD_KEY, SERVICE_KEY]) as InstanceSyncRequest['children'],
-    related: byType([...related, ...services], [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY]) as InstanceSyncRequest['related'],
+    related: byType([...related, ...services], [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY, RUNTIME_CLASS_KEY]) as InstanceSyncRequest['related'],
     finalizing: false
   }
 }
@@ -228,7 +228,8 @@ function instanceRequest(parent: InstanceSyncRequest['parent'], children: KubeOb
  * Secret; the status is what the previous sync wrote.
  */
 export function runningInstanceRequest(name = 'ws', namespace = 'team-a', seed = 1): InstanceSyncRequest {
-  const related = [instanceTypeObject(), setting(SSH_SERVER_IMAGE_SETTING, DEFAULT_SSH_SERVER_IMAGE, 903), namespaceObject(namespace, 904), keySecret(namespace)]
+  const runtimeClass = applied({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'nvidia' }, handler: 'nvidia' }, 905)
+  const related = [instanceTypeObject(), setting(SSH_SERVER_IMAGE_SETTING, DEFAULT_SSH_SERVER_IMAGE, 903), namespaceObject(namespace, 904), keySecret(namespace), runtimeClass]
   const fresh = storedInstance(name, namespace, seed)
   const owner: Owner = { apiVersion: WORKER_API_VERSION, kind: 'Instance', name, uid: String(fresh.metadata.uid) }
   const desired = instanceSync(instanceRequest(fresh, [], related), SETTLED).children as KubeObject[]
