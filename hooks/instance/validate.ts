@@ -10,9 +10,9 @@
  * Choices where the spec is silent:
  * - The `ssh` port name is reserved whether or not SSH is on, as the CRD's CEL rule has it.
  * - Names that end up in other objects are checked where they would break those objects:
- *   `spec.type` becomes a label value (at most 63 characters), the Instance name becomes a label
- *   value and, when a Service is made, a Service name (a DNS-1035 label)
- *   ({@link instanceNameProblems}).
+ *   `spec.type` becomes a label value (at most 63 characters, the schema's maxLength), the
+ *   Instance name becomes a label value and the Service name (a DNS-1035 label), whether or not
+ *   ports are listed today ({@link instanceNameProblems}).
  * - {@link withDefaults} folds an accelerator with count 0 into "no accelerator": the CRD allows no
  *   other accelerator field with count 0, so the two mean the same CPU-only workspace, and every
  *   consumer tests one shape. A spec without `workspace` still gets one: an emptyDir at
