@@ -7,6 +7,7 @@
  * HTTP error (the hook answers 200 with a status condition); a bug is a 500 whose body only points
  * at the log line carrying the request id.
  */
+import { createHash } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type FastifyError } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema, Static } from '@sinclair/typebox'
@@ -121,6 +122,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       message: `internal error; the service log has the details under request id ${request.id}`,
       requestId: request.id
     })
+  })
+
+  // ETag for the Metacontroller hooks (a hook's `etag: {enabled: true}`): the tag is a hash of
+  // the answer, taken after the hook ran, so a timer resync still sees a fresh answer; a request
+  // whose If-None-Match holds that tag gets 304 and Metacontroller reuses its cached body.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const hook = (request.routeOptions.config as { hook?: string } | undefined)?.hook
+    if (hook === undefined || reply.statusCode !== 200 || typeof payload !== 'string') return payload
+    if (!request.url.startsWith('/hooks/')) return payload
+    const etag = `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
+    reply.header('etag', etag)
+    if (request.headers['if-none-match'] === etag) {
+      reply.code(304)
+      return ''
+    }
+    return payload
   })
 
   app.addHook('onResponse', async (request, reply) => {

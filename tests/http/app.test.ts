@@ -168,3 +168,36 @@ t.test('surfaces split the routes between the hook and admission listeners', asy
   t.equal((await admission.inject({ method: 'POST', url: '/hooks/test/echo', payload: {} })).statusCode, 404)
   t.equal((await admission.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
+
+t.test('hooks answer an ETag of the answer, and 304 to a request that already holds it', async (t) => {
+  const server = await app()
+  const payload = { parent: { metadata: { name: 'a' } } }
+  const first = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload })
+  t.equal(first.statusCode, 200)
+  const etag = first.headers.etag
+  t.match(etag, /^"[A-Za-z0-9_-]{27}"$/)
+  const again = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload, headers: { 'if-none-match': String(etag) } })
+  t.equal(again.statusCode, 304)
+  t.equal(again.body, '')
+  const other = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: { name: 'b' } } }, headers: { 'if-none-match': String(etag) } })
+  t.equal(other.statusCode, 200, 'a different answer is sent whole')
+  t.not(other.headers.etag, etag)
+  t.equal(other.json().name, 'b')
+})
+
+t.test('the ETag follows the answer, not the request: a new clock reading makes a new tag', async (t) => {
+  let now = new Date('2026-01-01T00:00:00.000Z')
+  const server = await app({ clock: () => now })
+  const payload = { parent: { metadata: { name: 'a' } } }
+  const first = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload })
+  now = new Date('2026-01-01T00:00:01.000Z')
+  const second = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload, headers: { 'if-none-match': String(first.headers.etag) } })
+  t.equal(second.statusCode, 200)
+  t.not(second.headers.etag, first.headers.etag)
+})
+
+t.test('admission answers carry no ETag', async (t) => {
+  const res = await (await app()).inject({ method: 'POST', url: '/admission/test', payload: {} })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers.etag, undefined)
+})
