@@ -75,7 +75,8 @@ function describeValidation(items: readonly ValidationItem[]): { message: string
     if (!seen.has(field)) seen.set(field, item.message ?? 'is invalid')
   }
   const fields = [...seen.keys()].slice(0, 5)
-  const message = fields.map((f) => `${f}: ${(seen.get(f) ?? '').toLowerCase()}`).join('; ')
+  const phrase = (text: string): string => (text === 'Expected required property' ? 'is required' : text.toLowerCase())
+  const message = fields.map((f) => `${f}: ${phrase(seen.get(f) ?? '')}`).join('; ')
   return { message, fields }
 }
 

@@ -80,7 +80,7 @@ t.test('a missing field answers 400 naming the field', async (t) => {
   const res = await (await app()).inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: {} } } })
   t.equal(res.statusCode, 400)
   t.same(res.json().fields, ['parent.metadata.name'])
-  t.match(res.json().message, /^parent\.metadata\.name: /)
+  t.equal(res.json().message, 'parent.metadata.name: is required')
 })
 
 t.test('a field of the wrong type answers 400 naming the field', async (t) => {
