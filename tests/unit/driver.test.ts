@@ -7,19 +7,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isObject, lastApplied, type Json, type JsonObject } from '../support/merge.ts'
-import { defaultOnCreate, defaultOnUpdate, FakeServer, ServerError } from '../support/server-defaults.ts'
+import { FakeServer, ServerError } from '../support/fake-server.ts'
+import { defaultOnCreate, defaultOnUpdate } from '../support/server-defaults.ts'
+import { Driver } from '../cluster/support/driver.ts'
+import { goDuration, loadControllers, parseControllers, type ControllerSpec } from '../cluster/support/driver-manifest.ts'
 import {
   decodeCompositeResponse,
   decodeCustomizeResponse,
   decodeDecoratorResponse,
-  Driver,
-  goDuration,
   HookError,
-  loadControllers,
-  parseControllers,
-  type ControllerSpec,
   type HookTransport
-} from '../cluster/support/driver.ts'
+} from '../cluster/support/driver-protocol.ts'
 import {
   KubeError,
   loadKubeconfig,

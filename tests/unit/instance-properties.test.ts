@@ -12,7 +12,7 @@ import { sync } from '../../hooks/instance/sync.ts'
 import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import type { JsonObject } from '../support/merge.ts'
-import { simulateMetacontroller } from '../support/server-defaults.ts'
+import { simulateMetacontroller } from '../support/simulate.ts'
 import { InstanceWorld, NOW, POD_STATUS, baseSpec, instanceType, keySecret, namespaceObject, observedService, secret } from './fixtures/instance.ts'
 
 const RUNS = { numRuns: 60 }

@@ -11,12 +11,9 @@ import { customize } from '../../hooks/isolation/customize.ts'
 import { sync, type IsolationSyncRequest } from '../../hooks/isolation/sync.ts'
 import type { DecoratorResponse } from '../../hooks/metacontroller/schemas.ts'
 import { type JsonObject } from '../support/merge.ts'
-import {
-  defaultOnUpdate,
-  FakeServer,
-  simulateMetacontroller,
-  type ObjectsByType
-} from '../support/server-defaults.ts'
+import { FakeServer } from '../support/fake-server.ts'
+import { defaultOnUpdate } from '../support/server-defaults.ts'
+import { simulateMetacontroller, type ObjectsByType } from '../support/simulate.ts'
 
 const NS = 'tenant-a'
 const KEY = 'NetworkPolicy.networking.k8s.io/v1'

@@ -5,16 +5,10 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { lastApplied, type Json, type JsonObject } from '../support/merge.ts'
-import {
-  defaultOnCreate,
-  defaultOnUpdate,
-  DECORATOR_ANNOTATION,
-  FakeServer,
-  simulateMetacontroller,
-  type ObjectsByType,
-  type SimulateInput,
-  type SimulateResult
-} from '../support/server-defaults.ts'
+import { DECORATOR_ANNOTATION } from '../support/children.ts'
+import { FakeServer } from '../support/fake-server.ts'
+import { defaultOnCreate, defaultOnUpdate } from '../support/server-defaults.ts'
+import { simulateMetacontroller, type ObjectsByType, type SimulateInput, type SimulateResult } from '../support/simulate.ts'
 
 const at = (o: Json | undefined, path: string): Json | undefined =>
   path.split('.').reduce<Json | undefined>((v, k) => (Array.isArray(v) ? v[Number(k)] : v !== null && typeof v === 'object' ? (v as JsonObject)[k] : undefined), o)

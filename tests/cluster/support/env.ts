@@ -7,7 +7,8 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { startCluster, type TestCluster } from './cluster.ts'
-import { Driver, loadControllers, type ControllerSpec } from './driver.ts'
+import { Driver } from './driver.ts'
+import { loadControllers, type ControllerSpec } from './driver-manifest.ts'
 import { KubeClient, loadKubeconfig } from './kube.ts'
 import { registerWebhooks, startHookService, type HookService, type WebhookTarget } from './service.ts'
 

@@ -1,0 +1,21 @@
+/**
+ * Field access for the API-server stand-in, as Go's decoded structs behave: a struct written to
+ * exists, a missing list reads as empty, and a default fills a field only while it is unset.
+ * Shared by the defaulting modules and the simulated Metacontroller pass.
+ */
+import { isObject, type Json, type JsonObject } from './merge.ts'
+
+/** The object at `key`, created (and stored) when absent or not an object. */
+export const obj = (parent: JsonObject, key: string): JsonObject => {
+  if (!isObject(parent[key])) parent[key] = {}
+  return parent[key] as JsonObject
+}
+
+/** The object items of the list at `key`; none when absent. */
+export const list = (parent: JsonObject, key: string): JsonObject[] =>
+  Array.isArray(parent[key]) ? (parent[key] as Json[]).filter(isObject) : []
+
+/** Sets `key` to `value` when it is absent, null or the empty string. */
+export const setDefault = (target: JsonObject, key: string, value: Json): void => {
+  if (target[key] === undefined || target[key] === null || target[key] === '') target[key] = value
+}
