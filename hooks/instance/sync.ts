@@ -21,7 +21,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { InstanceSpec } from '../api/instance.ts'
 import { INSTANCE_TYPE_TYPE_KEY, type InstanceTypeSpec } from '../api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, settingValue } from '../api/setting.ts'
-import { isRecord, annotationOf, type KubeObject } from '../k8s/objects.ts'
+import { isRecord, annotationOf, isTerminatingNamespace, type KubeObject } from '../k8s/objects.ts'
 import { keepAsIs, objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { NamespacedObjectSchema, compositeRequestSchema, type CompositeResponse } from '../metacontroller/schemas.ts'
 import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
@@ -280,5 +280,16 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
   }
   if (service !== undefined) children.push(service)
   const status = instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift })
-  return { children: asChildren(children), status }
+  return { children: asChildren(withoutCreatesIn(view, children)), status }
+}
+
+/**
+ * In a namespace being deleted nothing new can be created (the API server refuses it and the
+ * whole sync fails, once per retry, until finalize runs); the namespace controller deletes Pods and
+ * Services before the Instances. So there only children already observed are answered: updates
+ * and removals still apply, creations wait for a namespace that is not going away.
+ */
+function withoutCreatesIn(view: InstanceView, children: KubeObject[]): KubeObject[] {
+  if (!isTerminatingNamespace(view.namespaceObject)) return children
+  return children.filter((child) => (child.kind === 'Pod' ? view.pod !== undefined : view.service !== undefined))
 }

@@ -38,3 +38,13 @@ export function annotationOf(obj: KubeObject | undefined, key: string): string |
 export function cloneJson<T>(value: T): T {
   return structuredClone(value)
 }
+
+/**
+ * True while a Namespace is being deleted: its deletion timestamp is set, or the API server
+ * already reports phase `Terminating`. Nothing new can be created in it then.
+ */
+export function isTerminatingNamespace(namespace: KubeObject | undefined): boolean {
+  if (namespace === undefined) return false
+  const status = namespace.status
+  return namespace.metadata.deletionTimestamp !== undefined || (isRecord(status) && status.phase === 'Terminating')
+}

@@ -63,7 +63,7 @@ async function nodePortFree(nodePort: number): Promise<boolean> {
 
 
 const GPU_TOLERATION = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }
-const NAMESPACES = ['lifecycle', 'phases', 'quiet', 'retype', 'taken']
+const NAMESPACES = ['lifecycle', 'phases', 'quiet', 'retype', 'taken', 'doomed']
 
 t.before(async () => {
   for (const ns of NAMESPACES) await cluster.kubectl(['create', 'namespace', ns])
@@ -413,6 +413,27 @@ t.test('a Service of the same name made by hand is reported and left alone', asy
   t.same([condition(freed, 'SpecValid').status, condition(freed, 'SpecValid').reason], ['True', 'Valid'], 'once the name is free')
   t.ok(await get(podRef(ns, name)), 'the Pod comes')
   t.equal((await must(serviceRef(ns, name))).metadata.ownerReferences?.[0]?.uid, freed.metadata.uid, 'and the Service is the Instance\'s')
+})
+
+t.test('deleting a namespace that holds an Instance: every sync succeeds, nothing is recreated, the namespace goes', async (t) => {
+  const ns = 'doomed'
+  const name = 'ws'
+  await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
+  await settle(ns, name)
+  t.ok(await get(podRef(ns, name)), 'the Pod runs before')
+  await cluster.kubectl(['delete', 'namespace', ns, '--wait=false'])
+  // The namespace controller removes the Pod and the Service and marks the Instance deleted, in
+  // an order of its own; whichever sync (or finalize) lands in between must not try to create.
+  let passes = 0
+  await eventually('the Instance to be finalized and gone', async () => {
+    if ((await get(instanceRef(ns, name))) === undefined) return true
+    passes++
+    const report = await driver.syncOnce({ namespace: ns, name })
+    t.notOk(report.writes.some((w) => w.verb === 'create'), `pass ${passes} creates nothing in a terminating namespace`)
+    return undefined
+  }, 60_000)
+  await eventually('the namespace to be gone', async () => ((await get(refs.namespace(ns))) === undefined ? true : undefined), 60_000)
+  t.ok(passes > 0, 'at least one sync ran while the namespace was terminating')
 })
 
 // Last: kube-controller-manager's garbage collector starts watching a new CRD only at its next

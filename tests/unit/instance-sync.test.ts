@@ -327,3 +327,14 @@ t.test('a namespace enforcing Pod Security restricted is a spec error: the API s
   const baseline = sync(request({ parent: instance(baseSpec()), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })] }), NOW)
   t.strictSame(brief(condition(baseline.status, 'SpecValid')), { status: 'True', reason: 'Valid' })
 })
+
+t.test('in a namespace being deleted nothing new is created: a deleted Pod is not rebuilt, the Service kept', async (t) => {
+  const svc = observedService([{ port: 8888, nodePort: 31001 }])
+  const terminating = { ...namespaceObject(), status: { phase: 'Terminating' } }
+  const answer = sync(request({ parent: instance(baseSpec(ports)), children: [svc], related: [instanceType(), terminating] }), NOW)
+  t.strictSame(kinds(answer.children), ['Service/ws'], 'no new Pod')
+  const noService = sync(request({ parent: instance(baseSpec(ports)), related: [instanceType(), { ...namespaceObject(), metadata: { ...namespaceObject().metadata, deletionTimestamp: '2026-02-03T04:00:00Z' } }] }), NOW)
+  t.strictSame(noService.children, [], 'no new Pod and no new Service')
+  const live = sync(request({ parent: instance(baseSpec(ports)), related: [instanceType(), namespaceObject()] }), NOW)
+  t.strictSame(kinds(live.children), ['Pod/ws', 'Service/ws'], 'an active namespace gets both')
+})
