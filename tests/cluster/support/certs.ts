@@ -41,14 +41,7 @@ export async function makeClusterCerts(dir: string, serviceIP: string): Promise<
     serviceAccountPub: join(dir, 'sa.pub'),
   };
 
-  await openssl([
-    'req', '-x509', '-nodes', '-days', VALID_DAYS,
-    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-    '-keyout', certs.caKey, '-out', certs.caCert,
-    '-subj', '/CN=gpuhooks-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
+  await makeCa(certs.caCert, certs.caKey, 'gpuhooks-test-ca');
 
   const serverNames = [
     'IP:127.0.0.1', 'DNS:localhost', `IP:${serviceIP}`,
@@ -71,6 +64,18 @@ export async function makeClusterCerts(dir: string, serviceIP: string): Promise<
   ]);
   await openssl(['pkey', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub]);
   return certs;
+}
+
+/** A self-signed CA: an EC P-256 key and a certificate that may sign others. */
+async function makeCa(certFile: string, keyFile: string, commonName: string): Promise<void> {
+  await openssl([
+    'req', '-x509', '-nodes', '-days', VALID_DAYS,
+    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
+    '-keyout', keyFile, '-out', certFile,
+    '-subj', `/CN=${commonName}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE',
+    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
 }
 
 /** A new key and a certificate for it, signed by the CA, with the given v3 extensions. */
@@ -129,14 +134,7 @@ export async function makeWebhookCerts(dir: string): Promise<WebhookCerts> {
     serviceAccountKey: '',
     serviceAccountPub: '',
   };
-  await openssl([
-    'req', '-x509', '-nodes', '-days', VALID_DAYS,
-    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-    '-keyout', ca.caKey, '-out', ca.caCert,
-    '-subj', '/CN=gpuhooks-webhook-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
+  await makeCa(ca.caCert, ca.caKey, 'gpuhooks-webhook-test-ca');
   await signedCert(dir, ca, ca.serverCert, ca.serverKey, '/CN=gpuhooks-webhook', [
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
