@@ -8,7 +8,7 @@
  */
 import t from 'tap'
 import { eventually, startEnv } from './support/env.ts'
-import { isReason, resourcePath, type ResourceRef } from './support/kube.ts'
+import { isReason, resourcePath } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
@@ -22,9 +22,7 @@ const FINALIZER = 'metacontroller.io/compositecontroller-gpuhooks-instance'
 type Obj = any
 const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
-const reads = reader(kube)
-const get = async (ref: ResourceRef): Promise<Obj | undefined> => await reads.get(ref)
-const must = async (ref: ResourceRef): Promise<Obj> => await reads.must(ref)
+const { get, must } = reader<Obj>(kube)
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const nodePorts = (svc: Obj): Record<string, number> => Object.fromEntries(svc.spec.ports.map((p: Obj) => [p.name, p.nodePort]))
 const inRange = (n: unknown): boolean => typeof n === 'number' && n >= 30000 && n <= 32767

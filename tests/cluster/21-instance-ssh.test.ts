@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { startEnv } from './support/env.ts'
-import { KubeError, type ResourceRef } from './support/kube.ts'
+import { KubeError } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
@@ -20,9 +20,7 @@ const driver = env.driver('gpuhooks-instance')
 type Obj = any
 const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
-const reads = reader(kube)
-const get = async (ref: ResourceRef): Promise<Obj | undefined> => await reads.get(ref)
-const must = async (ref: ResourceRef): Promise<Obj> => await reads.must(ref)
+const { get, must } = reader<Obj>(kube)
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const specValid = (o: Obj): [string, string] => [condition(o, 'SpecValid')?.status, condition(o, 'SpecValid')?.reason]
 const settle = (namespace: string, name: string) => driver.settle({ namespace, name }, { maxPasses: 3 })

@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, request as httpRequest } from 'node:http'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
+import { freePorts } from '../support/ports.ts'
 
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 
@@ -39,13 +40,7 @@ t.test('readConfig', async (t) => {
 })
 
 async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
+  return (await freePorts(1))[0] as number
 }
 
 interface Started { child: ChildProcess, lines: () => Record<string, unknown>[], exit: Promise<number | null> }
@@ -133,11 +128,9 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
   const cert = join(dir, 'tls.crt')
   const key = join(dir, 'tls.key')
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
-  const port = await freePort()
-  const webhookPort = await freePort()
+  const [port, webhookPort] = (await freePorts(2)) as [number, number]
   const service = await start({ PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key }, 2)
   t.teardown(() => void service.child.kill('SIGKILL'))
-  const { readFileSync } = await import('node:fs')
   const ca = readFileSync(cert)
   const post = (path: string, payload: string) =>
     new Promise<{ status: number, body: string }>((resolve, reject) => {

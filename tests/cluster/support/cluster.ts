@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePorts } from '../../support/ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -293,20 +293,6 @@ async function httpsGet(server: string, path: string, certs: ClusterCerts): Prom
     req.once('error', () => resolve(0));
     req.end();
   });
-}
-
-/** `count` distinct free TCP ports on 127.0.0.1, held open together so none repeats. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const srv = createServer();
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => resolve(srv));
-    })),
-  );
-  const ports = servers.map((srv) => (srv.address() as AddressInfo).port);
-  await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
-  return ports;
 }
 
 function kubeconfigYaml(server: string, certs: ClusterCerts): string {

@@ -14,17 +14,20 @@ export const refs = {
   policy: (namespace: string, name: string): ResourceRef => ({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', namespace, name })
 }
 
-/** `get` answers undefined for NotFound; `must` throws naming the path. */
-export function reader(kube: KubeApi): { get: (ref: ResourceRef) => Promise<JsonObject | undefined>, must: (ref: ResourceRef) => Promise<JsonObject> } {
-  const get = async (ref: ResourceRef): Promise<JsonObject | undefined> => {
+/**
+ * `get` answers undefined for NotFound; `must` throws naming the path. `T` lets a scenario read
+ * objects as loose views when it checks every field it reads by value.
+ */
+export function reader<T = JsonObject>(kube: KubeApi): { get: (ref: ResourceRef) => Promise<T | undefined>, must: (ref: ResourceRef) => Promise<T> } {
+  const get = async (ref: ResourceRef): Promise<T | undefined> => {
     try {
-      return (await kube.get(ref)).body as JsonObject
+      return (await kube.get(ref)).body as T
     } catch (err) {
       if (isReason(err, 'NotFound')) return undefined
       throw err
     }
   }
-  const must = async (ref: ResourceRef): Promise<JsonObject> => {
+  const must = async (ref: ResourceRef): Promise<T> => {
     const found = await get(ref)
     if (found === undefined) throw new Error(`${resourcePath(ref)} not found`)
     return found

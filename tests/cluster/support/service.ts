@@ -5,8 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { freePorts } from '../../support/ports.ts'
 import { makeWebhookCerts } from './certs.ts'
 import type { TestCluster } from './cluster.ts'
 
@@ -35,21 +35,10 @@ export interface WebhookTarget {
   probe: Record<string, unknown>
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
 /** Starts the service in `cluster.dir` with TLS and waits until both listeners are ready. */
 export async function startHookService(cluster: TestCluster): Promise<HookService> {
   const certs = await makeWebhookCerts(cluster.dir)
-  const port = await freePort()
-  const webhookPort = await freePort()
+  const [port, webhookPort] = (await freePorts(2)) as [number, number]
   const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
   const child: ChildProcess = spawn(tsx, ['hooks/main.ts'], {
     env: {
