@@ -2,6 +2,7 @@
  * The product's CustomResourceDefinitions, built from the TypeBox schemas (api.md). `npm run crds`
  * writes them to `crds/`; a unit test fails when the committed files differ.
  */
+import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'
 import { crdFor, type CustomResourceDefinition, type PrinterColumn } from './crd.ts'
 import { InstanceSchema, WORKER_API_VERSION } from './instance.ts'
 import { InstanceTypeSchema } from './instancetype.ts'
@@ -86,5 +87,32 @@ export const SETTING_CRD: CustomResourceDefinition = crdFor({
   ]
 })
 
+/**
+ * CellNodeSet: namespaced, a child of a GPUCellPool (spec by the cellpool hook) whose status the
+ * workload agent writes through the status subresource, so neither side overwrites the other.
+ */
+export const CELL_NODE_SET_CRD: CustomResourceDefinition = crdFor({
+  ...groupAndVersion(CELLS_API_VERSION),
+  kind: 'CellNodeSet',
+  plural: 'cellnodesets',
+  singular: 'cellnodeset',
+  shortNames: ['cns'],
+  categories: ['kubeswift'],
+  scope: 'Namespaced',
+  schema: CellNodeSetSchema,
+  statusSubresource: true,
+  printerColumns: [
+    {
+      name: 'Reachable',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Reachable")].status',
+      description: 'The workload cluster answered the agent.'
+    },
+    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodeCount', description: 'Nodes carrying the pool uid label.' },
+    { name: 'Observed', type: 'date', jsonPath: '.status.observedTime', description: 'The agent last complete observation.' },
+    AGE
+  ]
+})
+
 /** Every CRD of the product, in a fixed order. */
-export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD]
+export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD, CELL_NODE_SET_CRD]

@@ -8,7 +8,7 @@
  * rules again (`hooks/instance/validate.ts`) to explain them in status.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
+import { conditionSchema, OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
@@ -245,18 +245,6 @@ export const InstanceSpecSchema = Type.Object(
 )
 export type InstanceSpec = Static<typeof InstanceSpecSchema>
 
-const ConditionSchema = Type.Object(
-  {
-    type: Type.String({ description: 'Ready, SpecValid or UpToDate.' }),
-    status: StringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
-    reason: Type.String({ description: 'One CamelCase word a program can switch on.' }),
-    message: Type.String({ description: 'What a person should know or do.' }),
-    lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
-    observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
-  },
-  { description: 'A standard condition.' }
-)
-
 /** Instance status, as the sync hook writes it. */
 export const InstanceStatusSchema = Type.Object(
   {
@@ -297,7 +285,7 @@ export const InstanceStatusSchema = Type.Object(
         { description: 'What the observed Pod requests for the workload container.' }
       )
     ),
-    conditions: Type.Optional(Type.Array(ConditionSchema, { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })),
+    conditions: Type.Optional(Type.Array(conditionSchema('Ready, SpecValid or UpToDate.'), { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' }))
   },
   { description: 'What the controller observed.' }

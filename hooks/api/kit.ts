@@ -76,5 +76,20 @@ export function listMap(...keys: string[]): Record<string, unknown> {
   return { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys }
 }
 
+/** A standard status condition, as every controller of the product writes them; `types` lists its types. */
+export function conditionSchema(types: string) {
+  return Type.Object(
+  {
+    type: Type.String({ description: types }),
+    status: StringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
+    reason: Type.String({ description: 'One CamelCase word a program can switch on.' }),
+    message: Type.String({ description: 'What a person should know or do.' }),
+    lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
+  },
+  { description: 'A standard condition.' }
+  )
+}
+
 /** Re-exported so schema files import from one place. */
 export type { TSchema }

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
 import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
-import { CRDS, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
+import { CELL_NODE_SET_CRD, CRDS, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
 
@@ -212,11 +212,18 @@ t.test('printer columns are the ones api.md lists', async (t) => {
     ['Value', 'string', '.value'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])
+  t.same(columns(CELL_NODE_SET_CRD), [
+    ['Reachable', 'string', '.status.conditions[?(@.type=="Reachable")].status'],
+    ['Nodes', 'integer', '.status.nodeCount'],
+    ['Observed', 'date', '.status.observedTime'],
+    ['Age', 'date', '.metadata.creationTimestamp']
+  ])
   for (const crd of CRDS) {
     for (const column of crd.spec.versions[0]?.additionalPrinterColumns ?? []) {
       if (column.jsonPath.startsWith('.metadata.')) continue
       // The path must name a field of the schema, or the column stays empty forever.
-      const path = column.jsonPath.slice(1).replace('[*]', '[]')
+      // A filter (`[?(@.type=="Ready")]`) steps into the list's items like `[*]`.
+      const path = column.jsonPath.slice(1).replace('[*]', '[]').replace(/\[\?\(@\.[a-zA-Z]+=="[^"]*"\)\]/, '[]')
       t.doesNotThrow(() => nodeAt(rootOf(crd), path), `${crd.spec.names.kind} column ${column.name} names a schema field`)
       t.ok(column.description.length > 0, `${crd.spec.names.kind} column ${column.name} is described`)
     }

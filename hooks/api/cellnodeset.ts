@@ -1,0 +1,231 @@
+/**
+ * CellNodeSet (`cells.kubeswift.io/v1alpha1`, namespaced): a cell pool's request to, and view of,
+ * the workload cluster its cells join (workload.md).
+ *
+ * One per GPUCellPool, named after it, a child of the pool. The cellpool sync hook writes its spec
+ * (which Nodes the pool expects and what they must carry); the workload agent carries the spec out
+ * in the workload cluster and writes the status (what it saw there). This module is the contract
+ * between the two: the schema, the label and annotation keys both sides use, and the type keys.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { StringEnum, conditionSchema, listMap } from './kit.ts'
+
+/** API group and version of GPUCellPool and CellNodeSet. */
+export const CELLS_API_VERSION = 'cells.kubeswift.io/v1alpha1'
+/** Type key of CellNodeSets in a v2 hook request. */
+export const CELL_NODE_SET_TYPE_KEY = 'CellNodeSet.cells.kubeswift.io/v1alpha1'
+
+/** Label on every child of a pool and on its Nodes: the pool's name. */
+export const POOL_LABEL = 'cells.kubeswift.io/pool'
+/** Label on every child of a pool and on its Nodes: the pool's uid. The agent writes only Nodes carrying it. */
+export const POOL_UID_LABEL = 'cells.kubeswift.io/pool-uid'
+/** Label on a cell's children and Node: the cell name (`<pool>-<i>`). */
+export const CELL_LABEL = 'cells.kubeswift.io/cell'
+/** Label on a cell's children and Node: the cell index, as a decimal string. */
+export const CELL_INDEX_LABEL = 'cells.kubeswift.io/cell-index'
+/** Label on a cell's Node: the uid of the SwiftGuest (VM) whose kubelet registered it. */
+export const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
+/** Node annotation in which the agent records what it set: `{labels, annotations, taints, cordoned}` as JSON. */
+export const MANAGED_ANNOTATION = 'cells.kubeswift.io/managed'
+/** Label an admin puts on a kubeconfig Secret to let the agent use it (the opt-in). */
+export const WORKLOAD_KUBECONFIG_LABEL = 'cells.kubeswift.io/workload-kubeconfig'
+/** Finalizer the agent puts on every CellNodeSet it serves, so it can sweep the pool's Nodes. */
+export const WORKLOAD_NODES_FINALIZER = 'cells.kubeswift.io/workload-nodes'
+/** HAMi's Node annotation listing the devices it registered. */
+export const HAMI_REGISTER_ANNOTATION = 'hami.io/node-nvidia-register'
+
+/** Reasons of the CellNodeSet's `Reachable` condition. */
+export const REACHABLE_REASONS = ['Reachable', 'CredentialInvalid', 'Forbidden', 'Unreachable'] as const
+export type ReachableReason = (typeof REACHABLE_REASONS)[number]
+
+/** A taint as a Node carries it (`key`, optional `value`, `effect`). */
+export const TaintSchema = Type.Object(
+  {
+    key: Type.String({ minLength: 1, description: 'The taint key.' }),
+    value: Type.Optional(Type.String({ description: 'The taint value (may be empty).' })),
+    effect: StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+      description: 'NoSchedule, PreferNoSchedule or NoExecute.'
+    })
+  },
+  { description: 'A Node taint; taints are matched by key and effect.' }
+)
+export type Taint = Static<typeof TaintSchema>
+
+const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description })
+
+/** One Node the pool expects: one per cell the pool holds, draining ones included. */
+export const CellNodeSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 63, description: 'The Node name: the cell name.' }),
+    instance: Type.Optional(
+      Type.String({
+        description:
+          'The uid of the cell SwiftGuest, the value of the label cells.kubeswift.io/instance its kubelet registers; ' +
+          'empty until the guest exists.'
+      })
+    ),
+    labels: Type.Optional(StringMap('Labels the Node must carry.')),
+    annotations: Type.Optional(StringMap('Annotations the Node must carry.')),
+    taints: Type.Optional(Type.Array(TaintSchema, { description: 'Taints the Node must carry (matched by key and effect).' })),
+    cordon: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the Node must be unschedulable (the cell drains). false: the agent clears unschedulable only if it set it.'
+      })
+    )
+  },
+  { description: 'A Node the pool expects in the workload cluster and what it must carry.' }
+)
+export type CellNode = Static<typeof CellNodeSchema>
+
+/** What the cellpool hook asks of the workload cluster. */
+export const CellNodeSetSpecSchema = Type.Object(
+  {
+    kubeconfigSecretRef: Type.Object(
+      {
+        name: Type.String({ minLength: 1, description: 'Secret in this namespace holding the workload cluster kubeconfig.' }),
+        key: Type.String({ minLength: 1, description: 'Key of the kubeconfig in that Secret.' })
+      },
+      {
+        description:
+          'The workload cluster kubeconfig. The Secret must carry the label cells.kubeswift.io/workload-kubeconfig: "true", ' +
+          'and the kubeconfig may use only server, certificate-authority-data, tls-server-name, token, ' +
+          'client-certificate-data and client-key-data.'
+      }
+    ),
+    poolUID: Type.String({ minLength: 1, description: 'The pool uid: the value of the label cells.kubeswift.io/pool-uid on its Nodes.' }),
+    nodes: Type.Optional(
+      Type.Array(CellNodeSchema, { ...listMap('name'), description: 'One entry per cell the pool holds (draining ones too).' })
+    ),
+    demand: Type.Optional(
+      Type.Object(
+        {
+          resources: Type.Array(Type.String(), {
+            description: 'Resource names whose pending requests count as demand (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).'
+          }),
+          nodeLabels: Type.Optional(StringMap('Labels a pool Node carries: a Pod counts only if its node selector and required affinity match them.')),
+          taints: Type.Optional(Type.Array(TaintSchema, { description: 'Taints a pool Node carries: a Pod counts only if it tolerates them.' }))
+        },
+        { description: 'Which pending Pods count as demand for this pool; absent: no demand is read.' }
+      )
+    )
+  },
+  { description: 'Written by the cellpool controller only.' }
+)
+export type CellNodeSetSpec = Static<typeof CellNodeSetSpecSchema>
+
+/** A HAMi device as the agent read it from the Node's registration annotation. */
+export const CellDeviceSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Device id (UUID).' }),
+    type: Type.String({ description: 'Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB.' }),
+    memoryMiB: Type.Integer({ description: 'Device memory in MiB.' }),
+    cores: Type.Integer({ description: 'Device compute, in percent (HAMi devcore).' }),
+    healthy: Type.Boolean({ description: 'HAMi reports the device healthy.' })
+  },
+  { description: 'One GPU device HAMi registered on the Node.' }
+)
+export type CellDevice = Static<typeof CellDeviceSchema>
+
+/** What the agent saw of one listed Node. */
+export const CellNodeStatusSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The Node name (the spec entry).' }),
+    present: Type.Boolean({ description: 'A Node of this name exists in the workload cluster.' }),
+    instance: Type.Optional(Type.String({ description: 'The Node label cells.kubeswift.io/instance.' })),
+    poolUID: Type.Optional(Type.String({ description: 'The Node label cells.kubeswift.io/pool-uid.' })),
+    live: Type.Optional(Type.Boolean({ description: 'The kubelet still heartbeats (judged by the agent clock).' })),
+    ready: Type.Optional(Type.Boolean({ description: 'The Node Ready condition is True.' })),
+    unschedulable: Type.Optional(Type.Boolean({ description: 'The Node is cordoned.' })),
+    devices: Type.Optional(Type.Array(CellDeviceSchema, { description: 'Devices HAMi registered on the Node.' })),
+    registration: Type.Optional(
+      StringEnum(['Missing', 'Parsed', 'Unparseable'], { description: 'The HAMi registration annotation: Missing, Parsed or Unparseable.' })
+    ),
+    allocations: Type.Optional(
+      Type.Object(
+        {
+          read: Type.Boolean({ description: 'The Pods on the Node were listed.' }),
+          pods: Type.Integer({ description: 'Non-terminal Pods holding a HAMi allocation on the Node.' }),
+          inFlight: Type.Optional(Type.Boolean({ description: 'A Pod is being allocated a device on the Node.' }))
+        },
+        { description: 'HAMi allocations on the Node.' }
+      )
+    ),
+    conflict: Type.Optional(Type.Boolean({ description: 'The Node belongs to another VM or pool; the agent writes nothing to it.' })),
+    message: Type.Optional(Type.String({ description: 'What a person should know about this Node.' }))
+  },
+  { description: 'What the agent saw of one listed Node.' }
+)
+export type CellNodeStatus = Static<typeof CellNodeStatusSchema>
+
+/** One group of pending Pods with the same request. */
+export const DemandShapeSchema = Type.Object(
+  {
+    devices: Type.Integer({ description: 'Devices requested per Pod.' }),
+    memoryMiB: Type.Integer({ description: 'Device memory requested per Pod, MiB (0: not stated).' }),
+    cores: Type.Integer({ description: 'Device compute requested per Pod, percent (0: not stated).' }),
+    pods: Type.Integer({ description: 'Pending Pods with this request.' })
+  },
+  { description: 'Pending Pods grouped by identical request.' }
+)
+export type DemandShape = Static<typeof DemandShapeSchema>
+
+/** A Node the agent deleted. */
+export const SweptNodeSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The Node name.' }),
+    instance: Type.Optional(Type.String({ description: 'Its cells.kubeswift.io/instance label.' })),
+    reason: StringEnum(['Stale', 'Orphan'], { description: 'Stale: an old VM under a listed name. Orphan: no longer listed.' }),
+    time: Type.String({ format: 'date-time', description: 'When the agent deleted it.' })
+  },
+  { description: 'A Node the agent deleted because its kubelet stopped heartbeating.' }
+)
+export type SweptNode = Static<typeof SweptNodeSchema>
+
+/** What the agent saw in the workload cluster. */
+export const CellNodeSetStatusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The spec generation whose actions were carried out.' })),
+    observedTime: Type.Optional(
+      Type.String({ format: 'date-time', description: 'The agent last complete observation, taken after those actions.' })
+    ),
+    conditions: Type.Optional(
+      Type.Array(conditionSchema('Reachable.'), {
+        ...listMap('type'),
+        description: 'Reachable (reasons Reachable, CredentialInvalid, Forbidden, Unreachable).'
+      })
+    ),
+    nodeCount: Type.Optional(Type.Integer({ description: 'Nodes in the workload cluster carrying the pool uid label.' })),
+    nodes: Type.Optional(Type.Array(CellNodeStatusSchema, { ...listMap('name'), description: 'One row per spec.nodes entry.' })),
+    demand: Type.Optional(
+      Type.Object(
+        {
+          read: Type.Boolean({ description: 'Pending Pods were listed.' }),
+          pendingPods: Type.Integer({ description: 'Pending Pods that count as demand for this pool.' }),
+          shapes: Type.Optional(Type.Array(DemandShapeSchema, { maxItems: 50, description: 'Grouped by request, largest first, at most 50.' }))
+        },
+        { description: 'Pods pending for lack of GPU that could run on a pool Node.' }
+      )
+    ),
+    swept: Type.Optional(Type.Array(SweptNodeSchema, { maxItems: 20, description: 'The last 20 Nodes the agent deleted.' }))
+  },
+  { description: 'Written by the workload agent only.' }
+)
+export type CellNodeSetStatus = Static<typeof CellNodeSetStatusSchema>
+
+/** CellNodeSet as stored. */
+export const CellNodeSetSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    spec: CellNodeSetSpecSchema,
+    status: Type.Optional(CellNodeSetStatusSchema)
+  },
+  {
+    description:
+      'A GPU cell pool request to its workload cluster (spec, written by the cellpool controller) and what the ' +
+      'workload agent saw there (status).'
+  }
+)
+export type CellNodeSet = Static<typeof CellNodeSetSchema>
