@@ -1,0 +1,324 @@
+/**
+ * The workload agent's decisions: `(cellNodeSet, snapshot, now) → {status, actions}`
+ * (workload.md, steps 1 to 5; style rule 13).
+ *
+ * Pure: the snapshot layer reads the workload cluster and the agent's own memory of heartbeats,
+ * this module decides, and the action layer carries the actions out. Nothing here reads a clock
+ * or does I/O. The one safety rule the agent keeps on its own, whatever its spec says: a live
+ * Node is never deleted, and a Node without this pool's uid label is never written.
+ */
+import {
+  HAMI_REGISTER_ANNOTATION,
+  INSTANCE_LABEL,
+  POOL_UID_LABEL,
+  WORKLOAD_NODES_FINALIZER,
+  type CellNode,
+  type CellNodeSetSpec,
+  type CellNodeSetStatus,
+  type CellNodeStatus,
+  type ReachableReason,
+  type SweptNode
+} from '../api/cellnodeset.ts'
+import { stampConditions, type Condition } from '../k8s/conditions.ts'
+import { canonicalJson } from '../k8s/hash.ts'
+import { isRecord } from '../k8s/objects.ts'
+import { readDemand } from './demand.ts'
+import { desiredLabels, ensurePatch, type NodePatch } from './ensure.ts'
+import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
+import { DEFAULT_WINDOWS, isLive, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
+
+/** The most Nodes `status.swept` keeps. */
+export const MAX_SWEPT = 20
+/** `observedTime` alone is refreshed at most this often (ms). */
+export const OBSERVED_TIME_REFRESH_MS = 30_000
+/** A CellNodeSet being deleted keeps its finalizer at most this long after Reachable turned False (ms). */
+export const UNREACHABLE_RELEASE_MS = 10 * 60_000
+/** ... and at most this long after its deletionTimestamp (ms). */
+export const DELETION_RELEASE_MS = 15 * 60_000
+
+/** A list the snapshot layer tried to read. */
+export interface PodList {
+  /** False when the list failed: nothing is known about these Pods. */
+  read: boolean
+  items: unknown[]
+}
+
+/** One Node of the workload cluster as the snapshot saw it. */
+export interface ObservedNode {
+  /** The Node as JSON. */
+  node: unknown
+  /** What the liveness rule needs (agent clock). */
+  beats: NodeHeartbeats
+  /** Pods listed by `spec.nodeName=<node>`. */
+  pods: PodList
+}
+
+/** What the snapshot layer read from one workload cluster for one CellNodeSet. */
+export interface WorkloadSnapshot {
+  /** `Reachable`, or why the cluster could not be read (then nothing else is filled). */
+  reachability: { reason: ReachableReason; message: string }
+  /** Every Node named by `spec.nodes[]` or carrying the pool's uid label. */
+  nodes: ObservedNode[]
+  /** Pods with no Node, phase Pending (`spec.nodeName=,status.phase=Pending`). */
+  unbound: PodList
+}
+
+/** The CellNodeSet as the core reads it: metadata plus a spec that passed the schema. */
+export interface CellNodeSetInput {
+  metadata: {
+    name: string
+    namespace?: string
+    generation?: number
+    deletionTimestamp?: string
+    finalizers?: string[]
+  }
+  spec: CellNodeSetSpec
+  status?: CellNodeSetStatus
+}
+
+/** One thing to do in either cluster. */
+export type Action =
+  | { type: 'patchNode'; name: string; patch: NodePatch }
+  | { type: 'deleteNode'; name: string; uid: string; resourceVersion: string; reason: SweptNode['reason']; instance: string }
+  | { type: 'addFinalizer' }
+  | { type: 'removeFinalizer'; nodesLeft: string[]; why: string }
+
+/** The decision of one pass. */
+export interface Decision {
+  status: CellNodeSetStatus
+  /** False when the stored status already says the same (and observedTime is recent). */
+  writeStatus: boolean
+  actions: Action[]
+}
+
+/** Knobs of the core; tests shorten nothing here, they pass clocks. */
+export interface CoreOptions {
+  windows?: LivenessWindows
+  /** Deletions already carried out this pass (recorded in swept). */
+  sweptThisPass?: SweptNode[]
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+const stringMap = (value: unknown): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v
+  return out
+}
+
+/** The fields of a Node the core reads, defensively. */
+interface NodeView {
+  name: string
+  uid: string
+  resourceVersion: string
+  labels: Record<string, string>
+  annotations: Record<string, string>
+  taints: unknown[]
+  unschedulable: boolean
+  ready: boolean
+  live: boolean
+  pods: PodList
+}
+
+function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows): NodeView | undefined {
+  const node = observed.node
+  if (!isRecord(node) || !isRecord(node.metadata)) return undefined
+  const name = str(node.metadata.name)
+  if (name === undefined || name === '') return undefined
+  const spec = isRecord(node.spec) ? node.spec : {}
+  const status = isRecord(node.status) ? node.status : {}
+  const conditions = Array.isArray(status.conditions) ? status.conditions : []
+  const ready = conditions.some((c) => isRecord(c) && c.type === 'Ready' && c.status === 'True')
+  return {
+    name,
+    uid: str(node.metadata.uid) ?? '',
+    resourceVersion: str(node.metadata.resourceVersion) ?? '',
+    labels: stringMap(node.metadata.labels),
+    annotations: stringMap(node.metadata.annotations),
+    taints: Array.isArray(spec.taints) ? spec.taints : [],
+    unschedulable: spec.unschedulable === true,
+    ready,
+    live: isLive(observed.beats, now, windows),
+    pods: observed.pods
+  }
+}
+
+/** HAMi allocations on a Node: bound Pods plus unbound ones HAMi's scheduler annotated for it. */
+export function allocationsOf(node: string, bound: PodList, unbound: PodList): NonNullable<CellNodeStatus['allocations']> {
+  const pods = [
+    ...bound.items.filter((p) => isRecord(p) && isRecord(p.spec) && p.spec.nodeName === node),
+    ...unbound.items.filter((p) => isRecord(p) && isRecord(p.metadata) && stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node
+      && !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== ''))
+  ]
+  let holding = 0
+  let inFlight = false
+  for (const pod of pods) {
+    if (!isRecord(pod)) continue
+    const phase = isRecord(pod.status) ? pod.status.phase : undefined
+    if (phase === 'Succeeded' || phase === 'Failed') continue
+    const annotations = isRecord(pod.metadata) ? stringMap(pod.metadata.annotations) : {}
+    // An annotation that does not decode counts as holding a device: a drain then waits rather
+    // than removing a cell under a running GPU Pod.
+    const allocated = podDeviceCount(annotations[HAMI_ALLOCATED_ANNOTATION])
+    if (allocated === undefined || allocated > 0) holding++
+    const toAllocate = podDeviceCount(annotations[HAMI_TO_ALLOCATE_ANNOTATION])
+    if (toAllocate === undefined || toAllocate > 0) inFlight = true
+  }
+  return { read: bound.read && unbound.read, pods: holding, inFlight }
+}
+
+/** Decides one pass for one CellNodeSet. */
+export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: Date, options: CoreOptions = {}): Decision {
+  const windows = options.windows ?? DEFAULT_WINDOWS
+  const nowMs = now.getTime()
+  const previous: CellNodeSetStatus = cns.status ?? {}
+  const generation = cns.metadata.generation
+  const deleting = cns.metadata.deletionTimestamp !== undefined
+  const hasFinalizer = (cns.metadata.finalizers ?? []).includes(WORKLOAD_NODES_FINALIZER)
+  const actions: Action[] = []
+
+  if (snapshot.reachability.reason !== 'Reachable') {
+    // Frozen: the last observation stays as it was; nothing is written in the workload cluster.
+    const conditions = stampConditions(
+      [{ type: 'Reachable', status: 'False', reason: snapshot.reachability.reason, message: snapshot.reachability.message }],
+      previous.conditions, now, undefined)
+    const status: CellNodeSetStatus = { ...previous, conditions }
+    if (deleting && hasFinalizer) {
+      const left = (previous.nodes ?? []).filter((row) => row.present).map((row) => row.name)
+      const release = releaseReason(cns, conditions, nowMs, true)
+      if (release !== undefined) actions.push({ type: 'removeFinalizer', nodesLeft: left, why: release })
+    }
+    return { status, writeStatus: canonicalJson(status) !== canonicalJson(previous), actions }
+  }
+
+  const poolUID = cns.spec.poolUID
+  const pool = cns.metadata.name
+  const views = snapshot.nodes.flatMap((o) => viewNode(o, nowMs, windows) ?? [])
+  const byName = new Map(views.map((v) => [v.name, v]))
+  const entries: CellNode[] = deleting ? [] : cns.spec.nodes ?? []
+  const listed = new Set(entries.map((e) => e.name))
+  const planned: SweptNode[] = []
+  const stamp = iso(now)
+  const sweep = (view: NodeView, reason: SweptNode['reason']): void => {
+    const instance = view.labels[INSTANCE_LABEL] ?? ''
+    actions.push({ type: 'deleteNode', name: view.name, uid: view.uid, resourceVersion: view.resourceVersion, reason, instance })
+    planned.push({ name: view.name, instance, reason, time: stamp })
+  }
+
+  const rows: CellNodeStatus[] = []
+  for (const entry of cns.spec.nodes ?? []) {
+    const view = byName.get(entry.name)
+    if (view === undefined) {
+      rows.push({ name: entry.name, present: false })
+      continue
+    }
+    const row = describe(view, snapshot.unbound)
+    rows.push(row)
+    if (deleting) continue
+    const nodePool = view.labels[POOL_UID_LABEL]
+    if (nodePool !== poolUID) {
+      row.conflict = true
+      row.message = nodePool === undefined
+        ? `Node ${view.name} lacks the label ${POOL_UID_LABEL}: it was not registered by this pool's cell; nothing is written to it`
+        : `Node ${view.name} carries ${POOL_UID_LABEL}=${nodePool}, another pool's Node (two pools of one name on one workload cluster?); nothing is written to it`
+      continue
+    }
+    const instance = view.labels[INSTANCE_LABEL] ?? ''
+    const wanted = entry.instance ?? ''
+    if (wanted !== '' && instance === wanted) {
+      const patch = ensurePatch(view, entry, desiredLabels(entry, pool, poolUID))
+      if (patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch })
+    } else if (!view.live) {
+      sweep(view, 'Stale')
+    } else {
+      row.conflict = true
+      row.message = `Node ${view.name} belongs to instance ${instance === '' ? '(none)' : instance}, not ${wanted === '' ? 'this cell\'s guest (not created yet)' : wanted}, and its kubelet is still live; it is deleted once it stops heartbeating`
+    }
+  }
+
+  // Orphans: the pool's Nodes no entry names (every one, while the CellNodeSet is being deleted).
+  for (const view of views) {
+    if (view.labels[POOL_UID_LABEL] !== poolUID || listed.has(view.name)) continue
+    if (!view.live) sweep(view, 'Orphan')
+  }
+  const deleted = new Set(planned.map((s) => s.name))
+  const nodeCount = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !deleted.has(v.name)).length
+
+  if (!deleting && !hasFinalizer) actions.push({ type: 'addFinalizer' })
+  const conditions = stampConditions(
+    [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'The workload cluster answered every read of this pass.' }],
+    previous.conditions, now, undefined)
+  if (deleting && hasFinalizer) {
+    const left = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !deleted.has(v.name)).map((v) => v.name)
+    if (left.length === 0 && planned.length === 0) {
+      actions.push({ type: 'removeFinalizer', nodesLeft: [], why: 'no Node of the pool is left' })
+    } else {
+      const release = releaseReason(cns, conditions, nowMs, false)
+      if (release !== undefined) actions.push({ type: 'removeFinalizer', nodesLeft: left, why: release })
+    }
+  }
+
+  const nodeWrites = actions.some((a) => a.type === 'patchNode' || a.type === 'deleteNode')
+  const status: CellNodeSetStatus = {}
+  const observedGeneration = nodeWrites ? previous.observedGeneration : generation
+  if (observedGeneration !== undefined) status.observedGeneration = observedGeneration
+  status.conditions = conditions
+  status.nodeCount = nodeCount
+  status.nodes = rows
+  if (cns.spec.demand !== undefined) {
+    const demand = snapshot.unbound.read ? readDemand(snapshot.unbound.items, cns.spec.demand) : { pendingPods: 0, shapes: [] }
+    status.demand = { read: snapshot.unbound.read, pendingPods: demand.pendingPods, shapes: demand.shapes }
+  }
+  const swept = [...(previous.swept ?? []), ...(options.sweptThisPass ?? []), ...planned].slice(-MAX_SWEPT)
+  if (swept.length > 0) status.swept = swept
+
+  const { observedTime: previousTime, ...previousRest } = previous
+  const changed = canonicalJson(status) !== canonicalJson(previousRest)
+  const lastTime = previousTime === undefined ? NaN : Date.parse(previousTime)
+  const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
+  status.observedTime = changed || due ? stamp : (previousTime as string)
+  return { status: orderStatus(status), writeStatus: changed || due, actions }
+}
+
+/** The status row of a present Node. */
+function describe(view: NodeView, unbound: PodList): CellNodeStatus {
+  const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
+  const row: CellNodeStatus = {
+    name: view.name,
+    present: true,
+    instance: view.labels[INSTANCE_LABEL] ?? '',
+    poolUID: view.labels[POOL_UID_LABEL] ?? '',
+    live: view.live,
+    ready: view.ready,
+    unschedulable: view.unschedulable,
+    devices,
+    registration,
+    allocations: allocationsOf(view.name, view.pods, unbound)
+  }
+  if (registration === 'Unparseable') row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
+  return row
+}
+
+/** Why a deleting CellNodeSet may let go of its finalizer now, or undefined. */
+function releaseReason(cns: CellNodeSetInput, conditions: Condition[], now: number, unreachable: boolean): string | undefined {
+  const deletedAt = Date.parse(cns.metadata.deletionTimestamp ?? '')
+  if (now - deletedAt >= DELETION_RELEASE_MS) return '15 minutes have passed since the CellNodeSet was deleted'
+  const reachable = conditions.find((c) => c.type === 'Reachable')
+  if (unreachable && reachable !== undefined && now - Date.parse(reachable.lastTransitionTime) >= UNREACHABLE_RELEASE_MS) {
+    return 'the workload cluster has been unreachable for 10 minutes'
+  }
+  return undefined
+}
+
+/** Fixed key order, so a status written twice is byte-identical. */
+function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
+  const order: (keyof CellNodeSetStatus)[] = ['observedGeneration', 'observedTime', 'conditions', 'nodeCount', 'nodes', 'demand', 'swept']
+  const out: Record<string, unknown> = {}
+  for (const key of order) if (status[key] !== undefined) out[key] = status[key]
+  return out as CellNodeSetStatus
+}
+
+/** RFC 3339 at second precision, as the API server writes times. */
+export function iso(time: Date): string {
+  return time.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+

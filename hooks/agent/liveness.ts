@@ -1,0 +1,81 @@
+/**
+ * Whether a Node's kubelet is still alive, judged by the agent's own clock (workload.md, "live").
+ *
+ * A VM's clock may be skewed, so a kubelet's timestamps are never compared with the agent's
+ * clock: the agent only notes, by its own clock, when it last saw a value change. A Lease's
+ * `renewTime` unchanged for 90 s (kubelets renew every 10 s), or, without a readable Lease, the
+ * Ready condition's `lastHeartbeatTime` unchanged for 6 minutes, means not live. Everything else
+ * is live, including a Node the agent has watched for less than 90 s: a restarted agent deletes
+ * nothing in its first 90 s.
+ */
+
+/** A value the agent watches, and when (agent clock, ms) it first saw its current value. */
+export interface Sighting {
+  value: string
+  changedAt: number
+}
+
+/** What the snapshot carries about one Node for the liveness rule. */
+export interface NodeHeartbeats {
+  /** When the agent first saw this Node (ms, agent clock). */
+  watchedSince: number
+  /** The Lease `kube-node-lease/<node>`'s renewTime, when the Lease was readable and has one. */
+  lease?: Sighting
+  /** The Ready condition's lastHeartbeatTime, when the Node has one. */
+  heartbeat?: Sighting
+}
+
+/** The windows of the rule; the defaults are workload.md's. */
+export interface LivenessWindows {
+  /** A Lease renewTime unchanged this long: not live (90 s). */
+  leaseMs: number
+  /** A Ready heartbeat unchanged this long, without a Lease: not live (6 min). */
+  heartbeatMs: number
+  /** A Node watched for less than this is live whatever it shows (90 s). */
+  startupMs: number
+}
+
+/** workload.md's windows. */
+export const DEFAULT_WINDOWS: LivenessWindows = { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 }
+
+/** True while the Node's kubelet may still be alive. `now` is the agent's clock in ms. */
+export function isLive(beats: NodeHeartbeats, now: number, windows: LivenessWindows = DEFAULT_WINDOWS): boolean {
+  if (now - beats.watchedSince < windows.startupMs) return true
+  if (beats.lease !== undefined) return now - beats.lease.changedAt < windows.leaseMs
+  if (beats.heartbeat !== undefined) return now - beats.heartbeat.changedAt < windows.heartbeatMs
+  return true
+}
+
+/**
+ * Remembers, per Node, when the agent first saw it and when its Lease renewTime and Ready
+ * heartbeat last changed. One per workload cluster client: a new client (a rotated kubeconfig)
+ * starts watching afresh, which only delays a sweep.
+ */
+export class HeartbeatTracker {
+  private readonly nodes = new Map<string, NodeHeartbeats>()
+
+  /**
+   * Records one observation of `node` and returns what the liveness rule needs. `lease` is
+   * undefined when the Lease was not readable (no Lease, or the list failed), `heartbeat` when
+   * the Node has no Ready heartbeat.
+   */
+  observe(node: string, lease: string | undefined, heartbeat: string | undefined, now: number): NodeHeartbeats {
+    const before = this.nodes.get(node)
+    const next: NodeHeartbeats = { watchedSince: before?.watchedSince ?? now }
+    const sighting = (value: string | undefined, previous: Sighting | undefined): Sighting | undefined => {
+      if (value === undefined) return undefined
+      return previous !== undefined && previous.value === value ? previous : { value, changedAt: now }
+    }
+    const leaseSighting = sighting(lease, before?.lease)
+    const heartbeatSighting = sighting(heartbeat, before?.heartbeat)
+    if (leaseSighting !== undefined) next.lease = leaseSighting
+    if (heartbeatSighting !== undefined) next.heartbeat = heartbeatSighting
+    this.nodes.set(node, next)
+    return next
+  }
+
+  /** Forgets Nodes not in `present`, so a Node deleted and registered again is watched afresh. */
+  retain(present: ReadonlySet<string>): void {
+    for (const name of [...this.nodes.keys()]) if (!present.has(name)) this.nodes.delete(name)
+  }
+}
