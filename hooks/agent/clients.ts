@@ -1,0 +1,171 @@
+/**
+ * The agent's view of the two clusters, as small interfaces over `@kubernetes/client-node` 1.x,
+ * so that the snapshot and action layers can be tested against fakes and the process wires in
+ * the real clients.
+ *
+ * Objects come back as plain JSON: client-node deserializes typed responses into class instances
+ * with `Date` fields, and the core reads JSON. Every call has a deadline, so a workload API server
+ * that accepts connections and never answers makes the pass fail (Unreachable) instead of hang.
+ */
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions
+} from '@kubernetes/client-node'
+import type { ReducedKubeconfig } from './kubeconfig.ts'
+
+/** What the agent does in a workload cluster: read Nodes, Leases, Pods; patch and delete Nodes. */
+export interface WorkloadApi {
+  /** Nodes matching a label selector. */
+  listNodes(labelSelector: string): Promise<unknown[]>
+  /** One Node, or undefined when there is none. */
+  getNode(name: string): Promise<unknown>
+  /** The Lease `kube-node-lease/<node>`, or undefined when there is none. */
+  getNodeLease(node: string): Promise<unknown>
+  /** Pods of every namespace matching a field selector. */
+  listPods(fieldSelector: string): Promise<unknown[]>
+  /** A JSON merge patch of a Node. */
+  patchNode(name: string, patch: unknown): Promise<void>
+  /** Deletes a Node only if it is still the one seen (uid and resourceVersion preconditions). */
+  deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<void>
+}
+
+/** What the agent does in the infrastructure cluster for one CellNodeSet. */
+export interface InfraApi {
+  getPool(namespace: string, name: string): Promise<unknown>
+  /** Replaces the status (PUT on the status subresource, guarded by resourceVersion); returns the new resourceVersion. */
+  replaceStatus(namespace: string, name: string, resourceVersion: string, status: unknown): Promise<string | undefined>
+  /** Sets the finalizer list if it is still `expected` (JSON patch test + replace). */
+  setFinalizers(namespace: string, name: string, expected: string[], next: string[]): Promise<void>
+  /** A Warning Event on the CellNodeSet. */
+  warn(cns: { namespace: string; name: string; uid: string }, reason: string, message: string, now: Date): Promise<void>
+}
+
+/** Per-call deadline (ms). */
+const CALL_TIMEOUT_MS = Number(process.env.AGENT_CALL_TIMEOUT_SECONDS ?? '10') * 1000
+
+/** Runs `call` with a deadline; the error of a late call names what timed out. */
+export async function withDeadline<T>(what: string, call: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([call, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The HTTP status of a client-node error, if it has one. */
+export function statusCode(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number'
+    ? (error as { code: number }).code
+    : undefined
+}
+
+/** Plain JSON of a client-node object (Dates become RFC 3339 strings). */
+export function plain(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value))
+}
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
+
+/** A KubeConfig built from the reduced fields only: no files, no exec, no proxy. */
+export function workloadKubeConfig(config: ReducedKubeconfig): KubeConfig {
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'workload', server: config.server, caData: config.caData, tlsServerName: config.tlsServerName, skipTLSVerify: false }],
+    users: [{ name: 'agent', token: config.token, certData: config.certData, keyData: config.keyData }],
+    contexts: [{ name: 'workload', cluster: 'workload', user: 'agent' }],
+    currentContext: 'workload'
+  })
+  return kc
+}
+
+/** The workload cluster through client-node. */
+export function workloadApi(kc: KubeConfig): WorkloadApi {
+  const core = kc.makeApiClient(CoreV1Api)
+  const coordination = kc.makeApiClient(CoordinationV1Api)
+  const orUndefined = async (what: string, call: () => Promise<unknown>): Promise<unknown> => {
+    try {
+      return plain(await withDeadline(what, call()))
+    } catch (error) {
+      if (statusCode(error) === 404) return undefined
+      throw error
+    }
+  }
+  return {
+    async listNodes(labelSelector) {
+      const list = await withDeadline('list Nodes', core.listNode({ labelSelector }))
+      return (plain(list.items) as unknown[] | undefined) ?? []
+    },
+    getNode: (name) => orUndefined(`get Node ${name}`, () => core.readNode({ name })),
+    getNodeLease: (node) => orUndefined(`get Lease kube-node-lease/${node}`, () => coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: node })),
+    async listPods(fieldSelector) {
+      const list = await withDeadline(`list Pods ${fieldSelector}`, core.listPodForAllNamespaces({ fieldSelector }))
+      return (plain(list.items) as unknown[] | undefined) ?? []
+    },
+    async patchNode(name, patch) {
+      await withDeadline(`patch Node ${name}`, core.patchNode({ name, body: patch }, merge))
+    },
+    async deleteNode(name, preconditions) {
+      await withDeadline(`delete Node ${name}`, core.deleteNode({ name, body: { preconditions } }))
+    }
+  }
+}
+
+const GROUP = 'cells.kubeswift.io'
+const VERSION = 'v1alpha1'
+
+/** The infrastructure cluster through client-node. */
+export function infraApi(kc: KubeConfig): InfraApi {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const core = kc.makeApiClient(CoreV1Api)
+  return {
+    async getPool(namespace, name) {
+      try {
+        return plain(await withDeadline(`get GPUCellPool ${namespace}/${name}`,
+          custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'gpucellpools', name })))
+      } catch (error) {
+        if (statusCode(error) === 404) return undefined
+        throw error
+      }
+    },
+    async replaceStatus(namespace, name, resourceVersion, status) {
+      const body = { apiVersion: `${GROUP}/${VERSION}`, kind: 'CellNodeSet', metadata: { name, namespace, resourceVersion }, status }
+      const answer: unknown = await withDeadline(`update CellNodeSet ${namespace}/${name} status`,
+        custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }))
+      const metadata = typeof answer === 'object' && answer !== null ? (answer as { metadata?: { resourceVersion?: unknown } }).metadata : undefined
+      return typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined
+    },
+    async setFinalizers(namespace, name, expected, next) {
+      const body = expected.length === 0
+        ? [{ op: 'add', path: '/metadata/finalizers', value: next }]
+        : [{ op: 'test', path: '/metadata/finalizers', value: expected }, { op: 'replace', path: '/metadata/finalizers', value: next }]
+      await withDeadline(`patch CellNodeSet ${namespace}/${name} finalizers`,
+        custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }, jsonPatch))
+    },
+    async warn(cns, reason, message, now) {
+      const time = now.toISOString()
+      await withDeadline(`create Event on CellNodeSet ${cns.namespace}/${cns.name}`, core.createNamespacedEvent({
+        namespace: cns.namespace,
+        body: {
+          metadata: { generateName: `${cns.name}.`, namespace: cns.namespace },
+          involvedObject: { apiVersion: `${GROUP}/${VERSION}`, kind: 'CellNodeSet', name: cns.name, namespace: cns.namespace, uid: cns.uid },
+          type: 'Warning',
+          reason,
+          message: message.slice(0, 1000),
+          source: { component: 'gpuhooks-workload-agent' },
+          firstTimestamp: new Date(time),
+          lastTimestamp: new Date(time),
+          count: 1
+        }
+      }))
+    }
+  }
+}

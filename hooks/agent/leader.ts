@@ -1,0 +1,166 @@
+/**
+ * Leader election on a `coordination.k8s.io` Lease, so that the chart can run two agents and only
+ * one acts (workload.md, "The agent process"). `@kubernetes/client-node` 1.4 has no leader
+ * election, so this is a small one in client-go's manner:
+ *
+ * - a candidate takes the Lease when it does not exist, when it was released (no holder), or when
+ *   its record (holder and renewTime) has been seen unchanged for `leaseDurationSeconds` by the
+ *   candidate's own clock (clocks of two Pods are never compared);
+ * - every write carries the resourceVersion read, so of two candidates racing only one wins (409
+ *   for the other);
+ * - the leader renews every retry period and stops acting when it has not renewed within the
+ *   renew deadline (shorter than the lease duration, so it stops before another may take over);
+ * - on shutdown the leader releases the Lease (empty holder), so a standby takes over at once.
+ */
+import { isRecord } from '../k8s/objects.ts'
+
+/** The Lease operations the elector needs. */
+export interface LeaseApi {
+  /** The Lease, or undefined when it does not exist. */
+  get(): Promise<unknown>
+  create(lease: LeaseBody): Promise<void>
+  /** Replaces the Lease; must fail (409) when `lease.metadata.resourceVersion` is not current. */
+  replace(lease: LeaseBody): Promise<void>
+}
+
+/** The Lease as written. */
+export interface LeaseBody {
+  metadata: { name: string; namespace: string; resourceVersion?: string }
+  spec: { holderIdentity: string; leaseDurationSeconds: number; acquireTime?: string; renewTime: string; leaseTransitions: number }
+}
+
+/** Timings, in ms. */
+export interface ElectionTimings {
+  leaseDurationMs: number
+  renewDeadlineMs: number
+  retryPeriodMs: number
+}
+
+/** client-go's defaults. */
+export const DEFAULT_TIMINGS: ElectionTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }
+
+/** What the candidate should do after reading the Lease. */
+export type LeaseStep =
+  | { do: 'create' }
+  | { do: 'renew' }
+  | { do: 'takeover' }
+  | { do: 'wait'; holder: string }
+
+interface Record_ {
+  holder: string
+  renewTime: string
+  resourceVersion: string
+  transitions: number
+  acquireTime?: string
+}
+
+function readLease(lease: unknown): Record_ | undefined {
+  if (!isRecord(lease)) return undefined
+  const spec = isRecord(lease.spec) ? lease.spec : {}
+  const metadata = isRecord(lease.metadata) ? lease.metadata : {}
+  const record: Record_ = {
+    holder: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
+    renewTime: typeof spec.renewTime === 'string' ? spec.renewTime : '',
+    resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '',
+    transitions: typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0
+  }
+  if (typeof spec.acquireTime === 'string') record.acquireTime = spec.acquireTime
+  return record
+}
+
+/**
+ * The step for `identity`, given the Lease read and when (own clock) its current record was
+ * first seen. Pure.
+ */
+export function leaseStep(lease: unknown, identity: string, recordSeenSince: number, now: number, timings: ElectionTimings): LeaseStep {
+  const record = readLease(lease)
+  if (record === undefined) return { do: 'create' }
+  if (record.holder === identity) return { do: 'renew' }
+  if (record.holder === '') return { do: 'takeover' }
+  if (now - recordSeenSince >= timings.leaseDurationMs) return { do: 'takeover' }
+  return { do: 'wait', holder: record.holder }
+}
+
+/** A candidate for leadership of one Lease. */
+export class LeaderElector {
+  private seen: { key: string; since: number } | undefined
+  private lastRenew = Number.NEGATIVE_INFINITY
+  private held = false
+
+  constructor(
+    private readonly api: LeaseApi,
+    private readonly lease: { name: string; namespace: string },
+    readonly identity: string,
+    private readonly clock: () => number,
+    private readonly timings: ElectionTimings = DEFAULT_TIMINGS
+  ) {}
+
+  /** True while this candidate holds the Lease and renewed it within the renew deadline. */
+  isLeader(): boolean {
+    return this.held && this.clock() - this.lastRenew < this.timings.renewDeadlineMs
+  }
+
+  /** One round: read the Lease and create, renew, take over or wait. Never throws. */
+  async tick(): Promise<{ step: LeaseStep['do'] | 'error'; error?: string }> {
+    let current: unknown
+    try {
+      current = await this.api.get()
+    } catch (error) {
+      return { step: 'error', error: (error as Error).message }
+    }
+    const now = this.clock()
+    const record = readLease(current)
+    const key = record === undefined ? '' : `${record.holder}\u0000${record.renewTime}`
+    if (this.seen?.key !== key) this.seen = { key, since: now }
+    const step = leaseStep(current, this.identity, this.seen.since, now, this.timings)
+    const stamp = new Date(now).toISOString().replace('Z', '000Z')
+    const seconds = Math.ceil(this.timings.leaseDurationMs / 1000)
+    try {
+      if (step.do === 'create') {
+        await this.api.create({
+          metadata: { ...this.lease },
+          spec: { holderIdentity: this.identity, leaseDurationSeconds: seconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 }
+        })
+      } else if (step.do === 'renew' || step.do === 'takeover') {
+        const r = record as Record_
+        const acquire = step.do === 'takeover' ? stamp : r.acquireTime ?? stamp
+        await this.api.replace({
+          metadata: { ...this.lease, resourceVersion: r.resourceVersion },
+          spec: {
+            holderIdentity: this.identity,
+            leaseDurationSeconds: seconds,
+            acquireTime: acquire,
+            renewTime: stamp,
+            leaseTransitions: step.do === 'takeover' ? r.transitions + 1 : r.transitions
+          }
+        })
+      } else {
+        this.held = false
+        return { step: step.do }
+      }
+    } catch (error) {
+      return { step: 'error', error: (error as Error).message }
+    }
+    this.held = true
+    this.lastRenew = now
+    return { step: step.do }
+  }
+
+  /** Gives the Lease up (empty holder) if held, so a standby takes over at once. Never throws. */
+  async release(): Promise<boolean> {
+    if (!this.held) return false
+    this.held = false
+    try {
+      const record = readLease(await this.api.get())
+      if (record === undefined || record.holder !== this.identity) return false
+      const stamp = new Date(this.clock()).toISOString().replace('Z', '000Z')
+      await this.api.replace({
+        metadata: { ...this.lease, resourceVersion: record.resourceVersion },
+        spec: { holderIdentity: '', leaseDurationSeconds: 1, renewTime: stamp, leaseTransitions: record.transitions, ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime }) }
+      })
+      return true
+    } catch {
+      return false
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * One pass for one CellNodeSet: serve check, snapshot, decide, carry out, observe again, write
+ * the status, then the finalizer (workload.md, "What the agent does").
+ *
+ * The status is observed after the actions of the pass: when any Node was written, the workload
+ * cluster is read again and the core decides once more, and that second status is the one
+ * written (its own actions wait for the next pass). Nothing is written in the workload cluster
+ * while it is unreachable: the core gives no Node action then.
+ */
+import { Value } from '@sinclair/typebox/value'
+import { CellNodeSetSpecSchema, WORKLOAD_NODES_FINALIZER } from '../api/cellnodeset.ts'
+import { isRecord } from '../k8s/objects.ts'
+import { applyNodeActions } from './actions.ts'
+import type { InfraApi, WorkloadApi } from './clients.ts'
+import { decide, type CellNodeSetInput, type Decision } from './core.ts'
+import { kubeconfigFromSecret, ownerProblem, type ReducedKubeconfig } from './kubeconfig.ts'
+import type { HeartbeatTracker, LivenessWindows } from './liveness.ts'
+import { errorText } from './reachability.ts'
+import { readSnapshot, unreachable } from './snapshot.ts'
+
+/** What a pass needs from the process. */
+export interface PassDeps {
+  infra: InfraApi
+  /** The Secret from the informer cache (undefined when absent or not labelled). */
+  secret(namespace: string, name: string): unknown
+  /** The workload client for a Secret at a resourceVersion, built from the reduced kubeconfig. */
+  workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): WorkloadApi
+  /** The heartbeat memory of one CellNodeSet. */
+  tracker(cnsKey: string): HeartbeatTracker
+  windows?: LivenessWindows
+  clock(): Date
+}
+
+/** What a pass did, for logs and metrics. */
+export interface PassReport {
+  served: boolean
+  /** Why the CellNodeSet is not served, when it is not. */
+  notServed?: string
+  reachable?: string
+  nodeWrites: { patch: number; delete: number }
+  errors: { reason: string; message: string }[]
+  statusWritten: boolean
+  finalizer?: 'added' | 'removed'
+}
+
+/** Runs one pass. Never throws for anything an object or a cluster can do. */
+export async function runPass(object: unknown, deps: PassDeps): Promise<PassReport> {
+  const report: PassReport = { served: false, nodeWrites: { patch: 0, delete: 0 }, errors: [], statusWritten: false }
+  const cns = readCellNodeSet(object)
+  if (typeof cns === 'string') {
+    report.notServed = cns
+    return report
+  }
+  const { namespace, name } = cns.metadata as { namespace: string; name: string }
+  const controller = (isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences)
+    ? object.metadata.ownerReferences.find((r) => isRecord(r) && r.controller === true) : undefined) as Record<string, unknown> | undefined
+  let pool: unknown
+  try {
+    pool = typeof controller?.name === 'string' ? await deps.infra.getPool(namespace, controller.name) : undefined
+  } catch (error) {
+    report.errors.push({ reason: 'PoolRead', message: errorText(error) })
+    return report
+  }
+  const problem = ownerProblem(object, pool)
+  if (problem !== undefined) {
+    report.notServed = problem
+    return report
+  }
+  report.served = true
+
+  const ref = { namespace, name: cns.spec.kubeconfigSecretRef.name, key: cns.spec.kubeconfigSecretRef.key }
+  const secret = deps.secret(ref.namespace, ref.name)
+  const reduced = kubeconfigFromSecret(secret, ref)
+  const key = `${namespace}/${name}`
+  let api: WorkloadApi | undefined
+  let snapshot
+  if (!reduced.ok) {
+    snapshot = unreachable({ reason: 'CredentialInvalid', message: reduced.problem.message })
+  } else {
+    const rv = isRecord(secret) && isRecord(secret.metadata) && typeof secret.metadata.resourceVersion === 'string' ? secret.metadata.resourceVersion : ''
+    api = deps.workload(`${ref.namespace}/${ref.name}`, rv, reduced.config)
+    snapshot = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
+  }
+  report.reachable = snapshot.reachability.reason
+  const options = deps.windows === undefined ? {} : { windows: deps.windows }
+  let decision: Decision = decide(cns, snapshot, deps.clock(), options)
+
+  const nodeActions = decision.actions.filter((a) => a.type === 'patchNode' || a.type === 'deleteNode')
+  if (api !== undefined && nodeActions.length > 0) {
+    const outcome = await applyNodeActions(api, nodeActions, deps.clock)
+    for (const action of outcome.done) {
+      if (action.type === 'patchNode') report.nodeWrites.patch++
+      else report.nodeWrites.delete++
+    }
+    for (const failure of outcome.failed) {
+      report.errors.push({ reason: failure.code === 409 ? 'NodeConflict' : 'NodeWrite', message: `${failure.action.type} ${'name' in failure.action ? failure.action.name : ''}: ${failure.error}` })
+    }
+    const after = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
+    const second = decide(cns, after, deps.clock(), { ...options, sweptThisPass: outcome.swept })
+    // The second look's Node actions wait for the next pass; its finalizer decision sees the sweep done.
+    decision = { ...second, actions: second.actions.filter((a) => a.type === 'addFinalizer' || a.type === 'removeFinalizer') }
+    report.reachable = after.reachability.reason
+  }
+
+  const resourceVersion = isRecord(object) && isRecord(object.metadata) && typeof object.metadata.resourceVersion === 'string' ? object.metadata.resourceVersion : ''
+  if (decision.writeStatus) {
+    try {
+      await deps.infra.replaceStatus(namespace, name, resourceVersion, decision.status)
+      report.statusWritten = true
+    } catch (error) {
+      report.errors.push({ reason: 'StatusWrite', message: errorText(error) })
+    }
+  }
+
+  const finalizers = cns.metadata.finalizers ?? []
+  for (const action of decision.actions) {
+    try {
+      if (action.type === 'addFinalizer') {
+        await deps.infra.setFinalizers(namespace, name, finalizers, [...finalizers, WORKLOAD_NODES_FINALIZER])
+        report.finalizer = 'added'
+      } else if (action.type === 'removeFinalizer') {
+        if (action.nodesLeft.length > 0) {
+          await deps.infra.warn({ namespace, name, uid: uidOf(object) }, 'NodesLeftBehind',
+            `Releasing the CellNodeSet (${action.why}); these Nodes of the pool are left in the workload cluster: ${action.nodesLeft.join(', ')}`, deps.clock())
+            .catch((error: unknown) => report.errors.push({ reason: 'EventWrite', message: errorText(error) }))
+        }
+        await deps.infra.setFinalizers(namespace, name, finalizers, finalizers.filter((f) => f !== WORKLOAD_NODES_FINALIZER))
+        report.finalizer = 'removed'
+      }
+    } catch (error) {
+      report.errors.push({ reason: 'FinalizerWrite', message: errorText(error) })
+    }
+  }
+  return report
+}
+
+function uidOf(object: unknown): string {
+  return isRecord(object) && isRecord(object.metadata) && typeof object.metadata.uid === 'string' ? object.metadata.uid : ''
+}
+
+/** The CellNodeSet as the core reads it, or why it cannot be served. */
+export function readCellNodeSet(object: unknown): CellNodeSetInput | string {
+  if (!isRecord(object) || !isRecord(object.metadata)) return 'not an object with metadata'
+  const metadata = object.metadata
+  if (typeof metadata.name !== 'string' || typeof metadata.namespace !== 'string') return 'metadata.name and metadata.namespace are required'
+  if (!Value.Check(CellNodeSetSpecSchema, object.spec)) {
+    const first = [...Value.Errors(CellNodeSetSpecSchema, object.spec)][0]
+    return `spec${first?.path.replace(/\//g, '.') ?? ''} ${first?.message ?? 'is invalid'}`
+  }
+  const input: CellNodeSetInput = {
+    metadata: { name: metadata.name, namespace: metadata.namespace },
+    spec: object.spec
+  }
+  if (typeof metadata.generation === 'number') input.metadata.generation = metadata.generation
+  if (typeof metadata.deletionTimestamp === 'string') input.metadata.deletionTimestamp = metadata.deletionTimestamp
+  if (Array.isArray(metadata.finalizers)) input.metadata.finalizers = metadata.finalizers.filter((f): f is string => typeof f === 'string')
+  if (isRecord(object.status)) input.status = object.status
+  return input
+}

@@ -1,0 +1,88 @@
+/**
+ * Reads what the core needs from a workload cluster, for one CellNodeSet (style rule 13: the
+ * I/O before the decision).
+ *
+ * Nodes: those carrying the pool's uid label (one list by label selector) and every listed name
+ * not among them (one get each). Per Node, its Lease `kube-node-lease/<node>` and its Pods
+ * (`spec.nodeName=<node>`); once per pass the Pods with no Node yet that are Pending
+ * (`spec.nodeName=,status.phase=Pending`), which carry both the demand and the Pods HAMi's
+ * scheduler has annotated for a Node (`hami.io/vgpu-node`) before binding them. No list covers the
+ * whole cluster's Pods. A failed Node read makes the cluster unreachable (classified); a failed
+ * Pod list only makes the Pods unread.
+ */
+import { POOL_UID_LABEL } from '../api/cellnodeset.ts'
+import { isRecord } from '../k8s/objects.ts'
+import type { WorkloadApi } from './clients.ts'
+import type { ObservedNode, PodList, WorkloadSnapshot } from './core.ts'
+import type { HeartbeatTracker } from './liveness.ts'
+import { classifyError } from './reachability.ts'
+
+/** The field selector of the Pods that have no Node and are Pending. */
+export const UNBOUND_PENDING = 'spec.nodeName=,status.phase=Pending'
+
+/** A snapshot that says only why the cluster could not be read. */
+export function unreachable(reason: WorkloadSnapshot['reachability']): WorkloadSnapshot {
+  return { reachability: reason, nodes: [], unbound: { read: false, items: [] } }
+}
+
+/**
+ * Reads one snapshot. `tracker` remembers heartbeats between passes; `now` is the agent's clock,
+ * read after the reads so that a slow read never ages a heartbeat it has just seen change.
+ */
+export async function readSnapshot(
+  api: WorkloadApi,
+  spec: { poolUID: string; nodes?: { name: string }[] },
+  tracker: HeartbeatTracker,
+  now: () => number
+): Promise<WorkloadSnapshot> {
+  let nodes: unknown[]
+  try {
+    nodes = await api.listNodes(`${POOL_UID_LABEL}=${spec.poolUID}`)
+    const seen = new Set(nodes.map(nameOf))
+    for (const entry of spec.nodes ?? []) {
+      if (seen.has(entry.name)) continue
+      const node = await api.getNode(entry.name)
+      if (node !== undefined) nodes.push(node)
+    }
+  } catch (error) {
+    return unreachable(classifyError(error))
+  }
+
+  const observed: ObservedNode[] = []
+  for (const node of nodes) {
+    const name = nameOf(node)
+    if (name === undefined) continue
+    let renewTime: string | undefined
+    try {
+      const lease = await api.getNodeLease(name)
+      renewTime = isRecord(lease) && isRecord(lease.spec) && typeof lease.spec.renewTime === 'string' ? lease.spec.renewTime : undefined
+    } catch {
+      // An unreadable Lease: the Ready heartbeat decides (workload.md, "live").
+      renewTime = undefined
+    }
+    observed.push({ node, beats: { watchedSince: 0 }, pods: await podList(api, `spec.nodeName=${name}`) })
+    const last = observed[observed.length - 1] as ObservedNode
+    last.beats = tracker.observe(name, renewTime, heartbeatOf(node), now())
+  }
+  tracker.retain(new Set(observed.map((o) => nameOf(o.node) as string)))
+  return { reachability: { reason: 'Reachable', message: '' }, nodes: observed, unbound: await podList(api, UNBOUND_PENDING) }
+}
+
+async function podList(api: WorkloadApi, fieldSelector: string): Promise<PodList> {
+  try {
+    return { read: true, items: await api.listPods(fieldSelector) }
+  } catch {
+    return { read: false, items: [] }
+  }
+}
+
+function nameOf(object: unknown): string | undefined {
+  return isRecord(object) && isRecord(object.metadata) && typeof object.metadata.name === 'string' ? object.metadata.name : undefined
+}
+
+/** The Ready condition's lastHeartbeatTime, as the text the API server sent. */
+export function heartbeatOf(node: unknown): string | undefined {
+  if (!isRecord(node) || !isRecord(node.status) || !Array.isArray(node.status.conditions)) return undefined
+  const ready = node.status.conditions.find((c) => isRecord(c) && c.type === 'Ready')
+  return isRecord(ready) && typeof ready.lastHeartbeatTime === 'string' ? ready.lastHeartbeatTime : undefined
+}
