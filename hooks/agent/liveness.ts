@@ -52,7 +52,14 @@ export function isLive(beats: NodeHeartbeats, now: number, windows: LivenessWind
  * starts watching afresh, which only delays a sweep.
  */
 export class HeartbeatTracker {
-  private readonly nodes = new Map<string, NodeHeartbeats>()
+  private readonly nodes = new Map<string, NodeHeartbeats & { lastSeen: number }>()
+
+  /**
+   * `maxGapMs`: a Node not observed for longer than this is watched afresh. A gap means the agent
+   * was not looking (a standby that becomes leader again, a kubeconfig that was unusable for a
+   * while): a Lease that aged meanwhile was not seen unchanged, only not seen.
+   */
+  constructor(private readonly maxGapMs: number = DEFAULT_WINDOWS.startupMs) {}
 
   /**
    * Records one observation of `node` and returns what the liveness rule needs. `lease` is
@@ -60,7 +67,8 @@ export class HeartbeatTracker {
    * the Node has no Ready heartbeat.
    */
   observe(node: string, lease: string | undefined, heartbeat: string | undefined, now: number): NodeHeartbeats {
-    const before = this.nodes.get(node)
+    const last = this.nodes.get(node)
+    const before = last !== undefined && now - last.lastSeen <= this.maxGapMs ? last : undefined
     const next: NodeHeartbeats = { watchedSince: before?.watchedSince ?? now }
     const sighting = (value: string | undefined, previous: Sighting | undefined): Sighting | undefined => {
       if (value === undefined) return undefined
@@ -70,7 +78,7 @@ export class HeartbeatTracker {
     const heartbeatSighting = sighting(heartbeat, before?.heartbeat)
     if (leaseSighting !== undefined) next.lease = leaseSighting
     if (heartbeatSighting !== undefined) next.heartbeat = heartbeatSighting
-    this.nodes.set(node, next)
+    this.nodes.set(node, { ...next, lastSeen: now })
     return next
   }
 

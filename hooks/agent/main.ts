@@ -198,7 +198,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
             workload,
             tracker: (k) => {
               let tracker = trackers.get(k)
-              if (tracker === undefined) trackers.set(k, (tracker = new HeartbeatTracker()))
+              if (tracker === undefined) trackers.set(k, (tracker = new HeartbeatTracker(config.windows.startupMs)))
               return tracker
             },
             windows: config.windows,

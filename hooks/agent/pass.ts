@@ -75,6 +75,7 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
   let api: WorkloadApi | undefined
   let snapshot
   if (!reduced.ok) {
+    deps.tracker(key).retain(new Set())
     snapshot = unreachable({ reason: 'CredentialInvalid', message: reduced.problem.message })
   } else {
     const rv = isRecord(secret) && isRecord(secret.metadata) && typeof secret.metadata.resourceVersion === 'string' ? secret.metadata.resourceVersion : ''

@@ -45,6 +45,9 @@ export async function readSnapshot(
       if (node !== undefined) nodes.push(node)
     }
   } catch (error) {
+    // After an outage every heartbeat is watched afresh: kubelets could not renew either, and a
+    // Lease that aged while nobody could reach the API server says nothing about its kubelet.
+    tracker.retain(new Set())
     return unreachable(classifyError(error))
   }
 

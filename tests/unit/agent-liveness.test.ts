@@ -80,10 +80,12 @@ t.test('a restarted agent sees an old renewTime for the first time as a change: 
 t.test('a Lease that becomes unreadable falls back to the heartbeat, seen changing by the agent', async (t) => {
   const tracker = new HeartbeatTracker()
   tracker.observe('cell-0', 'r1', 'h1', T0)
-  const beats = tracker.observe('cell-0', undefined, 'h1', T0 + 5 * MIN)
+  let beats = tracker.observe('cell-0', undefined, 'h1', T0 + 15 * S)
   t.equal(beats.lease, undefined)
   t.same(beats.heartbeat, { value: 'h1', changedAt: T0 })
-  t.equal(isLive(beats, T0 + 5 * MIN), true)
+  let now = T0 + 15 * S
+  while (now < T0 + 6 * MIN - 15 * S) beats = tracker.observe('cell-0', undefined, 'h1', (now += 15 * S))
+  t.equal(isLive(beats, now), true, 'a heartbeat unchanged for less than 6 min')
   t.equal(isLive(tracker.observe('cell-0', undefined, 'h1', T0 + 6 * MIN), T0 + 6 * MIN), false)
 })
 
@@ -93,4 +95,20 @@ t.test('a Node forgotten by retain() is watched afresh when it comes back', asyn
   tracker.retain(new Set())
   const beats = tracker.observe('cell-0', 'r1', undefined, T0 + 10 * MIN)
   t.same(beats, { watchedSince: T0 + 10 * MIN, lease: { value: 'r1', changedAt: T0 + 10 * MIN } })
+})
+
+t.test('a Node not observed for longer than the gap (a standby leading again) is watched afresh', async (t) => {
+  const tracker = new HeartbeatTracker(90_000)
+  tracker.observe('cell-0', 'r1', undefined, T0)
+  const beats = tracker.observe('cell-0', 'r1', undefined, T0 + 60 * MIN)
+  t.same(beats, { watchedSince: T0 + 60 * MIN, lease: { value: 'r1', changedAt: T0 + 60 * MIN } })
+  t.equal(isLive(beats, T0 + 60 * MIN), true)
+})
+
+t.test('observations within the gap keep the first sighting', async (t) => {
+  const tracker = new HeartbeatTracker(90_000)
+  let now = T0
+  tracker.observe('cell-0', 'r1', undefined, now)
+  for (let i = 0; i < 10; i++) tracker.observe('cell-0', 'r1', undefined, (now += 15 * S))
+  t.equal(isLive(tracker.observe('cell-0', 'r1', undefined, (now += 15 * S)), now), false)
 })

@@ -31,6 +31,8 @@ export interface TestCluster {
   kubeconfig: string;
   /** The cluster CA, which signed the API server's serving certificate. */
   caCertPem: string;
+  /** etcd's client URL, for a second API server on the same etcd (workload-cluster.ts). */
+  etcdUrl: string;
   /** Log files of the control-plane processes, for debugging a failed test. */
   logs: { etcd: string; apiserver: string; controllerManager: string };
   /**
@@ -190,6 +192,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
       server,
       kubeconfig,
       caCertPem: await readFile(certs.caCert, 'utf8'),
+      etcdUrl,
       logs,
       kubectl: (args, kubectlOpts) => kubectl(kubeconfig, args, kubectlOpts),
       stop,

@@ -1,0 +1,136 @@
+/**
+ * A second kube-apiserver on the test cluster's etcd, under its own `--etcd-prefix`: the
+ * workload cluster the cells of a pool join (testing.md, "The workload side runs for real too").
+ *
+ * It shares the test cluster's CA and serving certificate, and adds a static token for the
+ * workload agent's identity (`gpuhooks-workload-agent`, no groups), so that the agent's access is
+ * exactly what deploy/agent-rbac/workload-cluster.yaml grants. It can be stopped and started
+ * again on the same port, to play an outage. No controller manager: nothing is garbage collected
+ * and no kubelet runs; the test plays the kubelets.
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePorts } from '../../support/ports.ts'
+import type { TestCluster } from './cluster.ts'
+import { KubeClient, type KubeConnection } from './kube.ts'
+import { startProcess, stopProcess, tailLog, type ManagedProcess } from './processes.ts'
+
+/** A running (or stopped) workload API server. */
+export interface WorkloadCluster {
+  server: string
+  /** An admin client (system:masters). */
+  admin: KubeClient
+  /** The agent's bearer token (user gpuhooks-workload-agent). */
+  agentToken: string
+  /** A kubeconfig for the agent: server, CA data and token only, as the agent accepts. */
+  agentKubeconfig(): string
+  log: string
+  /** Stops the API server (an outage); etcd keeps the data. */
+  stop(): Promise<void>
+  /** Starts it again on the same port and waits until it is ready. */
+  start(): Promise<void>
+  /** Closes the admin client's sockets. */
+  close(): void
+}
+
+/** The user name of the agent's static token. */
+export const AGENT_USER = 'gpuhooks-workload-agent'
+
+/** The directory of the test binaries: $GPUHOOKS_K8S_BIN, else what build-binaries.sh prints last. */
+export function binariesDir(): string {
+  const fromEnv = process.env['GPUHOOKS_K8S_BIN']
+  if (fromEnv !== undefined && existsSync(join(fromEnv, 'kube-apiserver'))) return fromEnv
+  const script = fileURLToPath(new URL('../build-binaries.sh', import.meta.url))
+  const result = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const last = result.stdout.trim().split('\n').pop()?.trim()
+  if (result.status !== 0 || last === undefined || last === '') throw new Error(`${script} failed (${String(result.status)})`)
+  return last
+}
+
+/** Starts the workload API server next to `cluster` and waits until it serves. */
+export async function startWorkloadCluster(cluster: TestCluster, binDir: string): Promise<WorkloadCluster> {
+  const [port] = (await freePorts(1)) as [number]
+  const server = `https://127.0.0.1:${port}`
+  const dir = cluster.dir
+  const agentToken = randomBytes(24).toString('hex')
+  const tokenFile = join(dir, 'workload-tokens.csv')
+  writeFileSync(tokenFile, `${agentToken},${AGENT_USER},${AGENT_USER}\n`)
+  const log = join(dir, 'workload-apiserver.log')
+  const pidFile = join(dir, 'pids')
+  const file = (name: string): string => join(dir, name)
+  const args = [
+    `--etcd-servers=${cluster.etcdUrl}`,
+    '--etcd-prefix=/workload',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    '--advertise-address=127.0.0.1',
+    '--endpoint-reconciler-type=none',
+    '--service-cluster-ip-range=10.97.0.0/16',
+    `--tls-cert-file=${file('apiserver.crt')}`,
+    `--tls-private-key-file=${file('apiserver.key')}`,
+    `--client-ca-file=${file('ca.crt')}`,
+    `--token-auth-file=${tokenFile}`,
+    '--service-account-issuer=https://workload.cluster.local',
+    `--service-account-key-file=${file('sa.pub')}`,
+    `--service-account-signing-key-file=${file('sa.key')}`,
+    '--authorization-mode=RBAC',
+    // No controller manager creates the default ServiceAccount the test's Pods would need.
+    '--disable-admission-plugins=ServiceAccount',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false'
+  ]
+  const ca = readFileSync(file('ca.crt'))
+  const adminConnection: KubeConnection = { server, ca, cert: readFileSync(file('admin.crt')), key: readFileSync(file('admin.key')) }
+  const admin = new KubeClient(adminConnection)
+  let proc: ManagedProcess | undefined
+
+  const start = async (): Promise<void> => {
+    proc = startProcess('workload-apiserver', join(binDir, 'kube-apiserver'), args, log, pidFile)
+    const deadline = Date.now() + 120_000
+    for (;;) {
+      if (proc.child.exitCode !== null) throw new Error(`the workload API server exited:\n${tailLog(log)}`)
+      try {
+        await admin.request('GET', '/readyz')
+        // The agent's Leases namespace is made by the API server itself; wait for it too.
+        await admin.get({ apiVersion: 'v1', resource: 'namespaces', name: 'kube-node-lease' })
+        return
+      } catch {
+        if (Date.now() > deadline) throw new Error(`the workload API server did not become ready:\n${tailLog(log)}`)
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+    }
+  }
+  await start()
+  return {
+    server,
+    admin,
+    agentToken,
+    log,
+    agentKubeconfig: () => [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: workload',
+      '  cluster:',
+      `    server: ${server}`,
+      `    certificate-authority-data: ${ca.toString('base64')}`,
+      'users:',
+      '- name: agent',
+      '  user:',
+      `    token: ${agentToken}`,
+      'contexts:',
+      '- name: workload',
+      '  context: {cluster: workload, user: agent}',
+      'current-context: workload',
+      ''
+    ].join('\n'),
+    async stop() {
+      if (proc !== undefined) await stopProcess(proc)
+    },
+    start,
+    close: () => admin.close()
+  }
+}
