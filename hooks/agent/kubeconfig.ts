@@ -148,7 +148,8 @@ export function reduceKubeconfig(text: string): Reduced {
 export function kubeconfigFromSecret(secret: unknown, ref: { namespace: string; name: string; key: string }): Reduced {
   const where = `Secret ${ref.namespace}/${ref.name}`
   if (!isRecord(secret) || !isRecord(secret.metadata)) {
-    return bad(`${where} was not found among the Secrets labelled ${WORKLOAD_KUBECONFIG_LABEL}: "true"`)
+    // The agent watches only labelled Secrets, so an unlabelled one looks missing too.
+    return bad(`${where} does not exist or lacks the label ${WORKLOAD_KUBECONFIG_LABEL}: "true" (an admin's opt-in; the agent reads only labelled Secrets)`)
   }
   const labels = isRecord(secret.metadata.labels) ? secret.metadata.labels : {}
   if (labels[WORKLOAD_KUBECONFIG_LABEL] !== 'true') {

@@ -1,0 +1,454 @@
+// The workload agent against real API servers (workload.md; testing.md, "The workload side runs
+// for real too"): the infrastructure cluster holds the pool's CellNodeSet (its spec written here
+// as the cellpool hook would) and the kubeconfig Secret; a second kube-apiserver on the same etcd
+// is the workload cluster, where the test plays the kubelets (Nodes, Lease renewals, HAMi's
+// annotations, Pods). The agent runs as a real process with the liveness windows shortened by
+// its documented environment variables (a Lease unchanged 4 s instead of 90 s), so the sweeps
+// happen within the test without any timed assertion: everything is polled for.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createWriteStream, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { parseAllDocuments } from 'yaml'
+import { freePorts } from '../support/ports.ts'
+import { startCluster } from './support/cluster.ts'
+import { eventually } from './support/env.ts'
+import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
+import { AGENT_USER, binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+
+/** Scenario reads are loose views, checked by value. */
+type Loose = any
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const NS = 'tenant'
+const GROUP = 'cells.kubeswift.io/v1alpha1'
+const FINALIZER = 'cells.kubeswift.io/workload-nodes'
+
+const binDir = binariesDir()
+const cluster = await startCluster({ binDir })
+const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
+const workload = await startWorkloadCluster(cluster, binDir)
+const wl = workload.admin
+let agent: ChildProcess | undefined
+const kubelets = new Map<string, NodeJS.Timeout>()
+t.teardown(async () => {
+  for (const timer of kubelets.values()) clearInterval(timer)
+  if (agent !== undefined && agent.exitCode === null) agent.kill('SIGKILL')
+  await workload.stop()
+  workload.close()
+  kube.close()
+  await cluster.stop()
+})
+
+// --- infrastructure cluster: CRDs, the pool (a stand-in CRD), the Secret, the CellNodeSet ---
+const POOL_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'gpucellpools.cells.kubeswift.io' },
+  spec: {
+    group: 'cells.kubeswift.io',
+    scope: 'Namespaced',
+    names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
+    versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }]
+  }
+}
+await cluster.kubectl(['apply', '-f', join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), '-f', '-'], { input: JSON.stringify(POOL_CRD) })
+await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/cellnodesets.cells.kubeswift.io', 'crd/gpucellpools.cells.kubeswift.io'])
+await eventually('the CRDs to serve lists', async () =>
+  (await cluster.kubectl(['get', 'cellnodesets,gpucellpools', '-A'], { allowFail: true })).code === 0 ? true : undefined)
+await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
+
+const cnsRef = (name: string): ResourceRef => ({ apiVersion: GROUP, resource: 'cellnodesets', namespace: NS, name })
+const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'nodes', name })
+const leaseRef = (name: string): ResourceRef => ({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease', name })
+const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: 'work', name })
+
+async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose | undefined> {
+  try {
+    return (await client.get(ref)).body
+  } catch (error) {
+    if (isReason(error, 'NotFound')) return undefined
+    throw error
+  }
+}
+
+async function createPool(name: string): Promise<string> {
+  const created = await kube.create({ apiVersion: GROUP, resource: 'gpucellpools', namespace: NS }, { apiVersion: GROUP, kind: 'GPUCellPool', metadata: { name, namespace: NS }, spec: {} })
+  return String((created.body as Loose).metadata.uid)
+}
+
+async function createSecret(name: string, optIn: boolean, kubeconfig: string): Promise<void> {
+  await kube.create({ apiVersion: 'v1', resource: 'secrets', namespace: NS }, {
+    apiVersion: 'v1', kind: 'Secret',
+    metadata: { name, namespace: NS, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
+    data: { value: Buffer.from(kubeconfig).toString('base64') }
+  })
+}
+
+async function createCellNodeSet(pool: string, poolUID: string, secret: string, spec: Loose = {}): Promise<void> {
+  await kube.create(cnsRef(pool), {
+    apiVersion: GROUP, kind: 'CellNodeSet',
+    metadata: {
+      name: pool, namespace: NS,
+      labels: { 'cells.kubeswift.io/pool': pool, 'cells.kubeswift.io/pool-uid': poolUID },
+      ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: pool, uid: poolUID, controller: true, blockOwnerDeletion: true }]
+    },
+    spec: { kubeconfigSecretRef: { name: secret, key: 'value' }, poolUID, nodes: [], ...spec }
+  })
+}
+
+/** Writes spec fields as the cellpool hook would (a merge patch of the spec). */
+async function setSpec(pool: string, spec: Loose): Promise<number> {
+  const answer = await kube.patch(cnsRef(pool), { spec }, 'merge')
+  return Number((answer.body as Loose).metadata.generation)
+}
+
+const cns = async (name = 'pool-a'): Promise<Loose> => (await kube.get(cnsRef(name))).body
+const row = (c: Loose, name: string): Loose => (c.status?.nodes ?? []).find((r: Loose) => r.name === name)
+const reachable = (c: Loose): Loose => (c.status?.conditions ?? []).find((x: Loose) => x.type === 'Reachable')
+
+// --- workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
+for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
+  const object = doc.toJS() as Loose
+  const group = String(object.apiVersion)
+  const resource = { ClusterRole: 'clusterroles', Role: 'roles', ClusterRoleBinding: 'clusterrolebindings', RoleBinding: 'rolebindings', ServiceAccount: 'serviceaccounts' }[object.kind as string] as string
+  await wl.create({ apiVersion: group, resource, namespace: object.metadata.namespace }, object)
+}
+await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }, {
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agent-token-user' },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
+  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+})
+await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' }, {
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
+  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+})
+await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'work' } })
+
+// --- the test's kubelets ---
+const microTime = (): string => new Date().toISOString().replace('Z', '000Z')
+
+/** Registers a Node as a kubelet would (labels from --node-labels) and starts renewing its Lease every second. */
+async function kubelet(name: string, labels: Record<string, string>, renew = true): Promise<void> {
+  await wl.create({ apiVersion: 'v1', resource: 'nodes' }, {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
+    spec: {},
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), lastTransitionTime: '2026-01-01T00:00:00Z' }] }
+  })
+  await wl.create({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease' }, {
+    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' },
+    spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() }
+  })
+  if (renew) startRenewing(name)
+}
+function startRenewing(name: string): void {
+  kubelets.set(name, setInterval(() => {
+    wl.patch(leaseRef(name), { spec: { renewTime: microTime() } }, 'merge').catch(() => {
+      // The API server is down (the outage step): a kubelet keeps trying.
+    })
+  }, 1000))
+}
+function stopRenewing(name: string): void {
+  clearInterval(kubelets.get(name))
+  kubelets.delete(name)
+}
+
+const POOL_A_UID = await createPool('pool-a')
+const POOL_LABELS = (instance: string): Record<string, string> => ({ 'cells.kubeswift.io/pool-uid': POOL_A_UID, 'cells.kubeswift.io/instance': instance })
+await createSecret('wl-kubeconfig', true, workload.agentKubeconfig())
+await createCellNodeSet('pool-a', POOL_A_UID, 'wl-kubeconfig', {
+  demand: {
+    resources: ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'],
+    nodeLabels: { 'gpu.pool': 'pool-a' },
+    taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
+  }
+})
+
+// --- the agent, a real process ---
+const [agentPort] = (await freePorts(1)) as [number]
+const agentLog = join(cluster.dir, 'agent.log')
+function startAgent(): ChildProcess {
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['hooks/agent/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      KUBECONFIG: cluster.kubeconfig,
+      PORT: String(agentPort),
+      RESYNC_SECONDS: '1',
+      AGENT_LEASE_STALE_SECONDS: '4',
+      AGENT_HEARTBEAT_STALE_SECONDS: '8',
+      AGENT_STARTUP_GRACE_SECONDS: '3',
+      AGENT_CALL_TIMEOUT_SECONDS: '3',
+      LEASE_NAMESPACE: 'default',
+      POD_NAME: 'agent-under-test',
+      LOG_LEVEL: 'debug'
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const out = createWriteStream(agentLog, { flags: 'a' })
+  out.on('error', () => {})
+  child.stdout?.pipe(out)
+  child.stderr?.pipe(out)
+  return child
+}
+agent = startAgent()
+const agentLogTail = (): string => readFileSync(agentLog, 'utf8').split('\n').slice(-40).join('\n')
+const metric = async (line: string): Promise<string | undefined> => {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${agentPort}/metrics`)).text()
+    return text.split('\n').find((l) => l.startsWith(line))
+  } catch {
+    return undefined
+  }
+}
+/** How many passes the agent has logged for a CellNodeSet (debug level logs every pass). */
+const passes = (name: string): number =>
+  readFileSync(agentLog, 'utf8').split('\n').filter((l) => l.includes(`"cellNodeSet":"tenant/${name}"`) && l.includes('"msg":"pass"')).length
+/** Polls until `check` answers, with the agent's log in the failure message. */
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  try {
+    return await eventually(what, check, timeoutMs)
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nagent log:\n${agentLogTail()}`)
+  }
+}
+
+t.test('the agent starts: probes answer, it leads, adds its finalizer and reports an empty pool', async (t) => {
+  await until('/readyz 200', async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${agentPort}/readyz`)).status === 200 ? true : undefined
+    } catch {
+      return undefined
+    }
+  })
+  t.equal((await fetch(`http://127.0.0.1:${agentPort}/healthz`)).status, 200)
+  const c = await until('the first status', async () => { const c = await cns(); return reachable(c)?.status === 'True' ? c : undefined })
+  t.ok(c.metadata.finalizers.includes(FINALIZER), 'the finalizer is on')
+  t.equal(c.status.nodeCount, 0)
+  t.equal(c.status.observedGeneration, c.metadata.generation)
+  t.same(c.status.demand, { read: true, pendingPods: 0, shapes: [] })
+  const lease = await getOrUndefined(kube, { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'default', name: 'gpuhooks-workload-agent' })
+  t.equal(lease?.spec?.holderIdentity, 'agent-under-test')
+  t.match(await until('the reachable metric', () => metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}')), / 1$/)
+})
+
+t.test('join → capacity → Ready rows', async (t) => {
+  await setSpec('pool-a', {
+    nodes: [{
+      name: 'pool-a-0', instance: 'guest-0',
+      labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' },
+      taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false
+    }]
+  })
+  const before = await until('the row of a Node not there yet', async () => { const r = row(await cns(), 'pool-a-0'); return r?.present === false ? r : undefined })
+  t.same(before, { name: 'pool-a-0', present: false })
+
+  await kubelet('pool-a-0', POOL_LABELS('guest-0'))
+  const node = await until('the Node labelled, annotated and tainted', async () => {
+    const n = await getOrUndefined(wl, nodeRef('pool-a-0'))
+    return n?.metadata?.labels?.team === 'ml' && (n.spec.taints ?? []).some((x: Loose) => x.key === 'gpu') ? n : undefined
+  })
+  t.match(node.metadata.labels, {
+    'gpu.pool': 'pool-a', team: 'ml', 'cells.kubeswift.io/pool': 'pool-a', 'cells.kubeswift.io/pool-uid': POOL_A_UID,
+    'cells.kubeswift.io/cell': 'pool-a-0', 'cells.kubeswift.io/cell-index': '0', 'cells.kubeswift.io/instance': 'guest-0',
+    'kubernetes.io/hostname': 'pool-a-0'
+  })
+  t.equal(node.metadata.annotations['example.com/note'], 'cell')
+  t.same(JSON.parse(node.metadata.annotations['cells.kubeswift.io/managed']), {
+    labels: ['cells.kubeswift.io/cell', 'cells.kubeswift.io/cell-index', 'cells.kubeswift.io/instance', 'cells.kubeswift.io/pool', 'cells.kubeswift.io/pool-uid', 'gpu.pool', 'team'],
+    annotations: ['example.com/note'], taints: [{ key: 'gpu', effect: 'NoSchedule' }], cordoned: false
+  })
+  const settledVersion = String(node.metadata.resourceVersion)
+
+  // HAMi's device plugin registers the GPU.
+  await wl.patch(nodeRef('pool-a-0'), { metadata: { annotations: { 'hami.io/node-nvidia-register': JSON.stringify([{ id: 'GPU-0', count: 10, devmem: 81920, devcore: 100, type: 'NVIDIA-A100', numa: 0, health: true }]) } } }, 'merge')
+  const ready = await until('a Ready row with the device', async () => { const r = row(await cns(), 'pool-a-0'); return r?.registration === 'Parsed' ? r : undefined })
+  t.same(ready, {
+    name: 'pool-a-0', present: true, instance: 'guest-0', poolUID: POOL_A_UID, live: true, ready: true, unschedulable: false,
+    devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
+    registration: 'Parsed', allocations: { read: true, pods: 0, inFlight: false }
+  })
+  t.equal((await cns()).status.nodeCount, 1)
+  // Passes run every second; a settled Node is not written again (only HAMi's annotation moved it).
+  const after = await getOrUndefined(wl, nodeRef('pool-a-0'))
+  t.not(after.metadata.resourceVersion, settledVersion, 'HAMi\'s own write moved it')
+  const writes = await metric('gpuhooks_workload_node_writes_total{action="patch"}')
+  const seen = passes('pool-a')
+  await until('three more passes', async () => (passes('pool-a') >= seen + 3 ? true : undefined))
+  t.equal(await metric('gpuhooks_workload_node_writes_total{action="patch"}'), writes, 'no patch of a Node already as required')
+})
+
+t.test('cordon and drain with allocations ending', async (t) => {
+  await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'trainer', namespace: 'work', annotations: { 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;', 'hami.io/vgpu-devices-to-allocate': ';' } },
+    spec: { nodeName: 'pool-a-0', containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1' } } }], tolerations: [{ operator: 'Exists' }] }
+  })
+  await wl.request('PATCH', '/api/v1/namespaces/work/pods/trainer/status', { status: { phase: 'Running' } }, 'application/merge-patch+json')
+  await until('one allocation on the row', async () => { const r = row(await cns(), 'pool-a-0'); return r?.allocations?.pods === 1 ? r : undefined })
+
+  const generation = await setSpec('pool-a', { nodes: [{ name: 'pool-a-0', instance: 'guest-0', labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: true }] })
+  const drained = await until('the cordon carried out', async () => {
+    const c = await cns()
+    return c.status.observedGeneration === generation && row(c, 'pool-a-0')?.unschedulable === true ? c : undefined
+  })
+  t.same(row(drained, 'pool-a-0').allocations, { read: true, pods: 1, inFlight: false }, 'the running Pod still holds its GPU: nothing is evicted')
+  t.equal((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable, true)
+  t.ok(await getOrUndefined(wl, podRef('trainer')), 'the Pod is never deleted')
+
+  // A Pod HAMi's scheduler has annotated for the Node but not bound yet, still being allocated.
+  await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'binding', namespace: 'work', annotations: { 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': 'GPU-0,NVIDIA,1000,10:;' } },
+    spec: { containers: [{ name: 'main', image: 'busybox' }] }
+  })
+  await until('in flight', async () => (row(await cns(), 'pool-a-0')?.allocations?.inFlight === true ? true : undefined))
+  await wl.delete(podRef('binding'))
+  await wl.request('PATCH', '/api/v1/namespaces/work/pods/trainer/status', { status: { phase: 'Succeeded' } }, 'application/merge-patch+json')
+  const empty = await until('the allocations ended', async () => {
+    const r = row(await cns(), 'pool-a-0')
+    return r?.allocations?.pods === 0 && r.allocations.inFlight === false ? r : undefined
+  })
+  t.same(empty.allocations, { read: true, pods: 0, inFlight: false })
+
+  // The drain is called off: the agent clears the cordon it set.
+  await setSpec('pool-a', { nodes: [{ name: 'pool-a-0', instance: 'guest-0', labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false }] })
+  await until('uncordoned', async () => ((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable === undefined ? true : undefined))
+  t.pass('the cordon the agent set is cleared')
+})
+
+t.test('a cordon someone else set is left alone', async (t) => {
+  await wl.patch(nodeRef('pool-a-0'), { spec: { unschedulable: true } }, 'merge')
+  // Removing a label the agent set proves passes ran since: the agent puts it back.
+  await wl.patch(nodeRef('pool-a-0'), { metadata: { labels: { team: null } } }, 'merge')
+  await until('the label restored', async () => ((await getOrUndefined(wl, nodeRef('pool-a-0'))).metadata.labels.team === 'ml' ? true : undefined))
+  t.equal((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable, true)
+  await wl.patch(nodeRef('pool-a-0'), { spec: { unschedulable: null } }, 'merge')
+})
+
+t.test('stale and orphan Nodes are swept; live ones never; another pool\'s Node is not written', async (t) => {
+  // pool-a-1: listed for guest-1, but an old VM (guest-old) registered under the name and stopped.
+  await kubelet('pool-a-1', POOL_LABELS('guest-old'), false)
+  // pool-a-2: listed for guest-2, but guest-old-2's kubelet is still live there.
+  await kubelet('pool-a-2', POOL_LABELS('guest-old-2'))
+  // pool-a-8: not listed, stopped.  pool-a-7: not listed, live (a VM still shutting down).
+  await kubelet('pool-a-8', POOL_LABELS('guest-8'), false)
+  await kubelet('pool-a-7', POOL_LABELS('guest-7'))
+  // pool-a-3: listed, but it carries another pool's uid.
+  await kubelet('pool-a-3', { 'cells.kubeswift.io/pool-uid': 'uid-of-another-pool', 'cells.kubeswift.io/instance': 'guest-3' }, false)
+  const base = { labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false }
+  await setSpec('pool-a', {
+    nodes: [
+      { name: 'pool-a-0', instance: 'guest-0', ...base },
+      { name: 'pool-a-1', instance: 'guest-1', ...base },
+      { name: 'pool-a-2', instance: 'guest-2', ...base },
+      { name: 'pool-a-3', instance: 'guest-3', ...base }
+    ]
+  })
+  const swept = await until('the stale and the orphan Node swept', async () => {
+    const c = await cns()
+    const names = (c.status.swept ?? []).map((s: Loose) => `${s.name}:${s.reason}:${s.instance}`).sort()
+    return names.includes('pool-a-1:Stale:guest-old') && names.includes('pool-a-8:Orphan:guest-8') ? c : undefined
+  }, 90_000)
+  t.equal(await getOrUndefined(wl, nodeRef('pool-a-1')), undefined, 'the stale Node is gone')
+  t.equal(await getOrUndefined(wl, nodeRef('pool-a-8')), undefined, 'the orphan is gone')
+  // Registered at the same time as the swept ones, past the same windows: kept because live.
+  t.ok(await getOrUndefined(wl, nodeRef('pool-a-7')), 'the live orphan is kept')
+  t.ok(await getOrUndefined(wl, nodeRef('pool-a-2')), 'the live Node of another instance is kept')
+  const c = await until('the status after the sweep', async () => {
+    const c = await cns()
+    return row(c, 'pool-a-1')?.present === false ? c : undefined
+  })
+  t.match(row(c, 'pool-a-2'), { present: true, conflict: true, live: true, instance: 'guest-old-2' })
+  t.match(row(c, 'pool-a-2').message, /guest-old-2/)
+  t.match(row(c, 'pool-a-3'), { present: true, conflict: true, poolUID: 'uid-of-another-pool' })
+  t.equal(c.status.nodeCount, 3, 'pool-a-0, pool-a-2 and the live orphan pool-a-7 carry the pool uid')
+  t.same(swept.status.swept.map((s: Loose) => s.name).sort(), ['pool-a-1', 'pool-a-8'])
+  const other = await getOrUndefined(wl, nodeRef('pool-a-3'))
+  t.equal(other.metadata.labels.team, undefined, 'another pool\'s Node is not written')
+  t.equal(other.metadata.annotations?.['cells.kubeswift.io/managed'], undefined)
+  t.ok(other, 'another pool\'s Node is not deleted, though it does not heartbeat')
+  const grown = (await getOrUndefined(wl, nodeRef('pool-a-2'))).metadata.labels
+  t.equal(grown.team, undefined, 'a Node of another instance is not written')
+})
+
+t.test('pending demand that fits the pool is read', async (t) => {
+  const pending = async (name: string, tolerations: Loose[], limits: Record<string, string>): Promise<void> => {
+    await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'work' },
+      spec: { containers: [{ name: 'main', image: 'busybox', resources: { limits } }], tolerations, nodeSelector: { 'gpu.pool': 'pool-a' } }
+    })
+    await wl.request('PATCH', `/api/v1/namespaces/work/pods/${name}/status`, {
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }] }
+    }, 'application/merge-patch+json')
+  }
+  const tolerate = [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }]
+  await pending('wants-gpu', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
+  await pending('wants-gpu-2', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
+  await pending('intolerant', [], { 'nvidia.com/gpu': '1' })
+  await pending('cpu-only', tolerate, { cpu: '1' })
+  const demand = await until('demand read', async () => { const d = (await cns()).status.demand; return d?.pendingPods === 2 ? d : undefined })
+  t.same(demand, { read: true, pendingPods: 2, shapes: [{ devices: 1, memoryMiB: 20000, cores: 0, pods: 2 }] })
+})
+
+t.test('a Secret without the opt-in label is CredentialInvalid, and nothing is read with it', async (t) => {
+  const uid = await createPool('pool-b')
+  await createSecret('unlabelled', false, workload.agentKubeconfig())
+  await createCellNodeSet('pool-b', uid, 'unlabelled')
+  const condition = await until('CredentialInvalid', async () => {
+    const c = reachable(await cns('pool-b'))
+    return c?.status === 'False' ? c : undefined
+  })
+  t.equal(condition.reason, 'CredentialInvalid')
+  t.match(condition.message, /lacks the label cells.kubeswift.io\/workload-kubeconfig/)
+})
+
+t.test('a CellNodeSet whose spec.poolUID is not its controller pool\'s uid is not served', async (t) => {
+  const uid = await createPool('pool-c')
+  // The owner reference is real (the garbage collector keeps it); the spec names another pool.
+  await kube.create(cnsRef('pool-c'), {
+    apiVersion: GROUP, kind: 'CellNodeSet',
+    metadata: { name: 'pool-c', namespace: NS, ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: 'pool-c', uid, controller: true }] },
+    spec: { kubeconfigSecretRef: { name: 'wl-kubeconfig', key: 'value' }, poolUID: POOL_A_UID, nodes: [] }
+  })
+  const line = await until('the agent to look at pool-c', async () =>
+    readFileSync(agentLog, 'utf8').split('\n').find((l) => l.includes('"cellNodeSet":"tenant/pool-c"') && l.includes('not served')))
+  t.match(JSON.parse(line).why, /is not spec.poolUID/)
+  const c = await cns('pool-c')
+  t.equal(c.status, undefined, 'no status written')
+  t.same(c.metadata.finalizers ?? [], [], 'no finalizer added')
+})
+
+t.test('the workload API server stopped mid-run: Unreachable, nothing deleted, recovery when it returns', async (t) => {
+  const before = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
+  await workload.stop()
+  const down = await until('Reachable=False', async () => { const c = reachable(await cns()); return c?.status === 'False' ? c : undefined }, 90_000)
+  t.equal(down.reason, 'Unreachable')
+  t.match(await until('the metric', async () => { const m = await metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}'); return m?.endsWith(' 0') ? m : undefined }), / 0$/)
+  const frozen = await cns()
+  t.equal(row(frozen, 'pool-a-0').present, true, 'the last observation is kept')
+  await workload.start()
+  await until('Reachable=True again', async () => (reachable(await cns())?.status === 'True' ? true : undefined), 90_000)
+  const after = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
+  t.same(after, before, 'no Node was deleted across the outage')
+  t.equal(row(await cns(), 'pool-a-0').live, true)
+})
+
+t.test('deleting the CellNodeSet sweeps the pool\'s Nodes once they stop, then lets it go', async (t) => {
+  for (const name of [...kubelets.keys()]) stopRenewing(name)
+  await kube.delete(cnsRef('pool-a'))
+  await until('the CellNodeSet gone', async () => ((await getOrUndefined(kube, cnsRef('pool-a'))) === undefined ? true : undefined), 120_000)
+  const left = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
+  t.same(left, ['pool-a-3'], 'every Node of the pool is swept; another pool\'s Node stays')
+})
+
+t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
+  const child = agent as ChildProcess
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  child.kill('SIGTERM')
+  t.equal(await exited, 0)
+  const lease = await getOrUndefined(kube, { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'default', name: 'gpuhooks-workload-agent' })
+  t.equal(lease.spec.holderIdentity ?? '', '', 'released')
+})
