@@ -1,0 +1,198 @@
+// One pass of the agent against fake clusters: what it reads (field selectors, never all Pods),
+// what it writes, and that it writes nothing in an unreachable workload cluster.
+import t from 'tap'
+import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
+import { HeartbeatTracker } from '../../hooks/agent/liveness.ts'
+import { runPass, type PassDeps } from '../../hooks/agent/pass.ts'
+import { readSnapshot, UNBOUND_PENDING } from '../../hooks/agent/snapshot.ts'
+
+const POOL_UID = 'uid-pool'
+const NOW = Date.parse('2026-11-30T12:00:00Z')
+
+class FakeWorkload implements WorkloadApi {
+  calls: string[] = []
+  nodes = new Map<string, Record<string, any>>()
+  leases = new Map<string, string>()
+  pods: Record<string, any>[] = []
+  down: Error | undefined
+  async listNodes(labelSelector: string): Promise<unknown[]> {
+    this.calls.push(`listNodes ${labelSelector}`)
+    if (this.down) throw this.down
+    const [key, value] = labelSelector.split('=') as [string, string]
+    return [...this.nodes.values()].filter((n) => n.metadata.labels?.[key] === value).map((n) => structuredClone(n))
+  }
+  async getNode(name: string): Promise<unknown> {
+    this.calls.push(`getNode ${name}`)
+    if (this.down) throw this.down
+    return structuredClone(this.nodes.get(name))
+  }
+  async getNodeLease(node: string): Promise<unknown> {
+    this.calls.push(`getNodeLease ${node}`)
+    const renewTime = this.leases.get(node)
+    return renewTime === undefined ? undefined : { metadata: { name: node }, spec: { renewTime } }
+  }
+  async listPods(fieldSelector: string): Promise<unknown[]> {
+    this.calls.push(`listPods ${fieldSelector}`)
+    if (fieldSelector === UNBOUND_PENDING) return this.pods.filter((p) => !p.spec.nodeName && p.status.phase === 'Pending')
+    const node = fieldSelector.replace('spec.nodeName=', '')
+    return this.pods.filter((p) => p.spec.nodeName === node)
+  }
+  async patchNode(name: string, patch: unknown): Promise<void> {
+    this.calls.push(`patchNode ${name} ${JSON.stringify(patch)}`)
+  }
+  async deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<void> {
+    this.calls.push(`deleteNode ${name} ${preconditions.uid} ${preconditions.resourceVersion}`)
+    this.nodes.delete(name)
+  }
+  writes(): string[] {
+    return this.calls.filter((c) => c.startsWith('patchNode') || c.startsWith('deleteNode'))
+  }
+}
+
+class FakeInfra implements InfraApi {
+  calls: string[] = []
+  statuses: unknown[] = []
+  pool: unknown = { metadata: { name: 'pool', uid: POOL_UID } }
+  async getPool(): Promise<unknown> {
+    return this.pool
+  }
+  async replaceStatus(namespace: string, name: string, resourceVersion: string, status: unknown): Promise<string | undefined> {
+    this.calls.push(`status ${namespace}/${name}@${resourceVersion}`)
+    this.statuses.push(structuredClone(status))
+    return 'next'
+  }
+  async setFinalizers(_ns: string, _name: string, expected: string[], next: string[]): Promise<void> {
+    this.calls.push(`finalizers ${JSON.stringify(expected)} -> ${JSON.stringify(next)}`)
+  }
+  async warn(_cns: unknown, reason: string, message: string): Promise<void> {
+    this.calls.push(`event ${reason}: ${message}`)
+  }
+}
+
+const KUBECONFIG = 'apiVersion: v1\nclusters: [{name: w, cluster: {server: "https://10.0.0.1"}}]\nusers: [{name: a, user: {token: t}}]\ncontexts: [{name: w, context: {cluster: w, user: a}}]\ncurrent-context: w\n'
+const SECRET = { metadata: { name: 'wl', namespace: 'ns', resourceVersion: '5', labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } }, data: { value: Buffer.from(KUBECONFIG).toString('base64') } }
+
+function cellNodeSet(nodes: unknown[], more: Record<string, any> = {}): Record<string, any> {
+  return {
+    apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'CellNodeSet',
+    metadata: { name: 'pool', namespace: 'ns', uid: 'cns-uid', generation: 4, resourceVersion: '77', finalizers: ['cells.kubeswift.io/workload-nodes'],
+      ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name: 'pool', uid: POOL_UID, controller: true }], ...more },
+    spec: { kubeconfigSecretRef: { name: 'wl', key: 'value' }, poolUID: POOL_UID, nodes }
+  }
+}
+const node = (name: string, instance: string): Record<string, any> => ({
+  metadata: { name, uid: `u-${name}`, resourceVersion: '9', labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': instance } },
+  spec: {}, status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2001-01-01T00:00:00Z' }] }
+})
+
+function deps(workload: FakeWorkload, infra: FakeInfra, clock: { now: number }, tracker = new HeartbeatTracker()): PassDeps {
+  return {
+    infra,
+    secret: (namespace, name) => (namespace === 'ns' && name === 'wl' ? SECRET : undefined),
+    workload: () => workload,
+    tracker: () => tracker,
+    clock: () => new Date(clock.now)
+  }
+}
+
+t.test('Pods are read by field selector per Node and pending-unbound, never all at once', async (t) => {
+  const workload = new FakeWorkload()
+  workload.nodes.set('pool-0', node('pool-0', 'g0'))
+  workload.leases.set('pool-0', 'r1')
+  await readSnapshot(workload, { poolUID: POOL_UID, nodes: [{ name: 'pool-0' }, { name: 'pool-1' }] }, new HeartbeatTracker(), () => NOW)
+  t.same(workload.calls, [
+    `listNodes cells.kubeswift.io/pool-uid=${POOL_UID}`,
+    'getNode pool-1',
+    'getNodeLease pool-0',
+    'listPods spec.nodeName=pool-0',
+    'listPods spec.nodeName=,status.phase=Pending'
+  ])
+})
+
+t.test('a stale Node is deleted, then the status is observed after the deletion', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  const clock = { now: NOW }
+  const tracker = new HeartbeatTracker()
+  workload.nodes.set('pool-0', node('pool-0', 'old-guest'))
+  workload.leases.set('pool-0', 'r1')
+  const object = cellNodeSet([{ name: 'pool-0', instance: 'new-guest' }])
+  const d = deps(workload, infra, clock, tracker)
+  // The kubelet stopped before the agent started: the first 90 s delete nothing.
+  for (let s = 0; s < 90; s += 15) {
+    clock.now = NOW + s * 1000
+    await runPass(object, d)
+    t.same(workload.writes(), [], `nothing deleted at ${s} s`)
+  }
+  clock.now = NOW + 90_000
+  const report = await runPass(object, d)
+  t.same(workload.writes(), ['deleteNode pool-0 u-pool-0 9'])
+  t.same(report.nodeWrites, { patch: 0, delete: 1 })
+  const status = infra.statuses.at(-1) as Record<string, any>
+  t.same(status.nodes, [{ name: 'pool-0', present: false }], 'observed after the deletion')
+  t.same(status.swept, [{ name: 'pool-0', instance: 'old-guest', reason: 'Stale', time: '2026-11-30T12:01:30Z' }])
+  t.equal(status.observedGeneration, 4)
+  t.equal(infra.calls.at(-1), 'status ns/pool@77')
+})
+
+t.test('an unreachable workload cluster: Reachable=False, no Node write, no finalizer added', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  workload.down = Object.assign(new Error('Forbidden'), { code: 403 })
+  const report = await runPass(cellNodeSet([], { finalizers: [] }), deps(workload, infra, { now: NOW }))
+  t.equal(report.reachable, 'Forbidden')
+  t.same(workload.writes(), [])
+  t.same(infra.calls.filter((c) => c.startsWith('finalizers')), [])
+  t.match((infra.statuses[0] as Record<string, any>).conditions, [{ type: 'Reachable', status: 'False', reason: 'Forbidden' }])
+})
+
+t.test('a refused kubeconfig is CredentialInvalid and nothing is read in the workload cluster', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  const d = deps(workload, infra, { now: NOW })
+  const bad = { ...SECRET, data: { value: Buffer.from(KUBECONFIG.replace('{token: t}', '{exec: {command: sh}}')).toString('base64') } }
+  d.secret = () => bad
+  const report = await runPass(cellNodeSet([]), d)
+  t.equal(report.reachable, 'CredentialInvalid')
+  t.same(workload.calls, [])
+  t.match((infra.statuses[0] as Record<string, any>).conditions[0].message, /users\[0\]\.user\.exec is refused/)
+})
+
+t.test('a CellNodeSet that is not served gets nothing written', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  infra.pool = { metadata: { name: 'pool', uid: 'someone-else' } }
+  const report = await runPass(cellNodeSet([]), deps(workload, infra, { now: NOW }))
+  t.equal(report.served, false)
+  t.match(report.notServed, /has uid someone-else/)
+  t.same(infra.calls, [])
+  t.same(workload.calls, [])
+})
+
+t.test('an invalid spec is not served and never throws', async (t) => {
+  const infra = new FakeInfra()
+  for (const object of [null, 'x', { metadata: {} }, { metadata: { name: 'a', namespace: 'b' }, spec: { poolUID: 5 } }]) {
+    const report = await runPass(object, deps(new FakeWorkload(), infra, { now: NOW }))
+    t.equal(report.served, false)
+  }
+  t.same(infra.calls, [])
+})
+
+t.test('a deleting CellNodeSet with a live Node left after 15 minutes: Warning Event naming it, then the finalizer goes', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  const clock = { now: NOW }
+  workload.nodes.set('pool-0', node('pool-0', 'g0'))
+  const object = cellNodeSet([], { deletionTimestamp: new Date(NOW - 15 * 60_000).toISOString() })
+  let renew = 0
+  const tracker = new HeartbeatTracker()
+  // The kubelet keeps renewing: the Node is live and is never deleted.
+  for (let s = 0; s <= 120; s += 15) {
+    workload.leases.set('pool-0', `r${renew++}`)
+    clock.now = NOW + s * 1000
+    await runPass(object, deps(workload, infra, clock, tracker))
+  }
+  t.same(workload.writes(), [])
+  t.ok(infra.calls.some((c) => c === 'event NodesLeftBehind: Releasing the CellNodeSet (15 minutes have passed since the CellNodeSet was deleted); these Nodes of the pool are left in the workload cluster: pool-0'))
+  t.ok(infra.calls.includes('finalizers ["cells.kubeswift.io/workload-nodes"] -> []'))
+})
