@@ -3,7 +3,7 @@
 // as the cellpool hook would) and the kubeconfig Secret; a second kube-apiserver on the same etcd
 // is the workload cluster, where the test plays the kubelets (Nodes, Lease renewals, HAMi's
 // annotations, Pods). The agent runs as a real process with the liveness windows shortened by
-// its documented environment variables (a Lease unchanged 4 s instead of 90 s), so the sweeps
+// its documented environment variables (a Lease unchanged 8 s instead of 90 s, renewed by the test every second), so the sweeps
 // happen within the test without any timed assertion: everything is polled for.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, readFileSync } from 'node:fs'
@@ -177,9 +177,9 @@ function startAgent(): ChildProcess {
       KUBECONFIG: cluster.kubeconfig,
       PORT: String(agentPort),
       RESYNC_SECONDS: '1',
-      AGENT_LEASE_STALE_SECONDS: '4',
-      AGENT_HEARTBEAT_STALE_SECONDS: '8',
-      AGENT_STARTUP_GRACE_SECONDS: '3',
+      AGENT_LEASE_STALE_SECONDS: '8',
+      AGENT_HEARTBEAT_STALE_SECONDS: '16',
+      AGENT_STARTUP_GRACE_SECONDS: '5',
       AGENT_CALL_TIMEOUT_SECONDS: '3',
       LEASE_NAMESPACE: 'default',
       POD_NAME: 'agent-under-test',
