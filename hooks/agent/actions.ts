@@ -37,6 +37,8 @@ export async function applyNodeActions(api: WorkloadApi, actions: readonly Actio
       outcome.done.push(action)
     } catch (error) {
       const code = statusCode(error)
+      // Someone else deleted the Node first: nothing left to do, and nothing the agent swept.
+      if (action.type === 'deleteNode' && code === 404) continue
       outcome.failed.push(code === undefined ? { action, error: errorText(error) } : { action, error: errorText(error), code })
     }
   }

@@ -196,3 +196,24 @@ t.test('a deleting CellNodeSet with a live Node left after 15 minutes: Warning E
   t.ok(infra.calls.some((c) => c === 'event NodesLeftBehind: Releasing the CellNodeSet (15 minutes have passed since the CellNodeSet was deleted); these Nodes of the pool are left in the workload cluster: pool-0'))
   t.ok(infra.calls.includes('finalizers ["cells.kubeswift.io/workload-nodes"] -> []'))
 })
+
+t.test('a Node already deleted by someone else is neither an error nor recorded as swept', async (t) => {
+  const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
+  const workload = new FakeWorkload()
+  workload.deleteNode = async () => {
+    throw Object.assign(new Error('NotFound'), { code: 404 })
+  }
+  const outcome = await applyNodeActions(workload, [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }], () => new Date(NOW))
+  t.same(outcome, { done: [], failed: [], swept: [] })
+})
+
+t.test('a refused deletion (the Node changed since it was read: 409) is reported and not recorded as swept', async (t) => {
+  const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
+  const workload = new FakeWorkload()
+  workload.deleteNode = async () => {
+    throw Object.assign(new Error('Precondition failed'), { code: 409 })
+  }
+  const outcome = await applyNodeActions(workload, [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }], () => new Date(NOW))
+  t.equal(outcome.swept.length, 0)
+  t.equal(outcome.failed[0]?.code, 409)
+})
