@@ -436,6 +436,20 @@ t.test('the workload API server stopped mid-run: Unreachable, nothing deleted, r
   t.equal(row(await cns(), 'pool-a-0').live, true)
 })
 
+t.test('the agent identity loses its ClusterRole binding: Forbidden; bound again: Reachable', async (t) => {
+  const bindingRef: ResourceRef = { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings', name: 'agent-token-user' }
+  const binding = (await wl.get(bindingRef)).body as Loose
+  await wl.delete(bindingRef)
+  const forbidden = await until('Forbidden', async () => { const c = reachable(await cns()); return c?.reason === 'Forbidden' ? c : undefined })
+  t.equal(forbidden.status, 'False')
+  t.match(forbidden.message, /403/)
+  await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agent-token-user' }, roleRef: binding.roleRef, subjects: binding.subjects
+  })
+  await until('Reachable again', async () => (reachable(await cns())?.status === 'True' ? true : undefined))
+  t.pass('reachable again once bound')
+})
+
 t.test('deleting the CellNodeSet sweeps the pool\'s Nodes once they stop, then lets it go', async (t) => {
   for (const name of [...kubelets.keys()]) stopRenewing(name)
   await kube.delete(cnsRef('pool-a'))
