@@ -217,3 +217,34 @@ t.test('a refused deletion (the Node changed since it was read: 409) is reported
   t.equal(outcome.swept.length, 0)
   t.equal(outcome.failed[0]?.code, 409)
 })
+
+t.test('an unreadable Lease falls back to the Ready heartbeat; a failed Pod list is read: false', async (t) => {
+  const workload = new FakeWorkload()
+  workload.nodes.set('pool-0', node('pool-0', 'g0'))
+  workload.getNodeLease = async () => {
+    throw Object.assign(new Error('Forbidden'), { code: 403 })
+  }
+  workload.listPods = async () => {
+    throw new Error('timeout')
+  }
+  const snapshot = await readSnapshot(workload, { poolUID: POOL_UID }, new HeartbeatTracker(), () => NOW)
+  t.equal(snapshot.reachability.reason, 'Reachable')
+  t.same(snapshot.nodes[0]?.beats, { watchedSince: NOW, heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW } })
+  t.same(snapshot.nodes[0]?.pods, { read: false, items: [] })
+  t.same(snapshot.unbound, { read: false, items: [] })
+})
+
+t.test('a failed Node read is classified, and every heartbeat is watched afresh afterwards', async (t) => {
+  const workload = new FakeWorkload()
+  const tracker = new HeartbeatTracker()
+  workload.nodes.set('pool-0', node('pool-0', 'g0'))
+  workload.leases.set('pool-0', 'r1')
+  await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW)
+  workload.down = Object.assign(new Error('Unauthorized'), { code: 401 })
+  const down = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 30_000)
+  t.same(down.reachability, { reason: 'CredentialInvalid', message: 'HTTP 401: the workload cluster refused the kubeconfig\'s credential: Unauthorized' })
+  workload.down = undefined
+  const back = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 60_000)
+  t.same(back.nodes[0]?.beats, { watchedSince: NOW + 60_000, lease: { value: 'r1', changedAt: NOW + 60_000 }, heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW + 60_000 } },
+    'the Lease that did not change during the outage is not held against its kubelet')
+})
