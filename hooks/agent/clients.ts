@@ -169,3 +169,23 @@ export function infraApi(kc: KubeConfig): InfraApi {
     }
   }
 }
+
+/**
+ * One client per workload cluster kubeconfig Secret, rebuilt when the Secret's resourceVersion
+ * changes (a rotated credential takes effect at the next pass) and kept otherwise, so that
+ * connections are reused across passes.
+ */
+export class ClientCache<T> {
+  private readonly clients = new Map<string, { resourceVersion: string; client: T }>()
+
+  constructor(private readonly build: (config: ReducedKubeconfig) => T) {}
+
+  /** The client for `secretKey` at `resourceVersion`, and whether it was built by this call. */
+  get(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): { client: T; built: boolean } {
+    const cached = this.clients.get(secretKey)
+    if (cached !== undefined && cached.resourceVersion === resourceVersion) return { client: cached.client, built: false }
+    const client = this.build(config)
+    this.clients.set(secretKey, { resourceVersion, client })
+    return { client, built: true }
+  }
+}

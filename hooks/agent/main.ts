@@ -21,7 +21,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInforme
 import { pino, type Logger } from 'pino'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'
-import { infraApi, plain, statusCode, workloadApi, workloadKubeConfig, type WorkloadApi } from './clients.ts'
+import { ClientCache, infraApi, plain, statusCode, workloadApi, workloadKubeConfig, type WorkloadApi } from './clients.ts'
 import { LeaderElector, type LeaseApi } from './leader.ts'
 import { HeartbeatTracker } from './liveness.ts'
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts'
@@ -113,15 +113,12 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   }, () => stopping)
 
   // One client per workload cluster Secret, rebuilt when the Secret's resourceVersion changes.
-  const clients = new Map<string, { resourceVersion: string; api: WorkloadApi }>()
+  const clients = new ClientCache<WorkloadApi>((reduced) => workloadApi(workloadKubeConfig(reduced)))
   const trackers = new Map<string, HeartbeatTracker>()
   const workload = (secretKey: string, resourceVersion: string, reduced: Parameters<typeof workloadKubeConfig>[0]): WorkloadApi => {
-    const cached = clients.get(secretKey)
-    if (cached !== undefined && cached.resourceVersion === resourceVersion) return cached.api
-    log.info({ secret: secretKey, resourceVersion }, 'workload cluster client built from the kubeconfig Secret')
-    const api = workloadApi(workloadKubeConfig(reduced))
-    clients.set(secretKey, { resourceVersion, api })
-    return api
+    const { client, built } = clients.get(secretKey, resourceVersion, reduced)
+    if (built) log.info({ secret: secretKey, resourceVersion }, 'workload cluster client built from the kubeconfig Secret')
+    return client
   }
 
   const leaseApi: LeaseApi = {

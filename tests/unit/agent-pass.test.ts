@@ -248,3 +248,21 @@ t.test('a failed Node read is classified, and every heartbeat is watched afresh 
   t.same(back.nodes[0]?.beats, { watchedSince: NOW + 60_000, lease: { value: 'r1', changedAt: NOW + 60_000 }, heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW + 60_000 } },
     'the Lease that did not change during the outage is not held against its kubelet')
 })
+
+t.test('one client per kubeconfig Secret, rebuilt when its resourceVersion changes', async (t) => {
+  const { ClientCache } = await import('../../hooks/agent/clients.ts')
+  const built: string[] = []
+  const cache = new ClientCache((config) => {
+    built.push(config.token ?? '')
+    return { token: config.token }
+  })
+  const first = cache.get('ns/wl', '5', { server: 'https://a', token: 't1' })
+  const again = cache.get('ns/wl', '5', { server: 'https://a', token: 't1' })
+  t.equal(again.client, first.client)
+  t.same([first.built, again.built], [true, false])
+  const rotated = cache.get('ns/wl', '6', { server: 'https://a', token: 't2' })
+  t.not(rotated.client, first.client)
+  t.same(rotated.client, { token: 't2' })
+  cache.get('ns/other', '5', { server: 'https://b', token: 't3' })
+  t.same(built, ['t1', 't2', 't3'])
+})
