@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
 import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
-import { CELL_NODE_SET_CRD, CRDS, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
+import { CELL_NODE_SET_CRD, CRDS, GPU_CELL_POOL_CRD, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
 
@@ -192,6 +192,18 @@ t.test('names, scope, version and subresources are as api.md fixes them', async 
     scope: 'Cluster',
     versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
   })
+  t.same(summary(GPU_CELL_POOL_CRD), {
+    name: 'gpucellpools.cells.kubeswift.io',
+    group: 'cells.kubeswift.io',
+    names: { kind: 'GPUCellPool', listKind: 'GPUCellPoolList', plural: 'gpucellpools', singular: 'gpucellpool', shortNames: ['cellpool'], categories: ['kubeswift'] },
+    scope: 'Namespaced',
+    versions: [{
+      name: 'v1alpha1',
+      served: true,
+      storage: true,
+      subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } }
+    }]
+  })
 })
 
 t.test('printer columns are the ones api.md lists', async (t) => {
@@ -216,6 +228,12 @@ t.test('printer columns are the ones api.md lists', async (t) => {
     ['Reachable', 'string', '.status.conditions[?(@.type=="Reachable")].status'],
     ['Nodes', 'integer', '.status.nodeCount'],
     ['Observed', 'date', '.status.observedTime'],
+    ['Age', 'date', '.metadata.creationTimestamp']
+  ])
+  t.same(columns(GPU_CELL_POOL_CRD), [
+    ['Desired', 'integer', '.spec.replicas'],
+    ['Ready', 'integer', '.status.readyCells'],
+    ['Available', 'string', '.status.conditions[?(@.type=="Ready")].status'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])
   for (const crd of CRDS) {
