@@ -8,6 +8,8 @@ import { InstanceCustomizeRequestSchema, customize as instanceCustomize } from '
 import { InstanceSyncRequestSchema, sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { reviewInstance } from '../instance/admission.ts'
+import { reviewCellPool } from '../cellpool/admission.ts'
+import { CellPoolCustomizeRequestSchema, customize as cellpoolCustomize } from '../cellpool/customize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
 import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/sync.ts'
 
@@ -47,6 +49,20 @@ export const routes: readonly HookRoute[] = [
     surface: 'hooks',
     schema: IsolationSyncRequestSchema,
     handle: (body) => isolationSync(body)
+  }),
+  hookRoute({
+    path: '/hooks/cellpool/customize',
+    hook: 'cellpool_customize',
+    surface: 'hooks',
+    schema: CellPoolCustomizeRequestSchema,
+    handle: (body) => cellpoolCustomize(body)
+  }),
+  hookRoute({
+    path: '/admission/cellpool',
+    hook: 'admission_cellpool',
+    surface: 'admission',
+    schema: AdmissionReviewSchema,
+    handle: (body) => admissionResponse(body.request.uid, reviewCellPool(body.request))
   }),
   hookRoute({
     path: '/admission/instance',
