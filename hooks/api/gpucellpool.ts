@@ -150,7 +150,7 @@ export const PoolTaintSchema = Type.Object(
   {
     ...TaintSchema.properties,
     timeAdded: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Accepted for compatibility with gpucellpool manifests; ignored (the API server sets it on NoExecute taints).' })
+      Type.String({ description: 'Accepted for compatibility with gpucellpool manifests (an RFC 3339 time); ignored.' })
     )
   },
   { description: 'A Node taint; taints are matched by key and effect.' }
