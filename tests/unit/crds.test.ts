@@ -357,6 +357,39 @@ t.test('the Instance CompositeController drives the Instance CRD', async (t) => 
   t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
 })
 
+t.test('the cellpool CompositeController drives the GPUCellPool CRD and its four child types', async (t) => {
+  const controller = parse(readFileSync(new URL('../../metacontroller/cellpool.yaml', import.meta.url), 'utf8'), { version: '1.1' })
+  const inPlace = (apiVersion: string, resource: string) => ({ apiVersion, resource, updateStrategy: { method: 'InPlace' } })
+  t.same(controller.spec.childResources, [
+    inPlace('v1', 'secrets'),
+    inPlace('seed.kubeswift.io/v1alpha1', 'swiftseedprofiles'),
+    inPlace('swift.kubeswift.io/v1alpha1', 'swiftguests'),
+    inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets')
+  ])
+  t.match(controller, {
+    apiVersion: 'metacontroller.k8s.io/v1alpha1',
+    kind: 'CompositeController',
+    metadata: { name: 'gpuhooks-cellpool' },
+    spec: {
+      parentResource: { apiVersion: `${GPU_CELL_POOL_CRD.spec.group}/v1alpha1`, resource: GPU_CELL_POOL_CRD.spec.names.plural },
+      generateSelector: true,
+      resyncPeriodSeconds: 30
+    }
+  })
+  t.ok(GPU_CELL_POOL_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
+  for (const hook of ['customize', 'sync', 'finalize']) {
+    t.same(controller.spec.hooks[hook], {
+      version: 'v2',
+      webhook: {
+        service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
+        path: `/hooks/cellpool/${hook}`,
+        timeout: '10s'
+      }
+    }, `the ${hook} hook`)
+  }
+  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
+})
+
 t.test('renderSchema', async (t) => {
   const cases: Array<{ name: string, given: Parameters<typeof renderSchema>[0], expected: OpenApiSchema }> = [
     {
