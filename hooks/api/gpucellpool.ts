@@ -53,9 +53,10 @@ export const POOL_NAME_MAX = 57
 /**
  * A Go duration as gpucellpool's `metav1.Duration` fields take it (`90s`, `15m`, `1h30m`, `0`),
  * without a sign. The CEL rule checks the form first, so that `duration()` never meets a string
- * it cannot parse (CEL's `&&` yields false when its left side is false, whatever the right).
+ * it cannot parse (CEL's `&&` yields false when its left side is false, whatever the right). No
+ * backslashes (`[.]` for a dot): a CEL string literal would read `\\.` as an invalid escape.
  */
-export const DURATION_PATTERN = '^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$'
+export const DURATION_PATTERN = '^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$'
 
 function Duration(defaultValue: string, description: string, positive: boolean) {
   const rule: CelRule = positive
