@@ -55,7 +55,8 @@ function apply(world: PoolWorld, e: Event): void {
     case 'pods': { const n = world.nodes.get(`inference-${e.cell}`); if (n !== undefined) { n.pods = e.pods; n.inFlight = e.inFlight } break }
     case 'agent': world.agentUp = e.up; break
     case 'nodeReady': { const n = world.nodes.get(`inference-${e.cell}`); if (n !== undefined) n.ready = e.ready; break }
-    case 'wait': world.advance(e.seconds); break
+    // The agent keeps observing while time passes (when it runs at all).
+    case 'wait': world.advance(e.seconds); world.agent(); break
   }
 }
 
