@@ -240,10 +240,13 @@ export function planScaling(input: ScalingInput): ScalingPlan {
     startBuild(w, nowStamp, input.templateHash)
   }
   if (missing > 0 && !poolExhausted) {
-    const used = new Set(work.map((w) => w.input.index))
+    // An index whose last child went this sync is free again: a replaced cell keeps its index.
+    const used = new Set(work.filter((w) => w.role !== 'gone').map((w) => w.input.index))
     for (let i = 0; missing > 0; i++) {
       if (used.has(i)) continue
       if (!observed || creating() >= MAX_CREATING) break
+      const goneAt = work.findIndex((w) => w.role === 'gone' && w.input.index === i)
+      if (goneAt >= 0) work.splice(goneAt, 1)
       const name = `${input.pool}-${i}`
       const fresh: CellInput = {
         index: i,

@@ -276,3 +276,10 @@ t.test('updates', async (t) => {
     t.equal(got.cells[0]?.templateHash, HASH)
   })
 })
+
+t.test('a cell whose last child went this sync gives its index to its replacement', async (t) => {
+  const gone = cell(0, 'Pending', { prev: { phase: 'Deleting', reason: 'RollingUpdate' }, children: { secret: false, seed: false, guest: false } })
+  const got = plan([gone, cell(1, 'Ready')], 2, { updatePolicy: 'RollingUpdate' })
+  t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Ready:serve'])
+  t.same(got.cells.map((c) => c.index), [0, 1], 'one plan per index')
+})
