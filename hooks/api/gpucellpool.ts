@@ -49,6 +49,8 @@ export const POOL_CONDITION_TYPES = ['Ready', 'Progressing', 'Updated', 'Workloa
 
 /** The longest pool name: a cell name `<pool>-<i>` (i up to five digits) must stay a 63-character DNS label. */
 export const POOL_NAME_MAX = 57
+/** The most cells a pool may ask for: cell indices then keep to five digits (0 to 99999). */
+export const MAX_CELLS = 100000
 
 /**
  * A Go duration as gpucellpool's `metav1.Duration` fields take it (`90s`, `15m`, `1h30m`, `0`),
@@ -311,8 +313,8 @@ export const CapacitySpecSchema = Type.Object(
 export const AutoscalingSpecSchema = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean({ default: false, description: 'true: the pool sizes itself from pending GPU Pods in the workload cluster (status.desiredReplicas).' })),
-    minReplicas: Type.Optional(Type.Integer({ minimum: 0, description: 'Floor; default spec.replicas. Required with scaleDown Auto.' })),
-    maxReplicas: Type.Optional(Type.Integer({ minimum: 1, description: 'Ceiling; required when enabled.' })),
+    minReplicas: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CELLS, description: 'Floor; default spec.replicas. Required with scaleDown Auto.' })),
+    maxReplicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CELLS, description: 'Ceiling; required when enabled.' })),
     stabilizationWindow: Type.Optional(Duration('10m', 'Time after a scale-up before the next scale-up.', false)),
     scaleDown: Type.Optional(
       StringEnum(['Manual', 'Auto'], { default: 'Manual', description: 'Manual: only spec changes shrink the pool. Auto: an idle cell drains once demand is gone.' })
@@ -335,7 +337,12 @@ export const AutoscalingSpecSchema = Type.Object(
 export const GPUCellPoolSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
-      Type.Integer({ minimum: 0, default: 1, description: 'Number of cells (the scale subresource); with autoscaling, the default floor.' })
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_CELLS,
+        default: 1,
+        description: 'Number of cells (the scale subresource); with autoscaling, the default floor.'
+      })
     ),
     cell: CellSpecSchema,
     bootstrap: Type.Optional(BootstrapSpecSchema),

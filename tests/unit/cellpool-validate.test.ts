@@ -108,6 +108,7 @@ const CASES: Case[] = [
   { rule: 'deletion.drainTimeout is a duration', spec: variant((s) => { s.deletion = { drainTimeout: 'forever' } }), field: 'spec.deletion.drainTimeout', message: /forever is not a duration/ },
   { rule: 'provisioner ClusterAPI is not in this version', spec: variant((s) => { s.cell.provisioner = 'ClusterAPI'; s.cell.clusterAPI = { clusterName: 'capi' } }), field: 'spec.cell.provisioner', message: /ClusterAPI is not in this version: Metacontroller owns its children with a controller reference/ },
   { rule: 'hami mode DRA is not in this version', spec: variant((s) => { s.capacity = { hami: { mode: 'DRA', deviceClassName: 'hami' } } }), field: 'spec.capacity.hami.mode', message: /mode DRA is not in this version/ },
+  { rule: 'at most 100000 cells, so cell indices keep to five digits', spec: variant((s) => { s.replicas = 100001 }), field: 'spec.replicas', message: /100001 is above the maximum 100000/ },
   { rule: 'replicas is a non-negative integer', spec: variant((s) => { s.replicas = -1 }), field: 'spec.replicas', message: /-1 is below the minimum 0/ },
   { rule: 'an enum field outside its enum', spec: variant((s) => { s.updatePolicy = { type: 'Sometimes' } }), field: 'spec.updatePolicy.type', message: /Sometimes is not one of Manual, RollingUpdate/ },
   { rule: 'a field of the wrong type', spec: variant((s) => { s.autoscaling = { enabled: 'yes' } }), field: 'spec.autoscaling.enabled', message: /yes must be a boolean/ }
