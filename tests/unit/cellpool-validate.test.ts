@@ -1,4 +1,5 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { kubeletMaySetLabel, parseDuration, poolNameProblems, poolProblems, resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
 
 /** A valid pool spec; each case below changes one thing. */
@@ -276,4 +277,27 @@ t.test('resolvePool copies the guestTemplate', async (t) => {
   const pool = resolvePool(spec)
   ;(pool.guestTemplate.imageRef as { name: string }).name = 'changed'
   t.equal(((spec.cell as any).guestTemplate.imageRef as { name: string }).name, 'gpu-noble')
+})
+
+t.test('any JSON in any field gives problems or none, never an exception, and each problem names a field', async (t) => {
+  const paths = [
+    ['cell'], ['cell', 'guestTemplate'], ['cell', 'gpu'], ['cell', 'gpu', 'dra'], ['cell', 'nodeIPFrom'], ['bootstrap'], ['bootstrap', 'joinSecretRef'],
+    ['workloadCluster', 'node', 'labels'], ['workloadCluster', 'node', 'taints'], ['autoscaling'], ['capacity', 'hami'], ['deletion'], ['replicas']
+  ]
+  fc.assert(
+    fc.property(fc.constantFrom(...paths), fc.jsonValue(), fc.string(), (path, value, name) => {
+      const spec = base()
+      let at: Record<string, unknown> = spec
+      for (const key of path.slice(0, -1)) {
+        if (typeof at[key] !== 'object' || at[key] === null) at[key] = {}
+        at = at[key] as Record<string, unknown>
+      }
+      at[path[path.length - 1] as string] = value
+      const problems = poolProblems(name, spec)
+      resolvePool(spec)
+      return problems.every((p) => (p.field === 'metadata.name' || p.field.startsWith('spec')) && p.message.startsWith(p.field.split('[')[0] ?? ''))
+    }),
+    { numRuns: 400 }
+  )
+  t.pass('400 random specs')
 })
