@@ -243,7 +243,12 @@ export function planScaling(input: ScalingInput): ScalingPlan {
     // An index whose last child went this sync is free again: a replaced cell keeps its index.
     const used = new Set(work.filter((w) => w.role !== 'gone').map((w) => w.input.index))
     for (let i = 0; missing > 0; i++) {
-      if (used.has(i)) continue
+      if (used.has(i)) {
+        // A cell replaced by a rolling update keeps its index: its slot waits until the old
+        // cell's last child is gone rather than moving to another index.
+        if (work.some((w) => w.input.index === i && w.role === 'removing' && w.plan.reason === 'RollingUpdate')) missing -= 1
+        continue
+      }
       if (!observed || creating() >= MAX_CREATING) break
       const goneAt = work.findIndex((w) => w.role === 'gone' && w.input.index === i)
       if (goneAt >= 0) work.splice(goneAt, 1)

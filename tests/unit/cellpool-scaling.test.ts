@@ -283,3 +283,11 @@ t.test('a cell whose last child went this sync gives its index to its replacemen
   t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Ready:serve'])
   t.same(got.cells.map((c) => c.index), [0, 1], 'one plan per index')
 })
+
+t.test('a rolling update\'s replacement waits for its index rather than taking another', async (t) => {
+  const leaving = cell(0, 'Ready', { hash: 'old', prev: { phase: 'Deleting', reason: 'RollingUpdate' }, children: { guest: false } })
+  const got = plan([leaving, cell(1, 'Ready')], 2, { updatePolicy: 'RollingUpdate' })
+  t.same(summary(got.cells), ['p-0:Deleting:remove:cordon', 'p-1:Ready:serve'])
+  const scaledDown = cell(0, 'Ready', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false } })
+  t.same(summary(plan([scaledDown, cell(1, 'Ready')], 2).cells), ['p-0:Deleting:remove:cordon', 'p-1:Ready:serve', 'p-2:Pending:serve:build'], 'a scale-up after a scale-down does not wait')
+})

@@ -136,9 +136,11 @@ t.test('rolling update replaces outdated cells one at a time, draining each firs
     world.step(sync)
     maxDraining = Math.max(maxDraining, world.cells().filter((c) => c.phase === 'Draining' || c.phase === 'Deleting').length)
   }
+  world.settle(sync)
   t.equal(world.condition('Updated')?.status, 'True')
   t.equal(maxDraining, 1, 'one cell at a time')
   t.notOk(world.guests().some((g) => oldUIDs.includes(g.metadata.uid)), 'every guest replaced')
+  t.same(world.guests().map((g) => g.metadata.name), ['inference-0', 'inference-1'], 'each replacement keeps its index')
   t.ok(world.guests().every((g) => (g.spec as { imageRef: { name: string } }).imageRef.name === 'gpu-noble-2'))
 })
 
