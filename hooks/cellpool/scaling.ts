@@ -195,7 +195,7 @@ export function planScaling(input: ScalingInput): ScalingPlan {
       if (w.role === 'failed') {
         if (hasChildren(w.input)) {
           if (observed) startRemoval(w, 'Failed', w.plan.lastTransitionTime, 'no longer wanted')
-          else holdFailed(w, workload)
+          else holdFailed(w)
           w.plan.keepRow = hasChildren(w.input)
         } else {
           w.role = 'gone'
@@ -386,7 +386,7 @@ function initial(c: CellInput, input: ScalingInput): Working {
     if (observed) {
       plan.answer = 'remove'
       plan.message = `${failureText(c.seen.message)} Removing its children.`
-    } else holdFailed(w, input.workload)
+    } else holdFailed(w)
     return w
   }
   if (prev?.phase === 'Draining' && children) {
@@ -406,10 +406,9 @@ export function failureText(message: string): string {
   return message.replace(/ (Removing its children|Kept as it is while|Rebuilt after a backoff).*$/, '')
 }
 
-function holdFailed(w: Working, workload: WorkloadState): void {
+function holdFailed(w: Working): void {
   w.plan.answer = 'hold'
   w.plan.message = `${failureText(w.input.seen.message)} Kept as it is while the workload cluster is unobserved.`
-  void workload
 }
 
 function removalMessage(c: CellInput): string {
