@@ -26,6 +26,7 @@ const POOL = 'gpus'
 const CELLS = 'cells.kubeswift.io/v1alpha1'
 const poolRef: ResourceRef = { apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name: POOL }
 const cnsRef: ResourceRef = { apiVersion: CELLS, resource: 'cellnodesets', namespace: NS, name: POOL }
+const cnsOf = (name: string): ResourceRef => ({ ...cnsRef, name })
 const guestsRef: ResourceRef = { apiVersion: 'swift.kubeswift.io/v1alpha1', resource: 'swiftguests', namespace: NS }
 const seedsRef: ResourceRef = { apiVersion: 'seed.kubeswift.io/v1alpha1', resource: 'swiftseedprofiles', namespace: NS }
 const secretsRef: ResourceRef = { apiVersion: 'v1', resource: 'secrets', namespace: NS }
@@ -35,12 +36,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }} --node-labels {{ nodeLabels }}\n'
 
-function pool(replicas: number): JsonObject {
+function pool(replicas: number, name = POOL, extra: JsonObject = {}): JsonObject {
   return {
     apiVersion: CELLS,
     kind: 'GPUCellPool',
-    metadata: { name: POOL, namespace: NS },
+    metadata: { name, namespace: NS },
     spec: {
+      ...extra,
       replicas,
       cell: {
         guestTemplate: { guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' }, interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }] },
@@ -69,13 +71,16 @@ async function stampGuests(): Promise<void> {
   }
 }
 
+/** Pending GPU Pods the agent reports, per pool. */
+const demand = new Map<string, { read: boolean, pendingPods: number, shapes: Array<{ devices: number, memoryMiB: number, cores: number, pods: number }> }>()
+
 /** The kubelets and the agent: running guests register Nodes; the agent writes the CellNodeSet's status. */
-async function stampAgent(): Promise<void> {
+async function stampAgent(name = POOL): Promise<void> {
   const live = await guests()
   for (const g of live) if (g.status?.phase === 'Running' && nodes.get(g.metadata.name)?.instance !== g.metadata.uid) nodes.set(g.metadata.name, { instance: g.metadata.uid, pods: 0 })
   // A VM that is gone stops heartbeating and its Node is swept.
   for (const [name, node] of [...nodes]) if (!live.some((g: Obj) => g.metadata.uid === node.instance)) nodes.delete(name)
-  const cns = await get(cnsRef)
+  const cns = await get(cnsOf(name))
   if (cns === undefined) return
   const rows = (cns.spec.nodes ?? []).map((entry: Obj) => {
     const node = nodes.get(entry.name)
@@ -92,24 +97,25 @@ async function stampAgent(): Promise<void> {
     observedTime: stamp(),
     conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }],
     nodeCount: nodes.size,
-    nodes: rows
+    nodes: rows,
+    ...(cns.spec.demand !== undefined ? { demand: demand.get(name) ?? { read: true, pendingPods: 0, shapes: [] } } : {})
   }
-  await kube.updateStatus(cnsRef, cns)
+  await kube.updateStatus(cnsOf(name), cns)
 }
 
 /** One round of the whole system: Metacontroller until quiet, then KubeSwift and the agent. */
-async function round(): Promise<void> {
-  await driver.settle({ namespace: NS, name: POOL }, { maxPasses: 6 })
+async function round(name = POOL): Promise<void> {
+  await driver.settle({ namespace: NS, name }, { maxPasses: 6 })
   await stampGuests()
-  await stampAgent()
+  await stampAgent(name)
 }
 
 /** Rounds until `check` holds (at most `seconds`), checking `always` after each. */
-async function until(what: string, check: (p: Obj) => boolean, seconds = 60, always: (p: Obj) => void = () => {}): Promise<Obj> {
+async function until(what: string, check: (p: Obj) => boolean, seconds = 60, always: (p: Obj) => void = () => {}, name = POOL): Promise<Obj> {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
-    await round()
-    const p = await must(poolRef)
+    await round(name)
+    const p = await must({ ...poolRef, name })
     always(p)
     if (check(p)) return p
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))}`)
@@ -208,4 +214,26 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
     t.equal(await get(cnsRef), undefined)
     t.same(((await kube.list(seedsRef)).body as Obj[]).length, 0)
   })
+})
+
+t.test('an autoscaling round: pending Pods add a cell, and once they are gone an idle cell drains away', async (t) => {
+  const name = 'auto'
+  const autoscaling = { autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2, stabilizationWindow: '0s', scaleDown: 'Auto', scaleDownStabilizationWindow: '0s' } }
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name, autoscaling)) })
+  const one = await until('one Ready cell', (p) => p.status?.readyCells === 1, 60, () => {}, name)
+  t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 })
+  t.same((await must(cnsOf(name))).spec.demand.resources, ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
+  demand.set(name, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
+  const up = await until('a scale-up', (p) => p.status?.desiredReplicas === 2, 30, () => {}, name)
+  // The round's later passes see the new cell counted in the base: at the ceiling now.
+  t.match(condition(up, 'ScalingActive')?.reason, /^(ScaledUp|AtMaxReplicas)$/)
+  t.type(up.status.lastScaleUpTime, 'string')
+  await until('two Ready cells', (p) => p.status?.readyCells === 2, 60, () => {}, name)
+  demand.set(name, { read: true, pendingPods: 0, shapes: [] })
+  const down = await until('a scale-down', (p) => p.status?.drainingCells === 1, 30, () => {}, name)
+  t.same(phases(down), ['auto-0:Ready', 'auto-1:Draining'], 'the idle cell with the highest index drains')
+  t.equal(down.status.desiredReplicas, 1)
+  const done = await until('the drained cell gone', (p) => (p.status?.cells ?? []).length === 1, 90, () => {}, name)
+  t.same(phases(done), ['auto-0:Ready'])
+  t.equal(done.spec.replicas, 1, 'spec.replicas is never written')
 })
