@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
+import { parse, parseAllDocuments } from 'yaml'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../../hooks/api/cellnodeset.ts'
 import { GPUCellPoolSchema, type GPUCellPool } from '../../hooks/api/gpucellpool.ts'
 import { InstanceSchema, type Instance } from '../../hooks/api/instance.ts'
@@ -228,6 +228,8 @@ t.test("each pool's join Secret renders for every cell, with node labels and tai
       t.notMatch(rendered.text, /\{\{/, 'no braces are left')
       t.match(rendered.text, `cells.kubeswift.io/pool-uid=example-uid`, 'the pool uid reaches --node-labels')
       t.notMatch(rendered.text, /node-role\.kubernetes\.io/, 'a label the kubelet may not set is not in --node-labels')
+      const config: unknown = parse(rendered.text)
+      t.ok(rendered.text.startsWith('#cloud-config\n') && typeof config === 'object' && config !== null, 'the rendered text is a cloud-config YAML document')
     }
   }
 })
