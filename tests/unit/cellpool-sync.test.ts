@@ -252,5 +252,10 @@ t.test('resyncAfterSeconds is the nearest deadline', async (t) => {
   for (let i = 0; i < 3; i++) world.pass(sync), world.agent()
   // The cell waits for its guest (Pending), whose budget ends 10m after it was created.
   const answer = world.last
-  t.ok(answer?.resyncAfterSeconds !== undefined && answer.resyncAfterSeconds <= 600 && answer.resyncAfterSeconds > 0)
+  t.equal(answer?.resyncAfterSeconds, 600)
+  world.pass(sync)
+  t.equal(world.cells()[0]?.phase, 'AllocatingGPU')
+  world.advance(250)
+  world.agent()
+  t.equal(sync(world.request(), world.now).resyncAfterSeconds, 350, 'the budget left, from the transition kept in status')
 })
