@@ -309,7 +309,19 @@ export interface CrdOptions {
   schema: TSchema
   /** Adds the `status` subresource (needed for a Metacontroller parent). */
   statusSubresource: boolean
+  /**
+   * Adds the `scale` subresource, so `kubectl scale`, an HPA or KEDA can drive the object; paths
+   * are JSON paths such as `.spec.replicas`.
+   */
+  scaleSubresource?: ScaleSubresource
   printerColumns: PrinterColumn[]
+}
+
+/** The `scale` subresource of a CRD version. */
+export interface ScaleSubresource {
+  specReplicasPath: string
+  statusReplicasPath: string
+  labelSelectorPath?: string
 }
 
 /** A CustomResourceDefinition as the product writes it. */
@@ -333,7 +345,7 @@ export interface CustomResourceDefinition {
       served: boolean
       storage: boolean
       schema: { openAPIV3Schema: OpenApiSchema }
-      subresources?: { status: Record<string, never> }
+      subresources?: { status?: Record<string, never>; scale?: ScaleSubresource }
       additionalPrinterColumns: PrinterColumn[]
     }>
   }
@@ -384,6 +396,7 @@ export function crdFor(options: CrdOptions): CustomResourceDefinition {
     additionalPrinterColumns: options.printerColumns.map((column) => ({ ...column }))
   }
   if (options.statusSubresource) version.subresources = { status: {} }
+  if (options.scaleSubresource !== undefined) version.subresources = { ...version.subresources, scale: { ...options.scaleSubresource } }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -4,6 +4,7 @@
  */
 import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'
 import { crdFor, type CustomResourceDefinition, type PrinterColumn } from './crd.ts'
+import { GPUCellPoolSchema } from './gpucellpool.ts'
 import { InstanceSchema, WORKER_API_VERSION } from './instance.ts'
 import { InstanceTypeSchema } from './instancetype.ts'
 import { SETTING_API_VERSION, SettingSchema } from './setting.ts'
@@ -114,5 +115,38 @@ export const CELL_NODE_SET_CRD: CustomResourceDefinition = crdFor({
   ]
 })
 
+/**
+ * GPUCellPool: namespaced, the parent of the cellpool CompositeController, so it has the status
+ * subresource; and the scale subresource, so `kubectl scale`, an HPA or KEDA can set
+ * `spec.replicas` and read the cell count and the cells' selector.
+ */
+export const GPU_CELL_POOL_CRD: CustomResourceDefinition = crdFor({
+  ...groupAndVersion(CELLS_API_VERSION),
+  kind: 'GPUCellPool',
+  plural: 'gpucellpools',
+  singular: 'gpucellpool',
+  shortNames: ['cellpool'],
+  categories: ['kubeswift'],
+  scope: 'Namespaced',
+  schema: GPUCellPoolSchema,
+  statusSubresource: true,
+  scaleSubresource: {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector'
+  },
+  printerColumns: [
+    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'Cells asked for in spec.replicas.' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyCells', description: 'Cells in phase Ready.' },
+    {
+      name: 'Available',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+      description: 'The Ready condition: enough cells are Ready.'
+    },
+    AGE
+  ]
+})
+
 /** Every CRD of the product, in a fixed order. */
-export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD, CELL_NODE_SET_CRD]
+export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD, CELL_NODE_SET_CRD, GPU_CELL_POOL_CRD]

@@ -8,6 +8,11 @@ import { InstanceCustomizeRequestSchema, customize as instanceCustomize } from '
 import { InstanceSyncRequestSchema, sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { reviewInstance } from '../instance/admission.ts'
+import { reviewCellPool } from '../cellpool/admission.ts'
+import { CellPoolCustomizeRequestSchema, customize as cellpoolCustomize } from '../cellpool/customize.ts'
+import { CellPoolSyncRequestSchema } from '../cellpool/request.ts'
+import { sync as cellpoolSync } from '../cellpool/sync.ts'
+import { finalize as cellpoolFinalize } from '../cellpool/finalize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
 import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/sync.ts'
 
@@ -47,6 +52,34 @@ export const routes: readonly HookRoute[] = [
     surface: 'hooks',
     schema: IsolationSyncRequestSchema,
     handle: (body) => isolationSync(body)
+  }),
+  hookRoute({
+    path: '/hooks/cellpool/customize',
+    hook: 'cellpool_customize',
+    surface: 'hooks',
+    schema: CellPoolCustomizeRequestSchema,
+    handle: (body) => cellpoolCustomize(body)
+  }),
+  hookRoute({
+    path: '/hooks/cellpool/sync',
+    hook: 'cellpool_sync',
+    surface: 'hooks',
+    schema: CellPoolSyncRequestSchema,
+    handle: (body, now) => cellpoolSync(body, now)
+  }),
+  hookRoute({
+    path: '/hooks/cellpool/finalize',
+    hook: 'cellpool_finalize',
+    surface: 'hooks',
+    schema: CellPoolSyncRequestSchema,
+    handle: (body, now) => cellpoolFinalize(body, now)
+  }),
+  hookRoute({
+    path: '/admission/cellpool',
+    hook: 'admission_cellpool',
+    surface: 'admission',
+    schema: AdmissionReviewSchema,
+    handle: (body) => admissionResponse(body.request.uid, reviewCellPool(body.request))
   }),
   hookRoute({
     path: '/admission/instance',

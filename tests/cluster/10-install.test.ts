@@ -237,7 +237,8 @@ const SETTING_CASES: CelCase[] = [
 
 t.test('every CEL rule in crds/ has a case in the table below', async (t) => {
   const covered = new Set([...INSTANCE_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES].map((c) => c.message))
-  const declared = [...new Set(crds.flatMap((crd) => celMessages(crd)))].sort()
+  // The cell pool CRDs' rules have their table in 40-cellpool-admission.test.ts.
+  const declared = [...new Set(crds.filter((crd) => objectAt(crd, 'spec').group !== 'cells.kubeswift.io').flatMap((crd) => celMessages(crd)))].sort()
   t.ok(declared.length >= 15, `${declared.length} rules`)
   t.same(declared.filter((m) => !covered.has(m)), [], 'no rule without a case')
   t.same([...covered].filter((m) => !declared.includes(m)).sort(), [], 'no case for a rule the CRDs lack')

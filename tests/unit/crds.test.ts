@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
 import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
-import { CELL_NODE_SET_CRD, CRDS, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
+import { CELL_NODE_SET_CRD, CRDS, GPU_CELL_POOL_CRD, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
 
@@ -192,6 +192,18 @@ t.test('names, scope, version and subresources are as api.md fixes them', async 
     scope: 'Cluster',
     versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
   })
+  t.same(summary(GPU_CELL_POOL_CRD), {
+    name: 'gpucellpools.cells.kubeswift.io',
+    group: 'cells.kubeswift.io',
+    names: { kind: 'GPUCellPool', listKind: 'GPUCellPoolList', plural: 'gpucellpools', singular: 'gpucellpool', shortNames: ['cellpool'], categories: ['kubeswift'] },
+    scope: 'Namespaced',
+    versions: [{
+      name: 'v1alpha1',
+      served: true,
+      storage: true,
+      subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } }
+    }]
+  })
 })
 
 t.test('printer columns are the ones api.md lists', async (t) => {
@@ -216,6 +228,12 @@ t.test('printer columns are the ones api.md lists', async (t) => {
     ['Reachable', 'string', '.status.conditions[?(@.type=="Reachable")].status'],
     ['Nodes', 'integer', '.status.nodeCount'],
     ['Observed', 'date', '.status.observedTime'],
+    ['Age', 'date', '.metadata.creationTimestamp']
+  ])
+  t.same(columns(GPU_CELL_POOL_CRD), [
+    ['Desired', 'integer', '.spec.replicas'],
+    ['Ready', 'integer', '.status.readyCells'],
+    ['Available', 'string', '.status.conditions[?(@.type=="Ready")].status'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])
   for (const crd of CRDS) {
@@ -332,6 +350,39 @@ t.test('the Instance CompositeController drives the Instance CRD', async (t) => 
       webhook: {
         service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
         path: `/hooks/instance/${hook}`,
+        timeout: '10s'
+      }
+    }, `the ${hook} hook`)
+  }
+  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
+})
+
+t.test('the cellpool CompositeController drives the GPUCellPool CRD and its four child types', async (t) => {
+  const controller = parse(readFileSync(new URL('../../metacontroller/cellpool.yaml', import.meta.url), 'utf8'), { version: '1.1' })
+  const inPlace = (apiVersion: string, resource: string) => ({ apiVersion, resource, updateStrategy: { method: 'InPlace' } })
+  t.same(controller.spec.childResources, [
+    inPlace('v1', 'secrets'),
+    inPlace('seed.kubeswift.io/v1alpha1', 'swiftseedprofiles'),
+    inPlace('swift.kubeswift.io/v1alpha1', 'swiftguests'),
+    inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets')
+  ])
+  t.match(controller, {
+    apiVersion: 'metacontroller.k8s.io/v1alpha1',
+    kind: 'CompositeController',
+    metadata: { name: 'gpuhooks-cellpool' },
+    spec: {
+      parentResource: { apiVersion: `${GPU_CELL_POOL_CRD.spec.group}/v1alpha1`, resource: GPU_CELL_POOL_CRD.spec.names.plural },
+      generateSelector: true,
+      resyncPeriodSeconds: 30
+    }
+  })
+  t.ok(GPU_CELL_POOL_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
+  for (const hook of ['customize', 'sync', 'finalize']) {
+    t.same(controller.spec.hooks[hook], {
+      version: 'v2',
+      webhook: {
+        service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
+        path: `/hooks/cellpool/${hook}`,
         timeout: '10s'
       }
     }, `the ${hook} hook`)

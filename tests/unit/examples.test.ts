@@ -5,8 +5,12 @@ import { fileURLToPath } from 'node:url'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
+import { parse, parseAllDocuments } from 'yaml'
+import { WORKLOAD_KUBECONFIG_LABEL } from '../../hooks/api/cellnodeset.ts'
+import { GPUCellPoolSchema, type GPUCellPool } from '../../hooks/api/gpucellpool.ts'
 import { InstanceSchema, type Instance } from '../../hooks/api/instance.ts'
+import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
+import { poolProblems, resolvePool } from '../../hooks/cellpool/validate.ts'
 import { InstanceTypeSchema, type InstanceType } from '../../hooks/api/instancetype.ts'
 import {
   DEFAULT_SSH_SERVER_IMAGE,
@@ -54,7 +58,8 @@ function ofKind<T>(kind: string): Array<{ file: string; meta: Doc['object']['met
 const SCHEMAS: Record<string, TSchema> = {
   'worker.gpustack.ai/v1alpha1 Instance': InstanceSchema,
   'worker.gpustack.ai/v1alpha1 InstanceType': InstanceTypeSchema,
-  'gpustack.ai/v1alpha1 Setting': SettingSchema
+  'gpustack.ai/v1alpha1 Setting': SettingSchema,
+  'cells.kubeswift.io/v1alpha1 GPUCellPool': GPUCellPoolSchema
 }
 
 function errorsOf(schema: TSchema, value: unknown): string[] {
@@ -198,3 +203,45 @@ function patch<T>(value: T, change: (copy: T) => void): T {
   change(copy)
   return copy
 }
+
+t.test('every GPUCellPool passes every admission rule, and one of them autoscales', async (t) => {
+  const pools = ofKind<GPUCellPool>('GPUCellPool')
+  t.ok(pools.length >= 2)
+  for (const { file, meta, object } of pools) t.same(poolProblems(meta.name, object.spec), [], `${file}: ${meta.name}`)
+  const autoscaling = pools.find((p) => p.object.spec.autoscaling?.enabled === true)
+  t.ok(autoscaling, 'an autoscaling pool')
+  t.ok(autoscaling?.object.spec.autoscaling?.scaleDown === 'Auto' && autoscaling.object.spec.autoscaling.minReplicas !== undefined, 'it scales down too')
+})
+
+t.test("each pool's join Secret renders for every cell, with node labels and taints", async (t) => {
+  const secrets = examples.filter((d) => d.object.kind === 'Secret').map((d) => d.object)
+  for (const { file, meta, object } of ofKind<GPUCellPool>('GPUCellPool')) {
+    const pool = resolvePool(object.spec)
+    const secret = secrets.find((s) => s.metadata.name === pool.joinSecretName && s.metadata.namespace === meta.namespace)
+    const template = (secret?.stringData as Record<string, string> | undefined)?.[pool.joinSecretKey]
+    t.type(template, 'string', `${file}: Secret ${pool.joinSecretName} has key ${pool.joinSecretKey}`)
+    t.match(template, /\{\{ nodeLabels \}\}/, 'the template carries {{ nodeLabels }}')
+    t.match(template, /\{\{ nodeTaints \}\}/, 'the template carries {{ nodeTaints }}')
+    const rendered = renderBootstrap(template ?? '', bootstrapValues(meta.name, 'example-uid', pool, 0))
+    t.ok('text' in rendered, `${file}: ${meta.name} renders`, { rendered })
+    if ('text' in rendered) {
+      t.notMatch(rendered.text, /\{\{/, 'no braces are left')
+      t.match(rendered.text, `cells.kubeswift.io/pool-uid=example-uid`, 'the pool uid reaches --node-labels')
+      t.notMatch(rendered.text, /node-role\.kubernetes\.io/, 'a label the kubelet may not set is not in --node-labels')
+      const config: unknown = parse(rendered.text)
+      t.ok(rendered.text.startsWith('#cloud-config\n') && typeof config === 'object' && config !== null, 'the rendered text is a cloud-config YAML document')
+    }
+  }
+})
+
+t.test("each pool's workload kubeconfig Secret carries the agent's opt-in label and the key", async (t) => {
+  const secrets = examples.filter((d) => d.object.kind === 'Secret').map((d) => d.object)
+  for (const { file, meta, object } of ofKind<GPUCellPool>('GPUCellPool')) {
+    const pool = resolvePool(object.spec)
+    const secret = secrets.find((s) => s.metadata.name === pool.workload.kubeconfigSecretName && s.metadata.namespace === meta.namespace)
+    t.equal(secret?.metadata.labels?.[WORKLOAD_KUBECONFIG_LABEL], 'true', `${file}: ${pool.workload.kubeconfigSecretName} is labelled`)
+    const kubeconfig = (secret?.stringData as Record<string, string> | undefined)?.[pool.workload.key] ?? ''
+    t.match(kubeconfig, /kind: Config/, 'a kubeconfig under the key')
+    t.notMatch(kubeconfig, /exec:|auth-provider:|tokenFile:|client-key:|certificate-authority:|proxy-url:/, 'only fields the agent accepts')
+  }
+})

@@ -29,6 +29,23 @@ export const WEBHOOKS: readonly WebhookTarget[] = [
       metadata: { name: 'webhook-probe', namespace: 'default' },
       spec: { type: 'probe', image: 'probe' }
     }
+  },
+  {
+    name: 'gpucellpools.cells.kubeswift.io',
+    path: '/admission/cellpool',
+    apiGroup: 'cells.kubeswift.io',
+    apiVersion: 'v1alpha1',
+    resource: 'gpucellpools',
+    hook: 'admission_cellpool',
+    probe: {
+      apiVersion: 'cells.kubeswift.io/v1alpha1',
+      kind: 'GPUCellPool',
+      metadata: { name: 'webhook-probe', namespace: 'default' },
+      spec: {
+        cell: { guestTemplate: {}, gpu: { dra: { resourceClaimTemplateName: 'probe' } } },
+        workloadCluster: { kubeconfigSecretRef: { name: 'probe' } }
+      }
+    }
   }
 ]
 
@@ -65,10 +82,13 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
       await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...paths.flatMap((p) => ['-f', p])])
       // Established comes a moment before the new storage serves lists (429 "storage is
       // (re)initializing"), and the driver's first list must not meet that.
+      // A CRD's name is <plural>.<group>, which `kubectl get` takes; a file may hold several CRDs.
       for (const path of paths) {
-        const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', "jsonpath={.spec.names.plural}.{.spec.group}"])
-        await eventually(`${stdout} to list`, async () =>
-          (await cluster.kubectl(['get', stdout, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined)
+        const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', 'name'])
+        for (const resource of stdout.split('\n').filter((l) => l !== '').map((l) => l.slice(l.indexOf('/') + 1))) {
+          await eventually(`${resource} to list`, async () =>
+            (await cluster.kubectl(['get', resource, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined)
+        }
       }
     }
     const crdDir = join(ROOT, 'crds')

@@ -1,0 +1,48 @@
+/**
+ * Customize hook of the cellpool controller (cellpool.md, "customize"): the related object its
+ * sync reads, the join Secret.
+ *
+ * Metacontroller caches this answer per (parent uid, generation) for about 20 minutes, so it
+ * depends on the parent's namespace and spec only. The rule names its namespace (metacontroller.md
+ * rule 6: under v2 a `names` rule without one matches that name in every namespace, which would
+ * hand the sync another namespace's Secret).
+ *
+ * Choice where the spec is silent: a spec without a usable `bootstrap.joinSecretRef.name` relates
+ * nothing (an empty `names` list is not a rule worth sending); the sync hook reports the spec
+ * error.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { isRecord } from '../k8s/objects.ts'
+import {
+  NamespacedObjectSchema,
+  customizeRequestSchema,
+  type CustomizeResponse,
+  type RelatedResourceRule
+} from '../metacontroller/schemas.ts'
+
+/** A GPUCellPool as the customize hook reads it: a namespace and an open spec. */
+export const CellPoolCustomizeParentSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: NamespacedObjectSchema.properties.metadata,
+    spec: Type.Record(Type.String(), Type.Unknown()),
+    status: Type.Optional(Type.Unknown())
+  },
+  { additionalProperties: true }
+)
+
+/** Customize request of the cellpool controller. */
+export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolCustomizeParentSchema)
+export type CellPoolCustomizeRequest = Static<typeof CellPoolCustomizeRequestSchema>
+
+/** Relates the join Secret named by `spec.bootstrap.joinSecretRef.name`, in the pool's namespace. */
+export function customize(request: CellPoolCustomizeRequest): CustomizeResponse {
+  const { namespace } = request.parent.metadata
+  const bootstrap = request.parent.spec.bootstrap
+  const ref = isRecord(bootstrap) ? bootstrap.joinSecretRef : undefined
+  const name = isRecord(ref) ? ref.name : undefined
+  const rules: RelatedResourceRule[] = []
+  if (typeof name === 'string' && name !== '') rules.push({ apiVersion: 'v1', resource: 'secrets', namespace, names: [name] })
+  return { relatedResources: rules }
+}

@@ -1,0 +1,125 @@
+/**
+ * Finalize hook of the GPUCellPool controller: ordered teardown (cellpool.md, "finalize").
+ *
+ * `deletion.policy: Drain` (default) cordons every cell that was Ready and deletes its guest once
+ * the cell is empty (the drain rule of scaling.ts), or once `drainTimeout` has passed since the
+ * pool's `deletionTimestamp`; a cell that never became Ready goes at once. While the workload
+ * cluster is unobserved, only the timeout decides. `Force` deletes every guest at once.
+ * Guests first; once none is observed, the seed profiles, Secrets and the CellNodeSet (whose
+ * deletion lets the agent sweep the pool's remaining Nodes). `finalized: true` only when no child
+ * is observed.
+ *
+ * Choices where the spec is silent:
+ * - A drain in teardown also waits 30 s, measured from the pool's deletion (HAMi's scheduler
+ *   annotates a Pod before binding it), and the timeout is the same `drainTimeout`.
+ * - An invalid spec does not hold the teardown up: the defaults stand in for what cannot be read,
+ *   and the CellNodeSet is kept as it is rather than rebuilt from a spec that cannot be read.
+ * - Children that belong to no cell (strays) go with the first wave if they are guests, else with
+ *   the second.
+ */
+import type { CellNode } from '../api/cellnodeset.ts'
+import { SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
+import type { ConditionInput } from '../k8s/conditions.ts'
+import type { KubeObject } from '../k8s/objects.ts'
+import { keepAsIs } from '../metacontroller/observed.ts'
+import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { buildCellNode, buildCellNodeSet, type CellIdentity } from './children.ts'
+import { formatSeconds, parseTime, stamp } from './phases.ts'
+import { readPool, type CellPoolSyncRequest } from './request.ts'
+import { drainComplete } from './scaling.ts'
+import { poolStatus, resyncAfter, type CellRow } from './status.ts'
+import { cellContexts, phaseConfig, statusRow, workloadOf } from './sync.ts'
+import { poolProblems, resolvePool } from './validate.ts'
+
+/** The finalize hook. */
+export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
+  const view = readPool(request)
+  const pool = resolvePool(view.spec)
+  const specValid = poolProblems(view.name, view.spec).length === 0
+  const workload = workloadOf(view, now)
+  const contexts = cellContexts(view, workload, phaseConfig(pool), '', now)
+  const deletedAt = parseTime(view.deletionTimestamp) ?? now.getTime()
+  const timeoutAt = deletedAt + pool.deletion.drainTimeoutSeconds * 1000
+  const timedOut = now.getTime() >= timeoutAt
+  const force = pool.deletion.policy === 'Force'
+  const deletionStamp = view.deletionTimestamp ?? now.toISOString()
+
+  const strayGuests = view.strays.filter((o) => `${o.kind}.${o.apiVersion}` === SWIFT_GUEST_TYPE_KEY)
+  const strayOthers = view.strays.filter((o) => !strayGuests.includes(o))
+  const guestsObserved = contexts.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
+
+  const children: KubeObject[] = []
+  const nodes: CellNode[] = []
+  const rows: CellRow[] = []
+  const deadlines: Array<Date | undefined> = []
+  let draining = 0
+  for (const c of contexts) {
+    const o = c.observed
+    const hasChild = o !== undefined && (o.secret !== undefined || o.seed !== undefined || o.guest !== undefined)
+    if (!hasChild) continue
+    const wasReady = c.input.seen.readyOnce
+    let phase: 'Draining' | 'Deleting' = 'Deleting'
+    let message = o.guest !== undefined ? `The pool is being deleted: deleting guest ${c.name}.` : 'The pool is being deleted: deleting the seed profile and bootstrap Secret.'
+    if (o.guest !== undefined && wasReady && !force && !timedOut) {
+      const check = drainComplete(c.input.ownRow, workload, deletionStamp, now)
+      if (!check.done) {
+        phase = 'Draining'
+        message = `The pool is being deleted: draining until ${check.waiting}, at most until drainTimeout (${formatSeconds(pool.deletion.drainTimeoutSeconds)}) after the deletion.`
+        deadlines.push(check.deadline, new Date(timeoutAt))
+      }
+    }
+    if (phase === 'Draining') {
+      draining += 1
+      children.push(...[o.secret, o.seed, o.guest].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
+    } else if (guestsObserved) {
+      // Guests first: the seed profiles and Secrets wait until no guest is observed.
+      children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
+    }
+    const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
+    nodes.push(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady))
+    const previousPhase = c.previous?.phase
+    rows.push(statusRow({
+      index: c.index,
+      name: c.name,
+      phase,
+      reason: 'PoolDeleting',
+      message,
+      lastTransitionTime: previousPhase === phase && c.previous?.lastTransitionTime !== undefined ? c.previous.lastTransitionTime : stamp(now),
+      readyOnce: wasReady,
+      failureCount: c.previous?.failureCount ?? 0,
+      answer: 'none',
+      createGuest: false,
+      cordon: wasReady,
+      building: false,
+      keepRow: true,
+      templateHash: c.input.templateHash
+    }, c))
+  }
+  if (guestsObserved) {
+    children.push(...strayOthers.map(keepAsIs))
+    if (view.cellNodeSet !== undefined) {
+      children.push(specValid ? buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, false) : keepAsIs(view.cellNodeSet.object))
+    }
+  }
+  const observedAny = contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0
+  const progressing: ConditionInput = guestsObserved
+    ? { type: 'Progressing', status: 'True', reason: 'Deleting', message: draining > 0 ? `The pool is being deleted: ${draining} cell(s) drain first (deletion.policy ${pool.deletion.policy}).` : 'The pool is being deleted: deleting the guests.' }
+    : { type: 'Progressing', status: 'True', reason: 'Deleting', message: observedAny ? 'The pool is being deleted: the guests are gone; deleting the seed profiles, Secrets and the CellNodeSet.' : 'The pool is being deleted: every child is gone.' }
+  const status = poolStatus({
+    pool: view.name,
+    generation: view.generation,
+    previousConditions: view.previous.conditions,
+    now,
+    rows,
+    desired: 0,
+    progressing,
+    updated: { type: 'Updated', status: 'True', reason: 'Deleting', message: 'The pool is being deleted; nothing is updated any more.' },
+    workload,
+    autoscale: undefined,
+    readProblems: view.problems
+  })
+  const response: CompositeResponse = { children: children as CompositeResponse['children'], status, finalized: !observedAny }
+  const resync = resyncAfter(deadlines, now)
+  if (resync !== undefined) response.resyncAfterSeconds = resync
+  return response
+}

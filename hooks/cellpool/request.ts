@@ -1,0 +1,417 @@
+/**
+ * The GPUCellPool hook request and a defensive reader of it.
+ *
+ * Everything in a request is untrusted: a tenant chooses names, and an observed child or the join
+ * Secret may have any shape (a string where a list was expected, an object stored before a schema
+ * existed). The reader never throws on such input and never indexes a plain object with a key
+ * the request chose (Object.hasOwn and Map only); what it cannot read is a reported problem, and
+ * the part it could not read counts as absent.
+ *
+ * Cells are found from the observed children by the cell labels: a child counts for cell `i` when
+ * its labels name this pool, the cell `<pool>-<i>` and the index `i`, and its name is the one the
+ * controller gives that child (Secret `<cell>-bootstrap`, SwiftSeedProfile `<cell>-seed`, SwiftGuest
+ * `<cell>`). Any other observed child is a stray: it is kept exactly as it is and reported, so a
+ * relabelled VM is never deleted by mistake.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  CELL_INDEX_LABEL,
+  CELL_LABEL,
+  CELL_NODE_SET_TYPE_KEY,
+  POOL_LABEL,
+  type CellDevice,
+  type CellNodeStatus,
+  type DemandShape
+} from '../api/cellnodeset.ts'
+import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
+import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { objectKey } from '../metacontroller/observed.ts'
+import { NamespacedObjectSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
+import type { DemandView, DeviceShape } from './autoscale.ts'
+import { TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
+import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
+
+/**
+ * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
+ * refused with a 400 (README, "Hook endpoints").
+ */
+export const CellPoolParentSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: NamespacedObjectSchema.properties.metadata,
+    spec: Type.Record(Type.String(), Type.Unknown()),
+    status: Type.Optional(Type.Unknown())
+  },
+  { additionalProperties: true }
+)
+
+/** Sync and finalize request of the GPUCellPool controller. */
+export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)
+export type CellPoolSyncRequest = Static<typeof CellPoolSyncRequestSchema>
+
+/** The observed children of one cell. */
+export interface ObservedCell {
+  index: number
+  name: string
+  secret?: KubeObject
+  seed?: KubeObject
+  guest?: KubeObject
+  /** The guest read defensively. */
+  guestView?: GuestView
+}
+
+/** The pool's observed CellNodeSet. */
+export interface CellNodeSetView {
+  object: KubeObject
+  generation: number | undefined
+  /** It has a status object at all (the agent served it). */
+  hasStatus: boolean
+  reachable: { status: string, reason?: string, message?: string } | undefined
+  observedTime: string | undefined
+  observedGeneration: number | undefined
+  /** Rows by Node name. */
+  rows: Map<string, CellNodeStatus>
+  demand: DemandView | undefined
+}
+
+/** A row of the previous `status.cells`, with its index. */
+export interface PreviousRow extends PreviousCell {
+  name: string
+  index: number | undefined
+}
+
+/** What the pool's previous status remembers. */
+export interface PreviousStatus {
+  observedGeneration: number | undefined
+  cells: Map<string, PreviousRow>
+  conditions: unknown
+  desiredReplicas: number | undefined
+  cellDeviceShape: DeviceShape | undefined
+  lastScaleUpTime: string | undefined
+  lastScaleDownTime: string | undefined
+  demandFreeSince: string | undefined
+  demand: { pendingPods: number, satisfiable: number, lastObserved?: string } | undefined
+}
+
+/** Everything the cellpool hooks read out of one request. */
+export interface PoolView {
+  name: string
+  namespace: string
+  uid: string
+  /** `metadata.generation` as sent. */
+  generation: number | undefined
+  deletionTimestamp: string | undefined
+  spec: Record<string, unknown>
+  /** Cells with at least one observed child, by index. */
+  cells: Map<number, ObservedCell>
+  /** Observed children that belong to no cell (and CellNodeSets of another name): kept as they are. */
+  strays: KubeObject[]
+  cellNodeSet: CellNodeSetView | undefined
+  joinSecret: KubeObject | undefined
+  previous: PreviousStatus
+  /** What could not be read, one sentence each. */
+  problems: string[]
+}
+
+const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {})
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
+const own = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
+const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
+
+/** The objects of one type in a request map, sorted by key; a map of the wrong shape is empty. */
+function objectsOf(objects: TypedObjects | null | undefined, type: string): KubeObject[] {
+  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return []
+  const map = objects[type]
+  if (!isRecord(map)) return []
+  return Object.keys(map)
+    .sort()
+    .map((k): unknown => map[k])
+    .filter((o): o is KubeObject => isRecord(o) && isRecord(o.metadata) && typeof o.metadata.name === 'string')
+}
+
+/** One object of a request map by type and key, with own-property lookups only. */
+function objectAt(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
+  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return undefined
+  const map = objects[type]
+  if (!isRecord(map) || !Object.hasOwn(map, key)) return undefined
+  const o = map[key]
+  return isRecord(o) && isRecord(o.metadata) ? (o as KubeObject) : undefined
+}
+
+const INDEX = /^(0|[1-9][0-9]{0,4})$/
+
+/** The cell index a child's labels give, when they name this pool and agree with each other. */
+function cellIndexOf(child: KubeObject, pool: string): number | undefined {
+  const labels = rec(child.metadata.labels)
+  const index = own(labels, CELL_INDEX_LABEL)
+  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !INDEX.test(index)) return undefined
+  if (own(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
+  return Number(index)
+}
+
+/** The guest's status read defensively; problems are pushed to `problems`. */
+export function readGuest(guest: KubeObject, problems: string[]): GuestView {
+  const where = `SwiftGuest ${guest.metadata.name ?? ''}`
+  const status = guest.status
+  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${describe(status)}, not an object`)
+  const s = rec(status)
+  const gpu = rec(s.gpu)
+  const network = rec(s.network)
+  const devices: string[] = []
+  if (gpu.devices !== undefined && !Array.isArray(gpu.devices)) problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
+  for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
+    const id = typeof d === 'string' ? d : str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name)
+    if (id !== undefined && id !== '') devices.push(id)
+    else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
+  }
+  const interfaces: Array<{ name: string, ip?: string }> = []
+  if (network.interfaces !== undefined && !Array.isArray(network.interfaces)) problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
+  for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
+    const name = str(rec(i).name)
+    if (name === undefined) continue
+    const ip = str(rec(i).ip)
+    interfaces.push(ip !== undefined ? { name, ip } : { name })
+  }
+  const conditions: GuestCondition[] = []
+  if (s.conditions !== undefined && !Array.isArray(s.conditions)) problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
+  for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
+    const r = rec(c)
+    const type = str(r.type)
+    if (type === undefined) continue
+    const condition: GuestCondition = { type, status: str(r.status) ?? 'Unknown' }
+    const reason = str(r.reason)
+    const message = str(r.message)
+    if (reason !== undefined) condition.reason = reason
+    if (message !== undefined) condition.message = message
+    conditions.push(condition)
+  }
+  const annotations = rec(guest.metadata.annotations)
+  const hash = own(annotations, TEMPLATE_HASH_ANNOTATION)
+  return {
+    name: guest.metadata.name ?? '',
+    uid: str(guest.metadata.uid) ?? '',
+    phase: str(s.phase),
+    devices,
+    hostNode: str(gpu.nodeName) ?? str(s.nodeName),
+    interfaces,
+    primaryIP: str(network.primaryIP),
+    conditions,
+    deleting: str(guest.metadata.deletionTimestamp) !== undefined,
+    templateHash: typeof hash === 'string' ? hash : undefined
+  }
+}
+
+function readDevice(d: unknown): CellDevice | undefined {
+  const r = rec(d)
+  const memoryMiB = int(r.memoryMiB)
+  const cores = int(r.cores)
+  if (!isRecord(d) || memoryMiB === undefined || cores === undefined || typeof r.healthy !== 'boolean') return undefined
+  return { id: str(r.id) ?? '', type: str(r.type) ?? '', memoryMiB, cores, healthy: r.healthy }
+}
+
+/** One CellNodeSet status row, or undefined (with a problem) when it is not one. */
+export function readRow(row: unknown, problems: string[]): CellNodeStatus | undefined {
+  const r = rec(row)
+  const name = str(r.name)
+  if (!isRecord(row) || name === undefined || typeof r.present !== 'boolean') {
+    problems.push(`CellNodeSet status.nodes has an entry that is ${describe(row)} without a name and present`)
+    return undefined
+  }
+  const out: CellNodeStatus = { name, present: r.present }
+  for (const key of ['instance', 'poolUID', 'message'] as const) {
+    const v = str(r[key])
+    if (v !== undefined) out[key] = v
+  }
+  for (const key of ['live', 'ready', 'unschedulable', 'conflict'] as const) {
+    if (typeof r[key] === 'boolean') out[key] = r[key]
+  }
+  if (r.registration === 'Missing' || r.registration === 'Parsed' || r.registration === 'Unparseable') out.registration = r.registration
+  if (r.devices !== undefined) {
+    if (!Array.isArray(r.devices)) problems.push(`CellNodeSet status.nodes ${name}: devices is ${describe(r.devices)}, not a list`)
+    else {
+      const devices = r.devices.map(readDevice)
+      if (devices.some((d) => d === undefined)) problems.push(`CellNodeSet status.nodes ${name}: a device lacks memoryMiB, cores or healthy`)
+      out.devices = devices.filter((d): d is CellDevice => d !== undefined)
+    }
+  }
+  if (r.allocations !== undefined) {
+    const a = rec(r.allocations)
+    const pods = int(a.pods)
+    if (typeof a.read !== 'boolean' || pods === undefined) problems.push(`CellNodeSet status.nodes ${name}: allocations lacks read or pods`)
+    else out.allocations = a.inFlight === true ? { read: a.read, pods, inFlight: true } : { read: a.read, pods, ...(a.inFlight === false ? { inFlight: false } : {}) }
+  }
+  return out
+}
+
+function readDemand(demand: unknown, problems: string[]): DemandView | undefined {
+  if (demand === undefined) return undefined
+  const d = rec(demand)
+  const pendingPods = int(d.pendingPods)
+  if (typeof d.read !== 'boolean' || pendingPods === undefined) {
+    problems.push(`CellNodeSet status.demand is ${describe(demand)} without read and pendingPods`)
+    return undefined
+  }
+  const shapes: DemandShape[] = []
+  for (const s of Array.isArray(d.shapes) ? d.shapes : []) {
+    const r = rec(s)
+    const devices = int(r.devices)
+    const memoryMiB = int(r.memoryMiB)
+    const cores = int(r.cores)
+    const pods = int(r.pods)
+    if (devices === undefined || memoryMiB === undefined || cores === undefined || pods === undefined) {
+      problems.push('CellNodeSet status.demand.shapes has an entry without devices, memoryMiB, cores and pods')
+      continue
+    }
+    shapes.push({ devices, memoryMiB, cores, pods })
+  }
+  return { read: d.read, pendingPods, shapes }
+}
+
+/** The CellNodeSet and its status read defensively. */
+export function readCellNodeSet(object: KubeObject, problems: string[]): CellNodeSetView {
+  const status = object.status
+  const hasStatus = isRecord(status) && Object.keys(status).length > 0
+  if (status !== undefined && !isRecord(status)) problems.push(`CellNodeSet ${object.metadata.name ?? ''}: status is ${describe(status)}, not an object`)
+  const s = rec(status)
+  const rows = new Map<string, CellNodeStatus>()
+  if (s.nodes !== undefined && !Array.isArray(s.nodes)) problems.push(`CellNodeSet status.nodes is ${describe(s.nodes)}, not a list`)
+  for (const r of Array.isArray(s.nodes) ? s.nodes : []) {
+    const row = readRow(r, problems)
+    if (row !== undefined && !rows.has(row.name)) rows.set(row.name, row)
+  }
+  if (s.conditions !== undefined && !Array.isArray(s.conditions)) problems.push(`CellNodeSet status.conditions is ${describe(s.conditions)}, not a list`)
+  const reachableRaw = (Array.isArray(s.conditions) ? s.conditions : []).map(rec).find((c) => c.type === 'Reachable')
+  let reachable: CellNodeSetView['reachable']
+  if (reachableRaw !== undefined) {
+    reachable = { status: str(reachableRaw.status) ?? 'Unknown' }
+    const reason = str(reachableRaw.reason)
+    const message = str(reachableRaw.message)
+    if (reason !== undefined) reachable.reason = reason
+    if (message !== undefined) reachable.message = message
+  }
+  const generation = object.metadata.generation
+  return {
+    object,
+    generation: typeof generation === 'number' && Number.isInteger(generation) ? generation : undefined,
+    hasStatus,
+    reachable,
+    observedTime: str(s.observedTime),
+    observedGeneration: int(s.observedGeneration),
+    rows,
+    demand: readDemand(s.demand, problems)
+  }
+}
+
+function readPreviousRow(row: unknown): PreviousRow | undefined {
+  const r = rec(row)
+  const name = str(r.name)
+  const phase = r.phase
+  if (name === undefined || typeof phase !== 'string' || !(CELL_PHASES as readonly string[]).includes(phase)) return undefined
+  const failures = int(r.failureCount)
+  const index = int(r.index)
+  return {
+    name,
+    index: index !== undefined && index >= 0 ? index : undefined,
+    phase: phase as CellPhase,
+    reason: str(r.reason) ?? '',
+    message: str(r.message) ?? '',
+    lastTransitionTime: str(r.lastTransitionTime),
+    readyOnce: r.readyOnce === true,
+    failureCount: failures !== undefined && failures > 0 ? failures : 0,
+    guestUID: str(r.guestUID),
+    templateHash: str(r.templateHash)
+  }
+}
+
+/** The pool's previous status: what the hooks keep between syncs. */
+export function readPrevious(status: unknown): PreviousStatus {
+  const s = rec(status)
+  const cells = new Map<string, PreviousRow>()
+  for (const r of Array.isArray(s.cells) ? s.cells : []) {
+    const row = readPreviousRow(r)
+    if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
+  }
+  const shape = rec(s.cellDeviceShape)
+  const memoryMiB = int(shape.memoryMiB)
+  const cores = int(shape.cores)
+  const demand = rec(s.demand)
+  const pendingPods = int(demand.pendingPods)
+  const satisfiable = int(demand.satisfiable)
+  const lastObserved = str(demand.lastObserved)
+  const desired = int(s.desiredReplicas)
+  return {
+    observedGeneration: int(s.observedGeneration),
+    cells,
+    conditions: s.conditions,
+    desiredReplicas: desired !== undefined && desired >= 0 ? desired : undefined,
+    cellDeviceShape: memoryMiB !== undefined && cores !== undefined ? { memoryMiB, cores } : undefined,
+    lastScaleUpTime: str(s.lastScaleUpTime),
+    lastScaleDownTime: str(s.lastScaleDownTime),
+    demandFreeSince: str(s.demandFreeSince),
+    demand: pendingPods !== undefined && satisfiable !== undefined
+      ? { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
+      : undefined
+  }
+}
+
+/** The name of the join Secret the spec names, read defensively. */
+export function joinSecretName(spec: Record<string, unknown>): string | undefined {
+  return str(rec(rec(own(spec, 'bootstrap')).joinSecretRef).name)
+}
+
+/** Reads the request. */
+export function readPool(request: CellPoolSyncRequest): PoolView {
+  const { name, namespace, uid, generation, deletionTimestamp } = request.parent.metadata
+  const problems: string[] = []
+  const cells = new Map<number, ObservedCell>()
+  const strays: KubeObject[] = []
+  const cellOf = (index: number): ObservedCell => {
+    let c = cells.get(index)
+    if (c === undefined) {
+      c = { index, name: cellName(name, index) }
+      cells.set(index, c)
+    }
+    return c
+  }
+  const place = (type: string, childName: (cell: string) => string, set: (c: ObservedCell, o: KubeObject) => void, kind: string): void => {
+    for (const child of objectsOf(request.children, type)) {
+      const index = cellIndexOf(child, name)
+      const expected = index === undefined ? undefined : childName(cellName(name, index))
+      if (index === undefined || child.metadata.name !== expected) {
+        strays.push(child)
+        problems.push(`${kind} ${child.metadata.name ?? ''} carries no consistent cell labels of this pool; it is kept as it is`)
+        continue
+      }
+      set(cellOf(index), child)
+    }
+  }
+  place(SECRET_TYPE_KEY, bootstrapSecretName, (c, o) => { c.secret = o }, 'Secret')
+  place(SEED_PROFILE_TYPE_KEY, seedProfileName, (c, o) => { c.seed = o }, 'SwiftSeedProfile')
+  place(SWIFT_GUEST_TYPE_KEY, (cell) => cell, (c, o) => { c.guest = o; c.guestView = readGuest(o, problems) }, 'SwiftGuest')
+  let cellNodeSet: CellNodeSetView | undefined
+  for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {
+    if (cns.metadata.name === name) cellNodeSet = readCellNodeSet(cns, problems)
+    else {
+      strays.push(cns)
+      problems.push(`CellNodeSet ${cns.metadata.name ?? ''} is not named after the pool; it is kept as it is`)
+    }
+  }
+  const secretName = joinSecretName(request.parent.spec)
+  const joinSecret = secretName === undefined ? undefined : objectAt(request.related, SECRET_TYPE_KEY, objectKey(secretName, namespace))
+  return {
+    name,
+    namespace,
+    uid: uid ?? '',
+    generation,
+    deletionTimestamp,
+    spec: request.parent.spec,
+    cells: new Map([...cells].sort(([a], [b]) => a - b)),
+    strays,
+    cellNodeSet,
+    joinSecret,
+    previous: readPrevious(request.parent.status),
+    problems
+  }
+}

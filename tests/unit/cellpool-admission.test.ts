@@ -1,0 +1,148 @@
+import t from 'tap'
+import type { AdmissionRequest } from '../../hooks/admission/review.ts'
+import { reviewCellPool } from '../../hooks/cellpool/admission.ts'
+import { customize } from '../../hooks/cellpool/customize.ts'
+import { buildApp } from '../../hooks/server/app.ts'
+import { routes } from '../../hooks/server/routes.ts'
+
+const kind = { group: 'cells.kubeswift.io', version: 'v1alpha1', kind: 'GPUCellPool' }
+
+function spec(): Record<string, any> {
+  return {
+    replicas: 1,
+    cell: {
+      guestTemplate: { guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' } },
+      gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } }
+    },
+    bootstrap: { joinSecretRef: { name: 'join' } },
+    workloadCluster: { kubeconfigSecretRef: { name: 'kc' } }
+  }
+}
+
+function pool(s: Record<string, unknown>, name = 'inference'): Record<string, unknown> {
+  return { apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', metadata: { name, namespace: 'ml' }, spec: s }
+}
+
+function request(operation: AdmissionRequest['operation'], object: unknown, oldObject?: unknown): AdmissionRequest {
+  return {
+    uid: 'u-1',
+    kind,
+    operation,
+    namespace: 'ml',
+    name: 'inference',
+    ...(object !== undefined ? { object: object as Record<string, unknown> | null } : {}),
+    ...(oldObject !== undefined ? { oldObject: oldObject as Record<string, unknown> | null } : {})
+  }
+}
+
+t.test('a valid pool is admitted on create and update', async (t) => {
+  t.same(reviewCellPool(request('CREATE', pool(spec()))), { problems: [], warnings: [] })
+  const grown = { ...spec(), replicas: 3 }
+  t.same(reviewCellPool(request('UPDATE', pool(grown), pool(spec()))), { problems: [], warnings: [] })
+})
+
+t.test('every problem of a create is refused together, each naming its field', async (t) => {
+  const s = spec()
+  s.cell.guestTemplate.nodeName = 'gpu-host-1'
+  s.cell.guestTemplate.filesystems = [{ name: 'data' }]
+  delete s.workloadCluster.kubeconfigSecretRef
+  t.same(reviewCellPool(request('CREATE', pool(s))).problems, [
+    'spec.workloadCluster.kubeconfigSecretRef is required',
+    'spec.cell.guestTemplate.nodeName is set by the controller and must not be set here',
+    'spec.cell.guestTemplate.filesystems is not supported on the GPU path: KubeSwift refuses virtiofs filesystems on the GPU path'
+  ])
+})
+
+t.test('behaviour this version lacks is refused, saying so', async (t) => {
+  const capi = spec()
+  capi.cell.provisioner = 'ClusterAPI'
+  capi.cell.clusterAPI = { clusterName: 'capi-cluster' }
+  const [problem] = reviewCellPool(request('CREATE', pool(capi))).problems
+  t.match(problem, /^spec\.cell\.provisioner ClusterAPI is not in this version/)
+  const dra = spec()
+  dra.capacity = { hami: { mode: 'DRA' } }
+  t.same(reviewCellPool(request('CREATE', pool(dra))).problems, [
+    'spec.capacity.hami.mode DRA is not in this version: only DevicePlugin (HAMi Node registration annotations) is read'
+  ])
+})
+
+t.test('the pool name is checked', async (t) => {
+  t.match(reviewCellPool(request('CREATE', pool(spec(), 'x'.repeat(58)))).problems, [/^metadata\.name x{58} must be a DNS label/])
+})
+
+t.test('fields accepted but not acted on pass with a warning', async (t) => {
+  const s = spec()
+  s.cell.spreadPolicy = 'Pack'
+  s.cell.clusterAPI = { clusterName: 'c' }
+  s.capacity = { hami: { deviceClassName: 'hami-gpu' } }
+  t.same(reviewCellPool(request('CREATE', pool(s))), {
+    problems: [],
+    warnings: [
+      'spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints',
+      'spec.cell.clusterAPI is not acted on: this version provisions cells as SwiftGuests only',
+      'spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks'
+    ]
+  })
+})
+
+t.test('an update that leaves the spec as stored is admitted even when the spec breaks a rule', async (t) => {
+  const bad = spec()
+  bad.cell.guestTemplate.runPolicy = 'Always'
+  const stored = pool(bad)
+  const relabelled = { ...pool(structuredClone(bad)), metadata: { name: 'inference', namespace: 'ml', labels: { team: 'ml' }, finalizers: [] } }
+  t.same(reviewCellPool(request('UPDATE', relabelled, stored)), { problems: [] })
+  const changed = structuredClone(bad)
+  changed.replicas = 2
+  t.same(reviewCellPool(request('UPDATE', pool(changed), stored)).problems, ['spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here'])
+})
+
+t.test('delete and connect pass; a missing object is refused', async (t) => {
+  t.same(reviewCellPool(request('DELETE', undefined, pool(spec()))), { problems: [] })
+  t.same(reviewCellPool(request('CONNECT', undefined)), { problems: [] })
+  t.same(reviewCellPool(request('CREATE', null)), { problems: ['object: CREATE carries no GPUCellPool object to check'] })
+  t.same(reviewCellPool(request('CREATE', { metadata: { name: 'inference' }, spec: 'nonsense' })).problems, ['spec must be an object, not nonsense'])
+})
+
+t.test('customize relates the join Secret by name in the pool namespace', async (t) => {
+  const parent = (s: Record<string, unknown>) => ({ metadata: { name: 'inference', namespace: 'ml' }, spec: s })
+  t.same(customize({ parent: parent(spec()) }), { relatedResources: [{ apiVersion: 'v1', resource: 'secrets', namespace: 'ml', names: ['join'] }] })
+  for (const bootstrap of [undefined, 'x', {}, { joinSecretRef: 'join' }, { joinSecretRef: { name: '' } }, { joinSecretRef: { name: 7 } }]) {
+    t.same(customize({ parent: parent({ bootstrap }) }), { relatedResources: [] }, `bootstrap ${JSON.stringify(bootstrap)}: nothing related`)
+  }
+})
+
+t.test('over HTTP: /admission/cellpool answers AdmissionReviews and /hooks/cellpool/customize relates', async (t) => {
+  const app = await buildApp({ routes, clock: () => new Date('2026-01-01T00:00:00Z') })
+  t.teardown(() => app.close())
+  const post = async (url: string, payload: unknown) => {
+    const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> })
+    return { status: res.statusCode, body: res.json() as Record<string, any> }
+  }
+  const review = (object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request('CREATE', object) })
+  const allowed = await post('/admission/cellpool', review(pool(spec())))
+  t.equal(allowed.status, 200)
+  t.same(allowed.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u-1', allowed: true } })
+  const s = spec()
+  s.cell.guestTemplate.migration = { enabled: true }
+  s.autoscaling = { enabled: true }
+  const denied = await post('/admission/cellpool', review(pool(s)))
+  t.equal(denied.status, 200)
+  t.same(denied.body.response, {
+    uid: 'u-1',
+    allowed: false,
+    status: {
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'spec.cell.guestTemplate.migration is set by the controller and must not be set here; ' +
+        'spec.autoscaling.maxReplicas is required when autoscaling is enabled: an unbounded pool can take every GPU of the cluster'
+    }
+  })
+  const malformed = await post('/admission/cellpool', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' })
+  t.equal(malformed.status, 400)
+  const related = await post('/hooks/cellpool/customize', { controller: {}, parent: pool(spec()) })
+  t.equal(related.status, 200)
+  t.same(related.body, { relatedResources: [{ apiVersion: 'v1', resource: 'secrets', namespace: 'ml', names: ['join'] }] })
+  const noNamespace = await post('/hooks/cellpool/customize', { parent: { metadata: { name: 'x' }, spec: {} } })
+  t.equal(noNamespace.status, 400, 'a parent without a namespace is a 400')
+})

@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto'
+import t from 'tap'
+import {
+  buildBootstrapSecret,
+  buildCellNode,
+  buildCellNodeSet,
+  buildGuest,
+  buildSeedProfile,
+  cellLabels,
+  cellName,
+  hamiResources,
+  templateHash
+} from '../../hooks/cellpool/children.ts'
+import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
+
+const ID = { poolName: 'inference', namespace: 'ml', poolUID: 'uid-1', index: 2 }
+const LABELS = {
+  'app.kubernetes.io/managed-by': 'gpuhooks',
+  'cells.kubeswift.io/cell': 'inference-2',
+  'cells.kubeswift.io/cell-index': '2',
+  'cells.kubeswift.io/pool': 'inference',
+  'cells.kubeswift.io/pool-uid': 'uid-1'
+}
+
+function spec(): Record<string, any> {
+  return {
+    replicas: 3,
+    cell: {
+      guestTemplate: {
+        imageRef: { name: 'gpu-noble' },
+        guestClassRef: { name: 'gpu-worker' },
+        interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }],
+        storage: { storageClassName: 'fast' }
+      },
+      gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu', hugepages: '1Gi' } },
+      nodeIPFrom: 'routable'
+    },
+    bootstrap: { joinSecretRef: { name: 'join' } },
+    workloadCluster: {
+      kubeconfigSecretRef: { name: 'kc' },
+      key: 'kubeconfig',
+      node: {
+        labels: { gpu: 'on', 'node-role.kubernetes.io/gpu-cell': '' },
+        annotations: { 'example.com/owner': 'ml' },
+        taints: [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }]
+      }
+    }
+  }
+}
+const pool = (change: (s: Record<string, any>) => void = () => {}): ResolvedPool => {
+  const s = spec()
+  change(s)
+  return resolvePool(s)
+}
+
+t.test('cell names and labels', async (t) => {
+  t.equal(cellName('inference', 0), 'inference-0')
+  t.equal(cellName('inference', 12), 'inference-12')
+  t.same(cellLabels('inference', 'uid-1', 'inference-2', 2), {
+    'cells.kubeswift.io/cell': 'inference-2',
+    'cells.kubeswift.io/cell-index': '2',
+    'cells.kubeswift.io/pool': 'inference',
+    'cells.kubeswift.io/pool-uid': 'uid-1'
+  })
+})
+
+t.test('the bootstrap Secret holds the rendered text in data under user-data and value', async (t) => {
+  const text = '#cloud-config\nruncmd: [kubeadm join]\n'
+  const encoded = 'I2Nsb3VkLWNvbmZpZwpydW5jbWQ6IFtrdWJlYWRtIGpvaW5dCg=='
+  t.same(buildBootstrapSecret(ID, text), {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'inference-2-bootstrap', namespace: 'ml', labels: LABELS },
+    type: 'Opaque',
+    data: { 'user-data': encoded, value: encoded }
+  })
+  t.notOk('stringData' in buildBootstrapSecret(ID, text), 'never stringData')
+  t.equal(Buffer.from(encoded, 'base64').toString('utf8'), text)
+})
+
+t.test('the seed profile reads user data from the bootstrap Secret and names the host after the cell', async (t) => {
+  t.same(buildSeedProfile(ID, 'CellName'), {
+    apiVersion: 'seed.kubeswift.io/v1alpha1',
+    kind: 'SwiftSeedProfile',
+    metadata: { name: 'inference-2-seed', namespace: 'ml', labels: LABELS },
+    spec: {
+      datasource: 'NoCloud',
+      metaData: 'instance-id: inference-2\nlocal-hostname: inference-2\n',
+      userData: '',
+      userDataFrom: { secretKeyRef: { key: 'user-data', name: 'inference-2-bootstrap' } }
+    }
+  })
+  t.notOk('metaData' in (buildSeedProfile(ID, 'None').spec as object), 'hostname None: no meta data')
+})
+
+t.test('the guest is the template verbatim with the controller overlay (DRA)', async (t) => {
+  const p = pool()
+  t.same(buildGuest(p, ID), {
+    apiVersion: 'swift.kubeswift.io/v1alpha1',
+    kind: 'SwiftGuest',
+    metadata: {
+      name: 'inference-2',
+      namespace: 'ml',
+      labels: LABELS,
+      annotations: { 'cells.kubeswift.io/template-hash': templateHash(p) }
+    },
+    spec: {
+      gpuResourceClaim: { hugepages: '1Gi', requestName: 'gpu', resourceClaimTemplateName: 'single-vfio-gpu', tier: 'pcie' },
+      guestClassRef: { name: 'gpu-worker' },
+      imageRef: { name: 'gpu-noble' },
+      interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }],
+      migration: { enabled: false },
+      runPolicy: 'Always',
+      seedProfileRef: { name: 'inference-2-seed' },
+      storage: { storageClassName: 'fast' }
+    }
+  })
+})
+
+t.test('the guest takes a shared claim, or a native profile; empty hugepages are left out', async (t) => {
+  const shared = buildGuest(pool((s) => { s.replicas = 1; s.cell.gpu.dra = { resourceClaimName: 'one-gpu', requestName: 'dev' } }), ID)
+  t.same((shared.spec as Record<string, unknown>).gpuResourceClaim, { requestName: 'dev', resourceClaimName: 'one-gpu', tier: 'pcie' })
+  const native = buildGuest(pool((s) => { s.cell.gpu = { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } } }), ID)
+  t.same((native.spec as Record<string, unknown>).gpuProfileRef, { name: 'a100' })
+  t.notOk('gpuResourceClaim' in (native.spec as object))
+})
+
+t.test('the guest keys are sorted and the build is deterministic', async (t) => {
+  const p = pool()
+  const guest = buildGuest(p, ID)
+  t.same(Object.keys(guest.spec as object), [...Object.keys(guest.spec as object)].sort())
+  t.equal(JSON.stringify(buildGuest(p, ID)), JSON.stringify(guest))
+  t.equal(JSON.stringify(buildGuest(pool((s) => { s.cell.guestTemplate = { storage: { storageClassName: 'fast' }, interfaces: s.cell.guestTemplate.interfaces, guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' } } }), ID)), JSON.stringify(guest), 'template key order does not matter')
+})
+
+t.test('the template hash is the first 10 hex of SHA-256 over guestTemplate, gpu, nodeIPFrom and hostname', async (t) => {
+  const p = pool()
+  const canonical =
+    '{"gpu":{"backend":"DRA","count":1,"dra":{"claim":{"kind":"resourceClaimTemplateName","name":"single-vfio-gpu"},"hugepages":"1Gi","requestName":"gpu","tier":"pcie"}},' +
+    '"guestTemplate":{"guestClassRef":{"name":"gpu-worker"},"imageRef":{"name":"gpu-noble"},"interfaces":[{"name":"primary"},{"name":"routable","networkRef":{"name":"lan"}}],"storage":{"storageClassName":"fast"}},' +
+    '"hostname":"CellName","nodeIPFrom":"routable"}'
+  t.equal(templateHash(p), createHash('sha256').update(canonical).digest('hex').slice(0, 10))
+  t.match(templateHash(p), /^[0-9a-f]{10}$/)
+  const changes: Array<[string, (s: Record<string, any>) => void]> = [
+    ['guestTemplate', (s) => { s.cell.guestTemplate.imageRef.name = 'gpu-noble-2' }],
+    ['gpu', (s) => { s.cell.gpu.dra.hugepages = '2Mi' }],
+    ['nodeIPFrom', (s) => { s.cell.nodeIPFrom = 'primary' }],
+    ['hostname', (s) => { s.bootstrap.hostname = 'None' }]
+  ]
+  for (const [what, change] of changes) t.not(templateHash(pool(change)), templateHash(p), `a change of ${what} changes the hash`)
+  const same: Array<[string, (s: Record<string, any>) => void]> = [
+    ['replicas', (s) => { s.replicas = 5 }],
+    ['node labels', (s) => { s.workloadCluster.node.labels.extra = 'x' }],
+    ['a default written out', (s) => { s.cell.gpu.dra.tier = 'pcie'; s.cell.gpu.backend = 'DRA'; s.cell.gpu.count = 1; s.bootstrap.hostname = 'CellName' }]
+  ]
+  for (const [what, change] of same) t.equal(templateHash(pool(change)), templateHash(p), `${what} leaves the hash`)
+})
+
+t.test('a CellNodeSet entry: labels, instance once known, annotations, taints and cordon', async (t) => {
+  const p = pool()
+  t.same(buildCellNode(p, ID, 'guest-uid', true), {
+    annotations: { 'example.com/owner': 'ml' },
+    cordon: true,
+    instance: 'guest-uid',
+    labels: {
+      'cells.kubeswift.io/cell': 'inference-2',
+      'cells.kubeswift.io/cell-index': '2',
+      'cells.kubeswift.io/instance': 'guest-uid',
+      'cells.kubeswift.io/pool': 'inference',
+      'cells.kubeswift.io/pool-uid': 'uid-1',
+      gpu: 'on',
+      'node-role.kubernetes.io/gpu-cell': ''
+    },
+    name: 'inference-2',
+    taints: [{ effect: 'NoSchedule', key: 'example.com/cell', value: 'true' }]
+  })
+  const bare = pool((s) => { s.workloadCluster.node = {} })
+  t.same(buildCellNode(bare, ID, '', false), {
+    cordon: false,
+    labels: {
+      'cells.kubeswift.io/cell': 'inference-2',
+      'cells.kubeswift.io/cell-index': '2',
+      'cells.kubeswift.io/pool': 'inference',
+      'cells.kubeswift.io/pool-uid': 'uid-1'
+    },
+    name: 'inference-2'
+  }, 'no instance before the guest exists, no empty collections')
+})
+
+t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand only with autoscaling', async (t) => {
+  const p = pool()
+  const node = (index: number) => buildCellNode(p, { ...ID, index }, '', false)
+  const set = buildCellNodeSet('inference', 'ml', 'uid-1', p, [node(10), node(2), node(9)], true)
+  t.same(set, {
+    apiVersion: 'cells.kubeswift.io/v1alpha1',
+    kind: 'CellNodeSet',
+    metadata: {
+      name: 'inference',
+      namespace: 'ml',
+      labels: { 'app.kubernetes.io/managed-by': 'gpuhooks', 'cells.kubeswift.io/pool': 'inference', 'cells.kubeswift.io/pool-uid': 'uid-1' }
+    },
+    spec: {
+      demand: {
+        nodeLabels: { 'cells.kubeswift.io/pool': 'inference', 'cells.kubeswift.io/pool-uid': 'uid-1', gpu: 'on', 'node-role.kubernetes.io/gpu-cell': '' },
+        resources: ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'],
+        taints: [{ effect: 'NoSchedule', key: 'example.com/cell', value: 'true' }]
+      },
+      kubeconfigSecretRef: { key: 'kubeconfig', name: 'kc' },
+      nodes: [node(2), node(9), node(10)],
+      poolUID: 'uid-1'
+    }
+  })
+  const quiet = buildCellNodeSet('inference', 'ml', 'uid-1', pool((s) => { delete s.workloadCluster.key }), [], false)
+  t.same(quiet.spec, { kubeconfigSecretRef: { key: 'value', name: 'kc' }, poolUID: 'uid-1' }, 'no nodes, no demand: both left out')
+})
+
+t.test('HAMi resource names derive from resourceName', async (t) => {
+  t.same(hamiResources('nvidia.com/gpu'), ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
+  t.same(hamiResources('example.com/vgpu'), ['example.com/vgpu', 'example.com/vgpumem', 'example.com/vgpucores'])
+})
+
+t.test('builders never share structure with the resolved pool', async (t) => {
+  const p = pool()
+  const guest = buildGuest(p, ID)
+  ;((guest.spec as Record<string, any>).imageRef as { name: string }).name = 'changed'
+  t.equal((p.guestTemplate.imageRef as { name: string }).name, 'gpu-noble')
+  const node = buildCellNode(p, ID, '', false)
+  node.taints?.push({ key: 'x', effect: 'NoSchedule' })
+  t.equal(p.workload.taints.length, 1)
+})
