@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tap/**', 'dist/**', 'deploy/**'] },
+  { ignores: ['node_modules/**', '.tap/**', 'dist/**', 'deploy/**', 'tests/**/snapshots/**'] },
   {
     files: ['hooks/**/*.ts', 'tests/**/*.ts'],
     languageOptions: {

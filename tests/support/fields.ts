@@ -19,3 +19,15 @@ export const list = (parent: JsonObject, key: string): JsonObject[] =>
 export const setDefault = (target: JsonObject, key: string, value: Json): void => {
   if (target[key] === undefined || target[key] === null || target[key] === '') target[key] = value
 }
+
+/**
+ * A deep copy with every plain object's keys in reverse order (arrays keep theirs; a Date or
+ * other class instance is shared as it is): the same data as
+ * another encoder might send it. A builder whose output must not depend on key order is run on
+ * both and compared byte for byte.
+ */
+export function reversedKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => reversedKeys(v)) as T
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)])) as T
+}
