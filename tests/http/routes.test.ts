@@ -18,7 +18,7 @@ t.teardown(() => app.close())
 
 async function post(url: string, payload: unknown) {
   const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> })
-  return { status: res.statusCode, body: res.json() as Record<string, unknown> }
+  return { status: res.statusCode, body: res.json<Record<string, unknown>>() }
 }
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid' }, status: { phase: 'Active' } }

@@ -8,12 +8,12 @@ import { isObject, type Json, type JsonObject } from './merge.ts'
 /** The object at `key`, created (and stored) when absent or not an object. */
 export const obj = (parent: JsonObject, key: string): JsonObject => {
   if (!isObject(parent[key])) parent[key] = {}
-  return parent[key] as JsonObject
+  return parent[key]
 }
 
 /** The object items of the list at `key`; none when absent. */
 export const list = (parent: JsonObject, key: string): JsonObject[] =>
-  Array.isArray(parent[key]) ? (parent[key] as Json[]).filter(isObject) : []
+  Array.isArray(parent[key]) ? (parent[key]).filter(isObject) : []
 
 /** Sets `key` to `value` when it is absent, null or the empty string. */
 export const setDefault = (target: JsonObject, key: string, value: Json): void => {

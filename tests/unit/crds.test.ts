@@ -405,7 +405,7 @@ t.test('renderSchema', async (t) => {
       expected: {
         anyOf: [{ type: 'integer' }, { type: 'string' }],
         description: 'q',
-        pattern: nodeAt(rootOf(INSTANCE_CRD), 'spec.resources.cpu').pattern as string,
+        pattern: nodeAt(rootOf(INSTANCE_CRD), 'spec.resources.cpu').pattern,
         'x-kubernetes-int-or-string': true
       }
     },

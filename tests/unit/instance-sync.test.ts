@@ -31,7 +31,7 @@ const TYPE_SPEC = { families: ['Whole', 'Shared'] }
 /** The sync hook, children typed as the open objects they are. */
 function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[], status: Record<string, unknown> } {
   const answer = syncHook(req, now)
-  return { ...answer, children: answer.children as KubeObject[] }
+  return { ...answer, children: answer.children }
 }
 
 /** The Pod the hook builds for `spec` at `generation`. */

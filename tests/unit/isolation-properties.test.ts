@@ -123,7 +123,7 @@ function pass(state: State, observed: ObjectsByType, server: FakeServer) {
   const applied = simulateMetacontroller({
     parent: NAMESPACE,
     observed,
-    desired: answer.attachments as unknown as JsonObject[],
+    desired: answer.attachments,
     methods: { [KEY]: 'InPlace' },
     server,
     decorator: DECORATOR

@@ -167,7 +167,7 @@ export class Driver {
       if (!isObject(s) || (Object.keys(s.matchLabels ?? {}).length === 0 && !(Array.isArray(s.matchExpressions) && s.matchExpressions.length > 0))) {
         throw new SyncError('.spec.selector must have either matchLabels, matchExpressions, or both', report)
       }
-      selector = s as LabelSelector
+      selector = s
     }
     const observed = await claimChildren(this.options.kube, cc, parent, pref.namespace, selector, report)
     const related = await this.related(parent)
@@ -265,7 +265,7 @@ export class Driver {
     for (const a of dc.attachments) {
       const info = await this.options.kube.resourceInfo(a.apiVersion, a.resource)
       const items = (await this.options.kube.list({ apiVersion: a.apiVersion, resource: info.resource, namespace: pref.namespace })).body
-      const mine = items.filter((o) => isAttachment(o, parent as JsonObject, dc.name))
+      const mine = items.filter((o) => isAttachment(o, parent, dc.name))
       observed.set(`${info.kind}.${a.apiVersion}`, new Map(mine.map((o) => [objectKey(o), o])))
     }
     const related = await this.related(parent)
@@ -281,7 +281,7 @@ export class Driver {
       throw new SyncError(String(err), report)
     }
     report.resyncAfterSeconds = response.resyncAfterSeconds
-    const desired = response.attachments.map((c) => withParentNamespace(c, parent as JsonObject))
+    const desired = response.attachments.map((c) => withParentNamespace(c, parent))
 
     // Labels, annotations and status of the decorated object; status null leaves it.
     const updated = clone(parent)
