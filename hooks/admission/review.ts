@@ -54,11 +54,14 @@ export const AdmissionResponseSchema = Type.Object(
         uid: Type.String(),
         allowed: Type.Boolean(),
         status: Type.Optional(
-          Type.Object({
-            code: Type.Integer(),
-            reason: Type.String(),
-            message: Type.String()
-          })
+          Type.Object(
+            {
+              code: Type.Integer(),
+              reason: Type.String(),
+              message: Type.String()
+            },
+            { additionalProperties: false }
+          )
         ),
         warnings: Type.Optional(Type.Array(Type.String()))
       },

@@ -200,7 +200,7 @@ function renderNode(node: Json, path: string): OpenApiSchema {
     throw new SchemaRenderError(path, 'a schema node needs a type (or x-kubernetes-int-or-string / x-kubernetes-preserve-unknown-fields)')
   }
   if (out.type === 'array' && out.items === undefined) throw new SchemaRenderError(path, 'an array needs items')
-  return out as OpenApiSchema
+  return out
 }
 
 /**

@@ -102,7 +102,7 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     pod: observedObject(request.children, POD_KEY, key),
     service,
     serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
-    type: typeObject === undefined ? undefined : ((isRecord(typeObject.spec) ? typeObject.spec : {}) as InstanceTypeSpec),
+    type: typeObject === undefined ? undefined : (isRecord(typeObject.spec) ? typeObject.spec : {}),
     namespaceObject: observedObject(related, NAMESPACE_KEY, namespace),
     secret: typeof secretName === 'string' ? observedObject(related, SECRET_KEY, objectKey(secretName, namespace)) : undefined,
     runtimeClasses: new Set(observedOfType(related, RUNTIME_CLASS_KEY).map((o) => o.metadata.name ?? '')),

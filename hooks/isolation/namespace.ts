@@ -2,7 +2,7 @@
  * The decorated object: a Namespace, as the isolation hooks read it.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { isTerminatingNamespace, type KubeObject } from '../k8s/objects.ts'
+import { isTerminatingNamespace } from '../k8s/objects.ts'
 import { ObjectMetaSchema } from '../metacontroller/schemas.ts'
 
 /**
@@ -28,5 +28,5 @@ export type Namespace = Static<typeof NamespaceSchema>
  * already reports phase `Terminating`.
  */
 export function isTerminating(namespace: Namespace): boolean {
-  return isTerminatingNamespace(namespace as KubeObject)
+  return isTerminatingNamespace(namespace)
 }

@@ -7,6 +7,7 @@
  * changes: it is carried over from the parent's previous status and set to `now` only on a real
  * transition.
  */
+import { isRecord } from './objects.ts'
 
 /** One condition as written to status. */
 export interface Condition {
@@ -33,8 +34,8 @@ export function stampConditions(
 ): Condition[] {
   const before = new Map<string, { status?: unknown, lastTransitionTime?: unknown }>()
   if (Array.isArray(previous)) {
-    for (const c of previous) {
-      if (typeof c === 'object' && c !== null && typeof c.type === 'string') before.set(c.type, c)
+    for (const c of previous as unknown[]) {
+      if (isRecord(c) && typeof c.type === 'string') before.set(c.type, c)
     }
   }
   const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z')

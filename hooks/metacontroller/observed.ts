@@ -37,8 +37,7 @@ export function observedObject(
   type: string,
   key: string
 ): KubeObject | undefined {
-  const found = objects?.[type]?.[key]
-  return found === undefined ? undefined : (found as KubeObject)
+  return objects?.[type]?.[key]
 }
 
 const SYSTEM_METADATA = [
@@ -81,5 +80,5 @@ export function keepAsIs(observed: KubeObject): KubeObject {
     if (Object.keys(annotations).length === 0) delete metadata.annotations
     else metadata.annotations = annotations
   }
-  return structuredClone({ ...rest, metadata }) as KubeObject
+  return structuredClone({ ...rest, metadata })
 }

@@ -65,19 +65,26 @@ export const RelatedResourceRuleSchema = Type.Object(
   {
     apiVersion: Type.String(),
     resource: Type.String(),
+    // Decoded strictly too: an unknown field inside the selector fails the customize call.
     labelSelector: Type.Optional(
-      Type.Object({
-        matchLabels: Type.Optional(Type.Record(Type.String(), Type.String())),
-        matchExpressions: Type.Optional(
-          Type.Array(
-            Type.Object({
-              key: Type.String(),
-              operator: Type.String(),
-              values: Type.Optional(Type.Array(Type.String()))
-            })
+      Type.Object(
+        {
+          matchLabels: Type.Optional(Type.Record(Type.String(), Type.String())),
+          matchExpressions: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  key: Type.String(),
+                  operator: Type.String(),
+                  values: Type.Optional(Type.Array(Type.String()))
+                },
+                { additionalProperties: false }
+              )
+            )
           )
-        )
-      })
+        },
+        { additionalProperties: false }
+      )
     ),
     namespace: Type.Optional(Type.String()),
     names: Type.Optional(Type.Array(Type.String()))
@@ -114,11 +121,17 @@ export interface CompositeRequest<P> {
   finalizing?: boolean
 }
 
+/** A child or attachment in an answer: Metacontroller finds its REST path from apiVersion and kind. */
+const AnsweredObjectSchema = Type.Object(
+  { apiVersion: Type.String({ minLength: 1 }), kind: Type.String({ minLength: 1 }), metadata: ObjectMetaSchema },
+  { additionalProperties: true }
+)
+
 /** CompositeController sync and finalize answer. */
 export const CompositeResponseSchema = Type.Object(
   {
     status: Type.Record(Type.String(), Type.Unknown()),
-    children: Type.Array(KubeObjectSchema),
+    children: Type.Array(AnsweredObjectSchema),
     resyncAfterSeconds: Type.Optional(Type.Number({ minimum: 0 })),
     finalized: Type.Optional(Type.Boolean())
   },
@@ -153,7 +166,7 @@ export const DecoratorResponseSchema = Type.Object(
     labels: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
     annotations: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
     status: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-    attachments: Type.Array(KubeObjectSchema),
+    attachments: Type.Array(AnsweredObjectSchema),
     resyncAfterSeconds: Type.Optional(Type.Number({ minimum: 0 })),
     finalized: Type.Optional(Type.Boolean())
   },

@@ -105,7 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const hook = (request.routeOptions.config as { hook?: string } | undefined)?.hook ?? 'none'
     if (error.validation !== undefined) {
-      const { message, fields } = describeValidation(error.validation as ValidationItem[])
+      const { message, fields } = describeValidation(error.validation)
       metrics.errors.inc({ hook, tier: 'request' })
       request.log.info({ hook, fields }, 'request rejected: %s', message)
       return reply.code(400).send({ error: 'Bad Request', message, fields })
@@ -148,7 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics.duration.observe({ hook }, reply.elapsedTime / 1000)
   })
 
-  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/healthz', () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
     if (ready()) return { status: 'ready' }
     return reply.code(503).send({ status: 'draining' })
@@ -162,12 +162,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const route of options.routes) {
     if (!surfaces.has(route.surface)) continue
-    app.post(route.path, { schema: { body: route.schema }, config: { hook: route.hook } }, async (request) => {
+    app.post(route.path, { schema: { body: route.schema }, config: { hook: route.hook } }, (request) => {
       const answer = route.handle(request.body, clock())
       request.log.debug({ hook: route.hook }, 'answered')
       return answer
     })
   }
+  // Loaded before it is handed out: a route or schema that cannot compile fails here, not on a request.
+  await app.ready()
   return app
 }
 

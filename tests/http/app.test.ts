@@ -1,11 +1,13 @@
 /**
  * The transport on its own, through inject, with small routes of known behaviour: the error
- * tiers, body limits, probes and metrics. The real routes are covered in routes.test.ts.
+ * tiers, body limits, probes and metrics. The real routes are covered in routes.test.ts. Every
+ * error and probe answer is checked against its schema (tests/support/answers.ts).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import { buildApp, hookRoute } from '../../hooks/server/app.ts'
 import { createMetrics } from '../../hooks/server/metrics.ts'
+import { answerErrors, ErrorAnswerSchema, ProbeAnswerSchema } from '../support/answers.ts'
 
 const EchoSchema = Type.Object(
   { parent: Type.Object({ metadata: Type.Object({ name: Type.String() }, { additionalProperties: true }) }, { additionalProperties: true }) },
@@ -40,6 +42,12 @@ const testRoutes = [
 
 const fixedNow = new Date('2026-01-02T03:04:05.000Z')
 
+/** An error answer: JSON, and only the documented fields. */
+function errorAnswer(t: Test, res: { headers: Record<string, unknown>, json: () => unknown }): void {
+  t.match(String(res.headers['content-type']), /^application\/json/)
+  t.same(answerErrors(ErrorAnswerSchema, res.json()), [], 'a well-formed error answer')
+}
+
 async function app(options: Partial<Parameters<typeof buildApp>[0]> = {}) {
   const built = await buildApp({ routes: testRoutes, clock: () => fixedNow, ...options })
   t.teardown(() => built.close())
@@ -71,7 +79,7 @@ t.test('malformed JSON answers 400 with a JSON reason', async (t) => {
     payload: '{"parent": '
   })
   t.equal(res.statusCode, 400)
-  t.equal(res.headers['content-type']?.toString().startsWith('application/json'), true)
+  errorAnswer(t, res)
   t.equal(res.json().error, 'Bad Request')
   t.match(res.json().message, /JSON/i)
 })
@@ -79,6 +87,7 @@ t.test('malformed JSON answers 400 with a JSON reason', async (t) => {
 t.test('a missing field answers 400 naming the field', async (t) => {
   const res = await (await app()).inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: {} } } })
   t.equal(res.statusCode, 400)
+  errorAnswer(t, res)
   t.same(res.json().fields, ['parent.metadata.name'])
   t.equal(res.json().message, 'parent.metadata.name: is required')
 })
@@ -86,6 +95,7 @@ t.test('a missing field answers 400 naming the field', async (t) => {
 t.test('a field of the wrong type answers 400 naming the field', async (t) => {
   const res = await (await app()).inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: { name: 7 } } } })
   t.equal(res.statusCode, 400)
+  errorAnswer(t, res)
   t.same(res.json().fields, ['parent.metadata.name'])
   t.match(res.json().message, /expected string/)
 })
@@ -100,6 +110,7 @@ t.test('a body over the limit answers 413, one within it is served', async (t) =
   t.equal(ok.statusCode, 200)
   const over = await server.inject({ method: 'POST', url: '/hooks/test/echo', headers: { 'content-type': 'application/json' }, payload: pad(limit) })
   t.equal(over.statusCode, 413)
+  errorAnswer(t, over)
   t.equal(over.json().error, 'Payload Too Large')
 })
 
@@ -122,6 +133,7 @@ t.test('the default body limit takes a request near 16 MiB', async (t) => {
 t.test('a bug answers a masked 500 that names the request id, not the error', async (t) => {
   const res = await (await app()).inject({ method: 'POST', url: '/hooks/test/boom', payload: {} })
   t.equal(res.statusCode, 500)
+  errorAnswer(t, res)
   const body = res.json()
   t.equal(body.error, 'Internal Server Error')
   t.notMatch(res.body, /secret detail/)
@@ -135,11 +147,13 @@ t.test('healthz and readyz answer 200 with a small JSON body; readyz 503 while d
   const health = await server.inject({ method: 'GET', url: '/healthz' })
   t.equal(health.statusCode, 200)
   t.same(health.json(), { status: 'ok' })
+  t.same(answerErrors(ProbeAnswerSchema, health.json()), [])
   t.equal((await server.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
   ready = false
   const draining = await server.inject({ method: 'GET', url: '/readyz' })
   t.equal(draining.statusCode, 503)
   t.same(draining.json(), { status: 'draining' })
+  t.same(answerErrors(ProbeAnswerSchema, draining.json()), [])
 })
 
 t.test('metrics count requests by hook and code, errors by tier, and latency', async (t) => {

@@ -55,7 +55,7 @@ export function controllerRef(parent: JsonObject): JsonObject {
 export function withParentNamespace(child: JsonObject, parent: JsonObject): JsonObject {
   const c = clone(child)
   if (!isObject(c.metadata)) c.metadata = {}
-  const m = c.metadata as JsonObject
+  const m = c.metadata
   if (typeof m.namespace !== 'string' || m.namespace === '') {
     if (typeof meta(parent).namespace === 'string' && meta(parent).namespace !== '') m.namespace = meta(parent).namespace as string
     else delete m.namespace

@@ -6,7 +6,7 @@
  * Pods, the Pod strategy, and the admission plugins enabled by default (ServiceAccount, Priority,
  * DefaultTolerationSeconds).
  */
-import { clone, deepEqual, isObject, type Json, type JsonObject } from './merge.ts'
+import { clone, deepEqual, isObject, type JsonObject } from './merge.ts'
 import { ServerError, type FakeServer } from './fake-server.ts'
 import { list, obj, setDefault } from './fields.ts'
 
@@ -34,7 +34,7 @@ export function defaultPod(pod: JsonObject, old: JsonObject | undefined, server:
     }
   } else {
     const oldSpec = old.spec as JsonObject
-    for (const f of ['priority', 'preemptionPolicy']) if (spec[f] === undefined && oldSpec[f] !== undefined) spec[f] = clone(oldSpec[f] as Json)
+    for (const f of ['priority', 'preemptionPolicy']) if (spec[f] === undefined && oldSpec[f] !== undefined) spec[f] = clone(oldSpec[f])
   }
   if (typeof spec.serviceAccountName === 'string') spec.serviceAccount = spec.serviceAccountName
   admitDefaultTolerationSeconds(spec)
@@ -77,7 +77,7 @@ function defaultVolume(v: JsonObject): void {
   const sources = Object.keys(v).filter((k) => k !== 'name')
   if (sources.length === 0) v.emptyDir = {}
   if (isObject(v.hostPath) && v.hostPath.type === undefined) v.hostPath.type = ''
-  for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObject(v[k])) setDefault(v[k] as JsonObject, 'defaultMode', 420)
+  for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObject(v[k])) setDefault(v[k], 'defaultMode', 420)
   if (isObject(v.projected)) {
     for (const source of list(v.projected, 'sources')) {
       if (isObject(source.serviceAccountToken)) setDefault(source.serviceAccountToken, 'expirationSeconds', 3600)
@@ -146,7 +146,7 @@ function checkPodUpdate(oldSpec: JsonObject, spec: JsonObject): void {
 /** `status.qosClass` of a new Pod with this spec. */
 export function qosClass(spec: JsonObject): string {
   const containers = [...list(spec, 'containers'), ...list(spec, 'initContainers')]
-  const res = (c: JsonObject, k: string): JsonObject => (isObject(c.resources) && isObject(c.resources[k]) ? (c.resources[k] as JsonObject) : {})
+  const res = (c: JsonObject, k: string): JsonObject => (isObject(c.resources) && isObject(c.resources[k]) ? (c.resources[k]) : {})
   const compute = (m: JsonObject): string[] => Object.keys(m).filter((k) => k === 'cpu' || k === 'memory')
   if (containers.every((c) => compute(res(c, 'requests')).length === 0 && compute(res(c, 'limits')).length === 0)) return 'BestEffort'
   const guaranteed = containers.every((c) => {

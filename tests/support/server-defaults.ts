@@ -70,7 +70,7 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
   }
   for (const field of ['uid', 'creationTimestamp', 'generation', 'managedFields', 'resourceVersion']) {
     if (oldMeta[field] === undefined) delete meta[field]
-    else meta[field] = clone(oldMeta[field] as Json)
+    else meta[field] = clone(oldMeta[field])
   }
   dropEmptyMeta(meta)
   if (old.status === undefined) delete out.status
@@ -177,7 +177,7 @@ function defaultService(svc: JsonObject, old: JsonObject | undefined, server: Fa
     setDefault(spec, 'ipFamilyPolicy', oldSpec.ipFamilyPolicy ?? null)
   }
   if (typeof spec.clusterIP !== 'string' || spec.clusterIP === '') spec.clusterIP = server.allocateClusterIP()
-  if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP as string]
+  if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP]
   setDefault(spec, 'ipFamilies', ['IPv4'])
   setDefault(spec, 'ipFamilyPolicy', 'SingleStack')
   nodePorts(svc, ports, oldSpec, server)

@@ -1,16 +1,15 @@
 /**
  * One pass of Metacontroller's child management for the unit layer: a hook's answer applied to
  * what the hook was shown, with the API-server stand-in (server-defaults.ts) storing each write.
- * Convergence properties run it twice and expect the second pass to write nothing.
- *
- * Read from Metacontroller v4.17.2: `ManageChildren` in `pkg/controller/common/manage_children.go`
- * with the default dynamic apply (merge.ts).
+ * Convergence properties run it twice and expect the second pass to write nothing. The rules of
+ * the pass are manage-children.ts, which the cluster layer's driver runs against a real API server.
  */
-import { applyUpdate, clone, type JsonObject } from './merge.ts'
-import { createBody, DECORATOR_ANNOTATION, isDeleting, objectKey, typeKey, withParentNamespace } from './children.ts'
-import type { FakeServer } from './fake-server.ts'
+import { clone, type JsonObject } from './merge.ts'
+import { DECORATOR_ANNOTATION, objectKey, typeKey, withParentNamespace } from './children.ts'
+import { ServerError, type FakeServer } from './fake-server.ts'
 import { list, obj } from './fields.ts'
 import { defaultOnCreate, defaultOnUpdate } from './server-defaults.ts'
+import { manageChildrenSync, type ChildEvent, type SyncChildApi } from './manage-children.ts'
 
 /** A child update method of a CompositeController or DecoratorController. */
 export type UpdateMethod = 'OnDelete' | 'Recreate' | 'InPlace' | 'RollingRecreate' | 'RollingInPlace'
@@ -46,23 +45,16 @@ export interface SimulateResult {
   operations: string[]
 }
 
-/** Annotation by which a DecoratorController recognises its attachments. */
-
 /**
- * Metacontroller's apply of one hook answer (`ManageChildren` with the default dynamic apply),
- * with {@link defaultOnCreate}/{@link defaultOnUpdate} standing in for the API server. Throws,
- * after doing what it could, when Metacontroller would report the sync as failed.
+ * Metacontroller's apply of one hook answer: the shared child management (manage-children.ts)
+ * against an in-memory API server whose writes go through {@link defaultOnCreate} and
+ * {@link defaultOnUpdate}. Throws, after doing what it could, when Metacontroller would report
+ * the sync as failed.
  */
 export function simulateMetacontroller(input: SimulateInput): SimulateResult {
-  const desired = new Map<string, Map<string, JsonObject>>()
-  for (const child of input.desired) {
-    const c = prepareDesired(child, input)
-    const byKey = desired.get(typeKey(c)) ?? new Map<string, JsonObject>()
-    byKey.set(objectKey(c), c)
-    desired.set(typeKey(c), byKey)
-  }
+  const desired = input.desired.map((child) => prepareDesired(child, input))
   const next: ObjectsByType = {}
-  for (const type of new Set([...Object.keys(input.methods), ...Object.keys(input.observed)])) next[type] = clone(input.observed[type] ?? {})
+  for (const type of new Set([...Object.keys(input.methods), ...Object.keys(input.observed), ...desired.map(typeKey)])) next[type] = clone(input.observed[type] ?? {})
   for (const group of [input.observed, input.foreign ?? {}]) {
     for (const [type, objects] of Object.entries(group)) {
       if (type !== 'Service.v1') continue
@@ -71,53 +63,47 @@ export function simulateMetacontroller(input: SimulateInput): SimulateResult {
       }
     }
   }
-  const operations: string[] = []
-  const errors: string[] = []
-  let writes = 0
-  const remove = (type: string, key: string, what: string): void => {
-    delete (next[type] as Record<string, JsonObject>)[key]
-    if (type === 'Service.v1') input.server.releaseNodePorts(key)
-    operations.push(`${what} ${type} ${key}`)
-    writes += 1
-  }
-  for (const type of Object.keys(input.observed).sort()) {
-    for (const [key, o] of Object.entries(input.observed[type] ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
-      if (!isDeleting(o) && desired.get(type)?.get(key) === undefined) remove(type, key, 'delete')
-    }
-  }
-  for (const type of [...desired.keys()].sort()) {
-    next[type] ??= {}
-    for (const [key, want] of [...(desired.get(type) ?? new Map<string, JsonObject>())].sort(([a], [b]) => a.localeCompare(b))) {
-      const have = input.observed[type]?.[key]
-      try {
-        if (have === undefined) {
-          if (input.foreign?.[type]?.[key] !== undefined) {
-            operations.push(`create refused (AlreadyExists) ${type} ${key}`)
-            continue
-          }
-          ;(next[type] as Record<string, JsonObject>)[key] = defaultOnCreate(createBody(want, input.parent), input.server)
-          operations.push(`create ${type} ${key}`)
-          writes += 1
-          continue
-        }
-        const { object, changed } = applyUpdate(have, want)
-        if (!changed || isDeleting(have)) continue
-        const method = input.methods[type] ?? 'OnDelete'
-        if (method === 'OnDelete') operations.push(`unchanged (OnDelete) ${type} ${key}`)
-        else if (method === 'Recreate' || method === 'RollingRecreate') remove(type, key, 'delete (Recreate)')
-        else {
-          ;(next[type] as Record<string, JsonObject>)[key] = defaultOnUpdate(have, object, input.server)
-          operations.push(`update ${type} ${key}`)
-          writes += 1
-        }
-      } catch (err) {
-        errors.push(`${type} ${key}: ${err instanceof Error ? err.message : String(err)}`)
-      }
-    }
-  }
-  const result = { observed: next, writes, operations }
+  const { events, errors } = manageChildrenSync(memoryApi(next, input), {
+    parent: input.parent,
+    observed: new Map(Object.entries(input.observed).map(([type, objects]) => [type, new Map(Object.entries(objects))])),
+    desired,
+    methodOf: (child) => input.methods[typeKey(child)] ?? 'OnDelete'
+  })
+  const result = { observed: next, writes: events.filter((e) => e.verb !== 'skip').length, operations: events.map(operation) }
   if (errors.length > 0) throw Object.assign(new Error(`sync failed:\n${errors.join('\n')}`), { result })
   return result
+}
+
+// The in-memory API server: `store` is what the next request shows; a same-named object
+// Metacontroller does not own makes a create fail as the API server's would.
+function memoryApi(store: ObjectsByType, input: SimulateInput): SyncChildApi {
+  const slot = (o: JsonObject): Record<string, JsonObject> => (store[typeKey(o)] ??= {})
+  return {
+    create: (body) => {
+      if (input.foreign?.[typeKey(body)]?.[objectKey(body)] !== undefined || slot(body)[objectKey(body)] !== undefined) {
+        throw new ServerError('AlreadyExists', `${typeKey(body)} ${objectKey(body)} already exists`)
+      }
+      slot(body)[objectKey(body)] = defaultOnCreate(body, input.server)
+    },
+    update: (body) => {
+      const old = slot(body)[objectKey(body)]
+      if (old === undefined) throw new ServerError('NotFound', `${typeKey(body)} ${objectKey(body)} not found`)
+      slot(body)[objectKey(body)] = defaultOnUpdate(old, body, input.server)
+    },
+    delete: (o) => {
+      delete slot(o)[objectKey(o)]
+      if (typeKey(o) === 'Service.v1') input.server.releaseNodePorts(objectKey(o))
+    }
+  }
+}
+
+// The log line of one event, as the properties print it.
+function operation(e: ChildEvent): string {
+  const target = `${e.type} ${e.key}`
+  if (e.verb === 'delete') return e.why === 'Recreate' ? `delete (Recreate) ${target}` : `delete ${target}`
+  if (e.verb !== 'skip') return `${e.verb} ${target}`
+  if (e.why === 'AlreadyExists') return `create refused (AlreadyExists) ${target}`
+  return e.why === 'OnDelete' ? `unchanged (OnDelete) ${target}` : `not updated (${e.why ?? ''}) ${target}`
 }
 
 // What Metacontroller adds to an answered child before applying it, so it is in the record too:

@@ -6,7 +6,8 @@ import { withDefaults } from '../../hooks/instance/validate.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
+import { contentHash } from '../../hooks/k8s/hash.ts'
+import { reversedKeys } from '../support/fields.ts'
 import {
   NAME,
   NOW,
@@ -30,7 +31,7 @@ const TYPE_SPEC = { families: ['Whole', 'Shared'] }
 /** The sync hook, children typed as the open objects they are. */
 function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[], status: Record<string, unknown> } {
   const answer = syncHook(req, now)
-  return { ...answer, children: answer.children as KubeObject[] }
+  return { ...answer, children: answer.children }
 }
 
 /** The Pod the hook builds for `spec` at `generation`. */
@@ -47,6 +48,47 @@ function built(spec: Record<string, unknown>, generation = 1, options: { type?: 
   })
 }
 
+/**
+ * The Pod of `baseSpec(extra)` at `generation`, written out from instance.md ("The Pod"): the
+ * Instance's labels, the generation it was built from, main with the image and a workspace, no
+ * service-account token or service links. The pod-hash is the content hash of the rest.
+ */
+function expectedPod(generation: number, ports: number[] = []): KubeObject {
+  const pod: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'ws',
+      namespace: 'team-a',
+      labels: {
+        'app.kubernetes.io/part-of': 'ws',
+        'app.kubernetes.io/managed-by': 'gpuhooks',
+        'resource.gpustack.ai/type': 'instances',
+        'worker.gpustack.ai/instance-type': 'a100'
+      },
+      annotations: { 'worker.gpustack.ai/instance-generation': String(generation) }
+    },
+    spec: {
+      automountServiceAccountToken: false,
+      containers: [{
+        name: 'main',
+        image: 'quay.io/jupyter/base-notebook:2025-01-01',
+        imagePullPolicy: 'IfNotPresent',
+        ...(ports.length > 0 ? { ports: ports.map((p) => ({ containerPort: p, protocol: 'TCP' })) } : {}),
+        volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }]
+      }],
+      enableServiceLinks: false,
+      restartPolicy: 'Always',
+      volumes: [{ name: 'workspace', emptyDir: {} }]
+    }
+  }
+  ;(pod.metadata.annotations as Record<string, string>)['worker.gpustack.ai/pod-hash'] = contentHash(pod)
+  return pod
+}
+
+/** A child as Metacontroller last applied it (the fixture records it): what "kept as it is" answers. */
+const recorded = (o: KubeObject): KubeObject => JSON.parse(o.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null') as KubeObject
+
 const kinds = (children: readonly KubeObject[]): string[] => children.map((c) => `${c.kind}/${c.metadata.name}`)
 const condition = (status: Record<string, unknown>, type: string): Record<string, unknown> | undefined =>
   (status.conditions as Array<Record<string, unknown>>).find((c) => c.type === type)
@@ -59,7 +101,7 @@ t.test('a new running Instance gets its Pod and its Service', async (t) => {
   const spec = baseSpec(ports)
   const answer = sync(request({ parent: instance(spec) }), NOW)
   t.strictSame(kinds(answer.children), ['Pod/ws', 'Service/ws'])
-  t.strictSame(answer.children[0], built(spec))
+  t.strictSame(answer.children[0], expectedPod(1, [8888]))
   t.strictSame((answer.children[1]?.spec as { ports: unknown }).ports, [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 }])
   t.strictSame([answer.status.phase, brief(condition(answer.status, 'SpecValid'))], ['Pending', { status: 'True', reason: 'Valid' }])
 })
@@ -83,8 +125,7 @@ t.test('a live Pod of the current generation is kept as it is', async (t) => {
   const spec = baseSpec(ports)
   const pod = observedPod(built(spec, 4), POD_STATUS.running, { node: 'gpu-1' })
   const answer = sync(request({ parent: instance(spec, { generation: 4 }), children: [pod, observedService([{ port: 8888, nodePort: 31001 }])] }), NOW)
-  t.strictSame(answer.children[0], built(spec, 4))
-  t.strictSame(answer.children[0], keepAsIs(pod))
+  t.strictSame(answer.children[0], expectedPod(4, [8888]), 'the Pod as applied, without what the API server added')
   t.strictSame([answer.status.phase, answer.status.accessAddresses], ['Running', ['192.0.2.7:31001']])
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'True', reason: 'UpToDate' })
 })
@@ -132,14 +173,14 @@ for (const row of replaced) {
 
 t.test('once the old Pod is gone a new one is built for the current generation', async (t) => {
   const answer = sync(request({ parent: instance(baseSpec(), { generation: 2 }) }), NOW)
-  t.strictSame(answer.children, [built(baseSpec(), 2)])
+  t.strictSame(answer.children, [expectedPod(2)])
   t.equal(answer.children[0]?.metadata.annotations?.['worker.gpustack.ai/instance-generation'], '2')
 })
 
 t.test('an InstanceType change keeps the running Pod and reports InstanceTypeChanged', async (t) => {
   const pod = observedPod(built(baseSpec(), 1, { type: { ...TYPE_SPEC, nodeSelector: { pool: 'old' } } }), POD_STATUS.running, { node: 'gpu-1' })
   const answer = sync(request({ children: [pod] }), NOW)
-  t.strictSame(answer.children, [keepAsIs(pod)])
+  t.strictSame(answer.children, [recorded(pod)])
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'False', reason: 'InstanceTypeChanged' })
   t.equal(answer.status.phase, 'Running')
 })
@@ -149,7 +190,7 @@ t.test('an SSH image Setting change keeps the running Pod and reports SettingCha
   const related = [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:2')]
   const answer = sync(request({ parent: instance(sshSpec), children: [pod], related }), NOW)
   t.strictSame(kinds(answer.children), ['Pod/ws', 'Service/ws'])
-  t.strictSame(answer.children[0], keepAsIs(pod))
+  t.strictSame(answer.children[0], recorded(pod))
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'False', reason: 'SettingChanged' })
 })
 
@@ -244,7 +285,7 @@ for (const row of errors) {
       request({ parent: instance(row.spec ?? baseSpec(), { generation: 2 }), children, ...(row.related !== undefined ? { related: row.related } : {}) }),
       NOW
     )
-    t.strictSame(answer.children, children.map(keepAsIs))
+    t.strictSame(answer.children, children.map(recorded))
     t.strictSame(brief(condition(answer.status, 'SpecValid')), { status: 'False', reason: row.reason })
     t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'False', reason: 'SpecChanged' })
     t.equal(answer.status.phase, 'Running')
@@ -263,7 +304,7 @@ t.test('stop still stops with a spec error: the Pod goes, the Service stays exac
   const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
   const svc = observedService([{ port: 8888, nodePort: 31001 }])
   const answer = sync(request({ parent: instance({ type: TYPE, stop: true }, { generation: 2 }), children: [pod, svc] }), NOW)
-  t.strictSame(answer.children, [keepAsIs(svc)])
+  t.strictSame(answer.children, [recorded(svc)])
   t.strictSame(brief(condition(answer.status, 'SpecValid')), { status: 'False', reason: 'InvalidSpec' })
   t.equal(answer.status.phase, 'Stopping')
 })
@@ -271,7 +312,7 @@ t.test('stop still stops with a spec error: the Pod goes, the Service stays exac
 t.test('a spec error while running does not delete the Pod', async (t) => {
   const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
   const answer = sync(request({ parent: instance({ type: TYPE, stop: false }, { generation: 2 }), children: [pod] }), NOW)
-  t.strictSame(answer.children, [keepAsIs(pod)])
+  t.strictSame(answer.children, [recorded(pod)])
 })
 
 t.test('our own Service, related as well as a child, is not a taken name', async (t) => {
@@ -293,9 +334,12 @@ t.test('previous transition times are carried over', async (t) => {
   t.equal(condition(answer.status, 'SpecValid')?.lastTransitionTime, '2020-01-01T00:00:00Z')
 })
 
-t.test('sync is deterministic byte for byte', async (t) => {
-  const req = request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret()] })
-  t.equal(JSON.stringify(sync(req, NOW)), JSON.stringify(sync(structuredClone(req), NOW)))
+t.test('sync is deterministic byte for byte: the order of keys in the request does not show in the answer', async (t) => {
+  const children = [observedPod(built(sshSpec), POD_STATUS.running, { node: 'gpu-1' }), observedService([{ port: 8888, nodePort: 31001 }, { port: 22, nodePort: 31002 }])]
+  const req = request({ parent: instance(sshSpec), children, related: [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:9')] })
+  const reordered = reversedKeys(req)
+  t.not(JSON.stringify(reordered), JSON.stringify(req), 'the two requests differ in key order')
+  t.equal(JSON.stringify(sync(reordered, NOW)), JSON.stringify(sync(req, NOW)))
 })
 
 t.test('sync does not change its request', async (t) => {

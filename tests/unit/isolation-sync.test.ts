@@ -1,6 +1,5 @@
 import t from 'tap'
 import { Value } from '@sinclair/typebox/value'
-import { buildPolicy } from '../../hooks/isolation/policy.ts'
 import { IsolationSyncRequestSchema, sync, type IsolationSyncRequest } from '../../hooks/isolation/sync.ts'
 import { customize, IsolationCustomizeRequestSchema } from '../../hooks/isolation/customize.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
@@ -9,6 +8,28 @@ const NS = 'tenant-a'
 const POLICY_KEY = 'NetworkPolicy.networking.k8s.io/v1'
 const ANNOTATION = 'gpustack.ai/instance-isolation'
 const DECORATOR = 'gpuhooks-instance-isolation'
+
+/**
+ * The policy for `cidrs` in tenant-a, written out from isolation.md: Instance Pods talk to their
+ * own namespace and to everything outside the pod networks, plus DNS; one ipBlock per family in use.
+ */
+function expectedPolicy(cidrs: { ipv4: string[], ipv6: string[] }): KubeObject {
+  const blocks = [
+    ...(cidrs.ipv4.length > 0 ? [{ ipBlock: { cidr: '0.0.0.0/0', except: cidrs.ipv4 } }] : []),
+    ...(cidrs.ipv6.length > 0 ? [{ ipBlock: { cidr: '::/0', except: cidrs.ipv6 } }] : [])
+  ]
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { labels: { 'app.kubernetes.io/managed-by': 'gpuhooks' }, name: 'gpustack-instance-isolation', namespace: NS },
+    spec: {
+      egress: [{ to: [{ podSelector: {} }, ...blocks] }, { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }],
+      ingress: [{ from: [{ podSelector: {} }, ...blocks] }],
+      podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'instances' } },
+      policyTypes: ['Ingress', 'Egress']
+    }
+  }
+}
 
 /** A policy as Metacontroller observes it after applying `desired`: record, owner, server fields. */
 function stored(desired: KubeObject): KubeObject {
@@ -40,18 +61,18 @@ function recorded(observed: KubeObject): KubeObject {
 
 const v4 = { ipv4: ['10.244.0.0/16'], ipv6: [] }
 const dual = { ipv4: ['10.244.0.0/16'], ipv6: ['fd00:10:244::/56'] }
-const oldPolicy = stored(buildPolicy(NS, { ipv4: ['10.0.0.0/8'], ipv6: [] }))
-const currentPolicy = stored(buildPolicy(NS, v4))
-const strayPolicy = stored({ ...buildPolicy(NS, v4), metadata: { ...buildPolicy(NS, v4).metadata, name: 'older-name' } })
+const oldPolicy = stored(expectedPolicy({ ipv4: ['10.0.0.0/8'], ipv6: [] }))
+const currentPolicy = stored(expectedPolicy(v4))
+const strayPolicy = stored({ ...expectedPolicy(v4), metadata: { ...expectedPolicy(v4).metadata, name: 'older-name' } })
 const handNarrowed = (() => {
-  const p = stored(buildPolicy(NS, v4))
+  const p = stored(expectedPolicy(v4))
   ;(p.spec as { podSelector: Record<string, unknown> }).podSelector.matchExpressions = [
     { key: 'tier', operator: 'In', values: ['gold'] }
   ]
   return p
 })()
 const handEditedRules = (() => {
-  const p = stored(buildPolicy(NS, v4))
+  const p = stored(expectedPolicy(v4))
   ;(p.spec as { ingress: unknown[] }).ingress = [{}]
   return p
 })()
@@ -162,7 +183,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
   {
     name: 'deleting the last instance keeps the policy',
     given: { setting: '10.244.0.0/16', policies: [currentPolicy] },
-    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
   },
   {
     name: 'emptying the setting collects the decorator\'s policy',
@@ -177,7 +198,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
   {
     name: 'a changed setting rewrites the policy with the new CIDRs',
     given: { setting: 'fd00:10:244::/56,10.244.0.0/16', instanceNamespaces: [NS], policies: [oldPolicy] },
-    expected: { attachments: [buildPolicy(NS, dual)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(dual)], annotations: { [ANNOTATION]: null }, status: null }
   },
   {
     name: 'an unparseable value changes nothing and says why in the annotation',
@@ -228,7 +249,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
   {
     name: 'a valid value collects an attachment of another name',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [currentPolicy, strayPolicy] },
-    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
   },
   {
     name: 'a terminating namespace keeps its policy',
@@ -249,7 +270,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
     name: 'drift in a field the hook never renders is reported',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handNarrowed] },
     expected: {
-      attachments: [buildPolicy(NS, v4)],
+      attachments: [expectedPolicy(v4)],
       annotations: { [ANNOTATION]: 'drift: spec.podSelector.matchExpressions' },
       status: null
     }
@@ -257,7 +278,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
   {
     name: 'a manual edit of a rendered rule is rewritten, not reported',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handEditedRules] },
-    expected: { attachments: [buildPolicy(NS, v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
   }
 ]
 

@@ -314,7 +314,7 @@ const specArb = (depth: number): fc.Arbitrary<JsonObject> =>
       ...(depth > 0 ? { template: specArb(depth - 1) } : {})
     },
     { requiredKeys: [] }
-  ) as fc.Arbitrary<JsonObject>
+  )
 const spec = specArb(1)
 
 t.test('properties', async (t) => {

@@ -11,7 +11,7 @@ import { defaultOnCreate, defaultOnUpdate } from '../support/server-defaults.ts'
 import { simulateMetacontroller, type ObjectsByType, type SimulateInput, type SimulateResult } from '../support/simulate.ts'
 
 const at = (o: Json | undefined, path: string): Json | undefined =>
-  path.split('.').reduce<Json | undefined>((v, k) => (Array.isArray(v) ? v[Number(k)] : v !== null && typeof v === 'object' ? (v as JsonObject)[k] : undefined), o)
+  path.split('.').reduce<Json | undefined>((v, k) => (Array.isArray(v) ? v[Number(k)] : v !== null && typeof v === 'object' ? (v)[k] : undefined), o)
 
 const service = (spec: JsonObject, name = 'web'): JsonObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns' }, spec })
 const policy = (spec: JsonObject): JsonObject => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'ns' }, spec })

@@ -1,25 +1,20 @@
 /**
  * What a pass of the cluster layer's driver (driver.ts) does to children on the API server:
- * claim them (adopt, release), then manage them (delete, create, update by method), with the GET
- * and the AtomicUpdate these rest on.
+ * claim them (adopt, release), then manage them (delete, create, update by method: the rules of
+ * tests/support/manage-children.ts, shared with the unit layer), with the GET and the
+ * AtomicUpdate these rest on.
  *
  * Follows Metacontroller v4.17.2: `claimChildren` in `pkg/controller/composite/controller.go` and
  * `pkg/controller/common/manage_children.go`.
  */
-import { applyUpdate, jsonDiff, type Json, type JsonObject } from '../../support/merge.ts'
-import { controllerOf, controllerRef, createBody, isDeleting, meta, objectKey, ownerRefs, strings, typeKey } from '../../support/children.ts'
+import type { Json, JsonObject } from '../../support/merge.ts'
+import { controllerOf, controllerRef, isDeleting, meta, objectKey, ownerRefs, strings } from '../../support/children.ts'
+import { manageChildren as sharedManageChildren, type ChildApi } from '../../support/manage-children.ts'
 import type { ChildRule, CompositeSpec } from './driver-manifest.ts'
 import type { Observed, SyncReport, Write } from './driver-protocol.ts'
 import { isReason, selectorMatches, type KubeApi, type LabelSelector, type ResourceRef } from './kube.ts'
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? (apiVersion.split('/')[0] as string) : '')
-const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-// GetAllGVKs order: group, then version, then kind.
-const typeOrder = (t: string): string => {
-  const apiVersion = t.slice(t.indexOf('.') + 1)
-  return `${groupOf(apiVersion)}\u0000${apiVersion.split('/').pop() ?? ''}\u0000${t.slice(0, t.indexOf('.'))}`
-}
-const sortTypes = (types: Iterable<string>): string[] => [...types].sort((a, b) => (typeOrder(a) < typeOrder(b) ? -1 : 1))
 
 /** The object, or null when the API server answers NotFound. */
 export async function getOrNull(kube: KubeApi, ref: ResourceRef): Promise<JsonObject | null> {
@@ -90,73 +85,38 @@ export async function claimChildren(kube: KubeApi, cc: CompositeSpec, parent: Js
 }
 
 /**
- * ManageChildren with the dynamic apply: deletes first, then creates and updates; errors are
- * collected so that one failure does not block the rest, and returned.
+ * ManageChildren (manage-children.ts, shared with the unit layer) against the API server:
+ * writes go to the REST paths discovery gives, deletes in the background with the child's uid as
+ * precondition. What was written or held back goes into the report; the errors are returned.
  */
-export async function manageChildren(kube: KubeApi, parent: JsonObject, observed: Observed, desiredList: JsonObject[], rules: ChildRule[], report: SyncReport): Promise<string[]> {
-  const errors: string[] = []
+export async function manageChildren(kube: KubeApi, parent: JsonObject, observed: Observed, desired: JsonObject[], rules: ChildRule[], report: SyncReport): Promise<string[]> {
   const methods = new Map<string, string>()
   for (const r of rules) methods.set(`${(await kube.resourceInfo(r.apiVersion, r.resource)).kind}.${groupOf(r.apiVersion)}`, r.method)
-  const desired: Observed = new Map()
-  for (const d of desiredList) {
-    const type = typeKey(d)
-    desired.set(type, (desired.get(type) ?? new Map<string, JsonObject>()).set(objectKey(d), d))
-  }
   const refOf = async (o: JsonObject): Promise<ResourceRef> => {
     const info = await kube.resourceInfo(String(o.apiVersion), String(o.kind))
     const r: ResourceRef = { apiVersion: String(o.apiVersion), resource: info.resource, name: String(meta(o).name) }
     if (info.namespaced && typeof meta(o).namespace === 'string') r.namespace = meta(o).namespace as string
     return r
   }
-  const remove = async (o: JsonObject, type: string, key: string, why: string): Promise<void> => {
-    try {
-      await kube.delete(await refOf(o), { propagationPolicy: 'Background', preconditions: { uid: String(meta(o).uid) } })
-      report.writes.push({ verb: 'delete', target: `${type} ${key}`, diff: [why] })
-    } catch (err) {
-      if (!isReason(err, 'NotFound')) throw err
-    }
+  const api: ChildApi = {
+    create: async (body) => kube.create(await refOf(body), body),
+    update: async (body) => kube.update(await refOf(body), body),
+    delete: async (o) => kube.delete(await refOf(o), { propagationPolicy: 'Background', preconditions: { uid: String(meta(o).uid) } })
   }
-  for (const type of sortTypes(observed.keys())) {
-    for (const [key, o] of byKey(observed.get(type) ?? [])) {
-      if (isDeleting(o) || desired.get(type)?.has(key) === true) continue
-      await remove(o, type, key, 'not desired').catch((err: unknown) => errors.push(`can't delete ${type} ${key}: ${String(err)}`))
-    }
-  }
-  for (const type of sortTypes(desired.keys())) {
-    for (const [key, want] of byKey(desired.get(type) ?? [])) {
-      try {
-        const have = observed.get(type)?.get(key)
-        const ref = await refOf(want)
-        if (have === undefined) {
-          try {
-            await kube.create(ref, createBody(want, parent))
-            report.writes.push({ verb: 'create', target: `${type} ${key}` })
-          } catch (err) {
-            if (!isReason(err, 'AlreadyExists')) throw err
-            report.skipped.push(`create ${type} ${key}: AlreadyExists`)
-          }
-          continue
-        }
-        const { object, changed } = applyUpdate(have, want)
-        if (!changed) continue
-        const diff = jsonDiff(have, object)
-        const method = methods.get(`${String(want.kind)}.${groupOf(String(want.apiVersion))}`) ?? 'OnDelete'
-        if (isDeleting(have)) report.skipped.push(`update ${type} ${key}: pending deletion`)
-        else if (method === 'OnDelete') report.skipped.push(`update ${type} ${key}: OnDelete\n      ${diff.join('\n      ')}`)
-        else if (method === 'Recreate' || method === 'RollingRecreate') await remove(have, type, key, `Recreate: ${diff.join('; ')}`)
-        else if (method === 'InPlace' || method === 'RollingInPlace') {
-          try {
-            await kube.update(ref, object)
-            report.writes.push({ verb: 'update', target: `${type} ${key}`, diff })
-          } catch (err) {
-            if (!isReason(err, 'NotFound', 'Conflict')) throw err
-            report.skipped.push(`update ${type} ${key}: ${err.reason}`)
-          }
-        } else throw new Error(`invalid update strategy for ${String(want.kind)}: unknown method "${method}"`)
-      } catch (err) {
-        errors.push(`${type} ${key}: ${err instanceof Error ? err.message : String(err)}`)
-      }
-    }
+  const { events, errors } = await sharedManageChildren(api, {
+    parent,
+    observed,
+    desired,
+    // Metacontroller looks the update strategy up by group and kind.
+    methodOf: (child) => methods.get(`${String(child.kind)}.${groupOf(String(child.apiVersion))}`) ?? 'OnDelete'
+  })
+  for (const e of events) {
+    const target = `${e.type} ${e.key}`
+    const diff = e.diff ?? []
+    if (e.verb === 'skip') report.skipped.push(e.why === 'OnDelete' ? `update ${target}: OnDelete\n      ${diff.join('\n      ')}` : `${e.why === 'AlreadyExists' ? 'create' : 'update'} ${target}: ${e.why ?? ''}`)
+    else if (e.verb === 'delete') report.writes.push({ verb: 'delete', target, diff: [e.why === 'Recreate' ? `Recreate: ${diff.join('; ')}` : 'not desired'] })
+    else if (e.verb === 'update') report.writes.push({ verb: 'update', target, diff })
+    else report.writes.push({ verb: 'create', target })
   }
   return errors
 }

@@ -97,7 +97,7 @@ export function loadControllers(dir = join(import.meta.dirname, '../../../metaco
 function parentRule(v: Json | undefined): ParentRule {
   const r = isObject(v) ? v : {}
   const rule: ParentRule = { apiVersion: String(r.apiVersion), resource: String(r.resource) }
-  if (isObject(r.labelSelector)) rule.labelSelector = r.labelSelector as LabelSelector
+  if (isObject(r.labelSelector)) rule.labelSelector = r.labelSelector
   if (isObject(r.annotationSelector)) {
     const a = r.annotationSelector as { matchAnnotations?: Record<string, string>; matchExpressions?: LabelSelector['matchExpressions'] }
     rule.annotationSelector = { matchLabels: a.matchAnnotations ?? {}, matchExpressions: a.matchExpressions ?? [] }

@@ -10,11 +10,13 @@
  * (ControllerRevisions), ETag caching, 429 back-off, resync timers, informer-cache lag.
  * This file keeps the order of a pass, composite and decorator, as one state machine; the
  * manifests are read in driver-manifest.ts, the wire format is driver-protocol.ts, children are
- * claimed and managed in driver-children.ts, and related objects listed in driver-related.ts.
+ * claimed and managed in driver-children.ts (the management rules shared with the unit layer in
+ * tests/support/manage-children.ts), and related objects listed in driver-related.ts.
  */
 import { clone, deepEqual, isObject, jsonDiff, type JsonObject } from '../../support/merge.ts'
-import { controllerOf, DECORATOR_ANNOTATION, isDeleting, meta, objectKey, strings, withParentNamespace } from '../../support/children.ts'
+import { DECORATOR_ANNOTATION, isDeleting, meta, objectKey, strings, withParentNamespace } from '../../support/children.ts'
 import { atomicUpdate, claimChildren, getOrNull, manageChildren } from './driver-children.ts'
+import { isAttachment } from '../../support/manage-children.ts'
 import { listRelated } from './driver-related.ts'
 import type { CompositeSpec, ControllerSpec, DecoratorSpec, HookRef, ParentRule } from './driver-manifest.ts'
 import {
@@ -165,7 +167,7 @@ export class Driver {
       if (!isObject(s) || (Object.keys(s.matchLabels ?? {}).length === 0 && !(Array.isArray(s.matchExpressions) && s.matchExpressions.length > 0))) {
         throw new SyncError('.spec.selector must have either matchLabels, matchExpressions, or both', report)
       }
-      selector = s as LabelSelector
+      selector = s
     }
     const observed = await claimChildren(this.options.kube, cc, parent, pref.namespace, selector, report)
     const related = await this.related(parent)
@@ -263,7 +265,7 @@ export class Driver {
     for (const a of dc.attachments) {
       const info = await this.options.kube.resourceInfo(a.apiVersion, a.resource)
       const items = (await this.options.kube.list({ apiVersion: a.apiVersion, resource: info.resource, namespace: pref.namespace })).body
-      const mine = items.filter((o) => controllerOf(o)?.uid === meta(parent as JsonObject).uid && strings(o, 'annotations')[DECORATOR_ANNOTATION] === dc.name)
+      const mine = items.filter((o) => isAttachment(o, parent, dc.name))
       observed.set(`${info.kind}.${a.apiVersion}`, new Map(mine.map((o) => [objectKey(o), o])))
     }
     const related = await this.related(parent)
@@ -279,7 +281,7 @@ export class Driver {
       throw new SyncError(String(err), report)
     }
     report.resyncAfterSeconds = response.resyncAfterSeconds
-    const desired = response.attachments.map((c) => withParentNamespace(c, parent as JsonObject))
+    const desired = response.attachments.map((c) => withParentNamespace(c, parent))
 
     // Labels, annotations and status of the decorated object; status null leaves it.
     const updated = clone(parent)

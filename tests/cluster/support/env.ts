@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { startCluster, type TestCluster } from './cluster.ts'
 import { Driver } from './driver.ts'
-import { loadControllers, type ControllerSpec } from './driver-manifest.ts'
+import { loadControllers } from './driver-manifest.ts'
 import { KubeClient, loadKubeconfig } from './kube.ts'
 import { registerWebhooks, startHookService, type HookService, type WebhookTarget } from './service.ts'
 
@@ -97,7 +97,7 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
     service = await startHookService(cluster)
     if (options.webhooks ?? true) await registerWebhooks(cluster, service, WEBHOOKS)
     const drivers = new Map<string, Driver>()
-    for (const controller of loadControllers(join(ROOT, 'metacontroller')) as ControllerSpec[]) {
+    for (const controller of loadControllers(join(ROOT, 'metacontroller'))) {
       drivers.set(controller.name, new Driver({ kube, controller, hookBaseUrl: service.hooksUrl }))
     }
     const started = service
