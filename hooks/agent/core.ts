@@ -275,7 +275,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const changed = canonicalJson(status) !== canonicalJson(previousRest)
   const lastTime = previousTime === undefined ? NaN : Date.parse(previousTime)
   const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
-  status.observedTime = changed || due ? stamp : (previousTime as string)
+  status.observedTime = changed || due ? stamp : (previousTime)
   return { status: orderStatus(status), writeStatus: changed || due, actions }
 }
 
@@ -314,7 +314,7 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
   const order: (keyof CellNodeSetStatus)[] = ['observedGeneration', 'observedTime', 'conditions', 'nodeCount', 'nodes', 'demand', 'swept']
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
-  return out as CellNodeSetStatus
+  return out
 }
 
 /** RFC 3339 at second precision, as the API server writes times. */

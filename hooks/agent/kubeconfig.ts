@@ -116,7 +116,7 @@ export function reduceKubeconfig(text: string): Reduced {
   const config: ReducedKubeconfig = { server }
   const base64 = (field: string, value: unknown): string | undefined => {
     if (value === undefined) return undefined
-    const text = String(value).replace(/\s+/g, '')
+    const text = typeof value === 'string' ? value.replace(/\s+/g, '') : ''
     if (text === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) {
       problems.push(`${field} is not base64`)
       return undefined

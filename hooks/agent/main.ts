@@ -86,14 +86,14 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
 
   const ns = config.watchNamespace
   const cnsPath = ns === undefined ? '/apis/cells.kubeswift.io/v1alpha1/cellnodesets' : `/apis/cells.kubeswift.io/v1alpha1/namespaces/${ns}/cellnodesets`
-  const cnsInformer = makeInformer<KubernetesObject>(kc, cnsPath, async () => (ns === undefined
+  const cnsInformer = makeInformer<KubernetesObject>(kc, cnsPath, () => (ns === undefined
     ? custom.listClusterCustomObject({ group: 'cells.kubeswift.io', version: 'v1alpha1', plural: 'cellnodesets' })
     : custom.listNamespacedCustomObject({ group: 'cells.kubeswift.io', version: 'v1alpha1', namespace: ns, plural: 'cellnodesets' })) as never)
   const selector = `${WORKLOAD_KUBECONFIG_LABEL}=true`
   const secretPath = ns === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${ns}/secrets`
   const secretInformer = makeInformer<KubernetesObject>(kc, secretPath, async () => (ns === undefined
     ? core.listSecretForAllNamespaces({ labelSelector: selector })
-    : core.listNamespacedSecret({ namespace: ns, labelSelector: selector })) as never, selector)
+    : core.listNamespacedSecret({ namespace: ns, labelSelector: selector })), selector)
   const cnsCache: Cache = cnsInformer
   const secretCache: Cache = secretInformer
   const keyOf = (obj: KubernetesObject): string => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`

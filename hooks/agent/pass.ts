@@ -88,7 +88,7 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
 
   const nodeActions = decision.actions.filter((a) => a.type === 'patchNode' || a.type === 'deleteNode')
   if (api !== undefined && nodeActions.length > 0) {
-    const outcome = await applyNodeActions(api, nodeActions, deps.clock)
+    const outcome = await applyNodeActions(api, nodeActions, () => deps.clock())
     for (const action of outcome.done) {
       if (action.type === 'patchNode') report.nodeWrites.patch++
       else report.nodeWrites.delete++

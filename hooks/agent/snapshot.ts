@@ -86,6 +86,6 @@ function nameOf(object: unknown): string | undefined {
 /** The Ready condition's lastHeartbeatTime, as the text the API server sent. */
 export function heartbeatOf(node: unknown): string | undefined {
   if (!isRecord(node) || !isRecord(node.status) || !Array.isArray(node.status.conditions)) return undefined
-  const ready = node.status.conditions.find((c) => isRecord(c) && c.type === 'Ready')
+  const ready = (node.status.conditions as unknown[]).find((c) => isRecord(c) && c.type === 'Ready')
   return isRecord(ready) && typeof ready.lastHeartbeatTime === 'string' ? ready.lastHeartbeatTime : undefined
 }

@@ -137,7 +137,7 @@ function objectAt(objects: TypedObjects | null | undefined, type: string, key: s
   const map = objects[type]
   if (!isRecord(map) || !Object.hasOwn(map, key)) return undefined
   const o = map[key]
-  return isRecord(o) && isRecord(o.metadata) ? (o as KubeObject) : undefined
+  return isRecord(o) && isRecord(o.metadata) ? (o) : undefined
 }
 
 const INDEX = /^(0|[1-9][0-9]{0,4})$/

@@ -29,6 +29,8 @@ const cluster = await startCluster({ binDir })
 const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
 const workload = await startWorkloadCluster(cluster, binDir)
 const wl = workload.admin
+// Assigned once the teardown that stops it is registered.
+// eslint-disable-next-line prefer-const
 let agent: ChildProcess | undefined
 const kubelets = new Map<string, NodeJS.Timeout>()
 t.teardown(async () => {
@@ -63,7 +65,7 @@ const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'n
 const leaseRef = (name: string): ResourceRef => ({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease', name })
 const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: 'work', name })
 
-async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose | undefined> {
+async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose> {
   try {
     return (await client.get(ref)).body
   } catch (error) {
@@ -109,7 +111,7 @@ const reachable = (c: Loose): Loose => (c.status?.conditions ?? []).find((x: Loo
 
 // --- workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
 for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
-  const object = doc.toJS() as Loose
+  const object = doc.toJS()
   const group = String(object.apiVersion)
   const resource = { ClusterRole: 'clusterroles', Role: 'roles', ClusterRoleBinding: 'clusterrolebindings', RoleBinding: 'rolebindings', ServiceAccount: 'serviceaccounts' }[object.kind as string] as string
   await wl.create({ apiVersion: group, resource, namespace: object.metadata.namespace }, object)
@@ -459,7 +461,7 @@ t.test('deleting the CellNodeSet sweeps the pool\'s Nodes once they stop, then l
 })
 
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
-  const child = agent as ChildProcess
+  const child = agent
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   child.kill('SIGTERM')
   t.equal(await exited, 0)

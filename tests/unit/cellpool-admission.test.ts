@@ -116,7 +116,7 @@ t.test('over HTTP: /admission/cellpool answers AdmissionReviews and /hooks/cellp
   t.teardown(() => app.close())
   const post = async (url: string, payload: unknown) => {
     const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> })
-    return { status: res.statusCode, body: res.json() as Record<string, any> }
+    return { status: res.statusCode, body: res.json<Record<string, any>>() }
   }
   const review = (object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request('CREATE', object) })
   const allowed = await post('/admission/cellpool', review(pool(spec())))

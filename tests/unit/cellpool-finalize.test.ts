@@ -83,7 +83,10 @@ t.test('unobserved workload cluster: the timeout alone decides', async (t) => {
 
 t.test('a cell that never became Ready goes at once', async (t) => {
   const world = new PoolWorld(poolSpec({ replicas: 1 }))
-  for (let i = 0; i < 3; i++) world.pass(sync), world.agent()
+  for (let i = 0; i < 3; i++) {
+    world.pass(sync)
+    world.agent()
+  }
   t.equal(world.guests().length, 1)
   world.parent.metadata.deletionTimestamp = world.now.toISOString()
   const [first] = teardown(world, 1)

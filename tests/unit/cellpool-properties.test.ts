@@ -219,11 +219,11 @@ t.test('a blocked pool answers every observed child exactly as recorded', async 
       const answer = sync(world.request(), world.now)
       const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`
       const sorted = (l: KubeObject[]) => [...l].sort((a, b) => key(a).localeCompare(key(b)))
-      if (JSON.stringify(sorted(answer.children as KubeObject[])) !== JSON.stringify(sorted(world.children().map(keepAsIs)))) throw new Error(`${corruption.name}: children changed`)
+      if (JSON.stringify(sorted(answer.children)) !== JSON.stringify(sorted(world.children().map(keepAsIs)))) throw new Error(`${corruption.name}: children changed`)
       const result = simulateMetacontroller({
         parent: world.parent as unknown as JsonObject,
         observed: world.observed,
-        desired: answer.children as unknown as JsonObject[],
+        desired: answer.children,
         methods: { [SECRET_KEY]: 'InPlace', [SEED_KEY]: 'InPlace', [GUEST_KEY]: 'InPlace', [CNS_KEY]: 'InPlace' },
         server: world.server
       })

@@ -102,7 +102,7 @@ t.test('a bad spec, a missing join Secret or a bad template keeps every child ex
       const before = world.children()
       const answer = sync(world.request(), world.now)
       const order = (list: readonly KubeObject[]) => [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`))
-      t.same(order(answer.children as KubeObject[]), order(before.map(keepAsIs)), 'every observed child answered as recorded')
+      t.same(order(answer.children), order(before.map(keepAsIs)), 'every observed child answered as recorded')
       const progressing = condition(answer.status, 'Progressing')
       t.same([progressing?.status, progressing?.reason], ['False', b.reason])
       t.match(progressing?.message, b.message)
@@ -222,7 +222,7 @@ t.test('children and related objects of unexpected shapes are reported, never a 
 
 t.test('a join Secret whose data is not a map is a missing key, not a throw', async (t) => {
   const bad = joinSecret()
-  bad.data = 'user-data' as unknown as Record<string, string>
+  bad.data = 'user-data'
   const answer = sync(request({ related: [bad] }), T0)
   t.equal(condition(answer.status, 'Progressing')?.reason, 'JoinSecretMissing')
 })
@@ -249,7 +249,10 @@ t.test('a child without consistent cell labels is kept as it is and reported', a
 
 t.test('resyncAfterSeconds is the nearest deadline', async (t) => {
   const world = new PoolWorld(poolSpec({ replicas: 1, bootstrap: { joinSecretRef: { name: 'join' }, readyTimeout: '10m' } }))
-  for (let i = 0; i < 3; i++) world.pass(sync), world.agent()
+  for (let i = 0; i < 3; i++) {
+    world.pass(sync)
+    world.agent()
+  }
   // The cell waits for its guest (Pending), whose budget ends 10m after it was created.
   const answer = world.last
   t.equal(answer?.resyncAfterSeconds, 600)
