@@ -16,8 +16,11 @@ helm="$dir/helm"
 
 log() { printf 'build-helm: %s\n' "$*" >&2; }
 
+stamp_file="$dir/.stamp"
+stamp="$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)"
+
 up_to_date() {
-  [[ -x $helm ]] && "$helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$version"
+  [[ -x $helm && -f $stamp_file && "$(cat "$stamp_file")" == "$stamp" ]]
 }
 
 if up_to_date; then
@@ -43,13 +46,21 @@ out="$(mktemp -d "$dir.build.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 log "building Helm $version into $dir ($(go version))"
 started=$SECONDS
-# The version variable is what `helm version` prints; `go install` of a module
-# version does not set it (Helm's Makefile does).
+# The variables Helm's Makefile sets and `go install` of a module version does
+# not: the version `helm version` prints, and the Kubernetes version that
+# `helm template` and `helm lint` assume without a cluster (that of the
+# client-go Helm is built with, v0.37 -> 1.37).
+kube_minor=37
+ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
+for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+  ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kube_minor"
+done
 GOBIN="$out" CGO_ENABLED=0 go install \
   -trimpath \
-  -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$version" \
+  -ldflags "$ldflags" \
   "helm.sh/helm/v3/cmd/helm@$version"
 mkdir -p "$dir"
 mv -f "$out/helm" "$helm"
+echo "$stamp" >"$stamp_file"
 log "built helm in $((SECONDS - started))s"
 echo "$helm"
