@@ -81,7 +81,7 @@ export function readObjects(file: string): KubeObject[] {
     throw new InputError(`${file}: cannot read (${code})`)
   }
   const objects: KubeObject[] = []
-  const docs = parseAllDocuments(text, { maxAliasCount: 100 })
+  const docs = parseAllDocuments(text)
   if (!Array.isArray(docs)) throw new InputError(`${file}: not YAML`)
   docs.forEach((doc, index) => {
     const where = `${file}: document ${index + 1}`

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:https'
 import { connect } from 'node:tls'
-import { carryOut, issueCa, issueCert, plan, serviceNames, type CertPolicy } from '../../hooks/certs/issue.ts'
+import { carryOut, issueCa, issueCert, plan, serviceNames, type CertBundle, type CertPolicy } from '../../hooks/certs/issue.ts'
 import { readCertsConfig } from '../../hooks/certs/config.ts'
 
 const NOW = new Date('2026-06-01T00:00:00Z')
@@ -45,7 +45,7 @@ t.test('what was issued is kept while valid', async (t) => {
 t.test('every defect is renewed, from the kept CA where the CA is sound', async (t) => {
   const otherCa = issueCa(NOW, 3650)
   const foreign = issueCert(otherCa, NAMES, NOW, 730)
-  const rows: { name: string, stored: Record<string, string>, at?: Date, names?: string[], expected: string }[] = [
+  const rows: { name: string, stored: Partial<CertBundle>, at?: Date, names?: string[], expected: string }[] = [
     { name: 'the certificate nears its end', stored: fresh.bundle, at: new Date(NOW.getTime() + 650 * DAY), expected: 'issue-cert' },
     { name: 'a name is missing', stored: fresh.bundle, names: [...NAMES, 'gpuhooks.other.svc'], expected: 'issue-cert' },
     { name: 'the certificate is signed by another CA', stored: { ...fresh.bundle, cert: foreign.cert, key: foreign.key }, expected: 'issue-cert' },
