@@ -172,6 +172,36 @@ if (helm === undefined) {
     const [job] = find(after, 'Job')
     t.match(job, { spec: { template: { spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] } } } })
   })
+
+  t.test('a multi-document file of metacontroller/ renders every document, Metacontroller\'s identity from values', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const chart = join(dir, 'gpuhooks')
+    cpSync(CHART, chart, { recursive: true })
+    writeFileSync(join(chart, 'files', 'metacontroller', 'policy.yaml'), [
+      '# a policy and its binding',
+      'apiVersion: admissionregistration.k8s.io/v1', 'kind: ValidatingAdmissionPolicy', 'metadata: {name: only-metacontroller}',
+      'spec:', '  validations:', '    - expression: request.userInfo.username == "system:serviceaccount:metacontroller:metacontroller"',
+      '---',
+      'apiVersion: admissionregistration.k8s.io/v1', 'kind: ValidatingAdmissionPolicyBinding', 'metadata: {name: only-metacontroller}',
+      'spec: {policyName: only-metacontroller, validationActions: [Deny]}', ''
+    ].join('\n'))
+    const all = docs(template(['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:controller'], chart))
+    const [policy] = find(all, 'ValidatingAdmissionPolicy', 'only-metacontroller')
+    t.match(policy, { spec: { validations: [{ expression: 'request.userInfo.username == "system:serviceaccount:mc:controller"' }] } })
+    t.equal(find(all, 'ValidatingAdmissionPolicyBinding', 'only-metacontroller').length, 1)
+    t.equal(find(all, 'CompositeController').length, 1, 'the other files still render')
+  })
+
+  t.test('the certificate Job names both webhook configurations when cell pools are in the chart', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const chart = join(dir, 'gpuhooks')
+    cpSync(CHART, chart, { recursive: true })
+    writeFileSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'), 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gpucellpools.cells.kubeswift.io}\n')
+    const [job] = find(docs(template([], chart)), 'Job')
+    t.match(job, { spec: { template: { spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] } } } })
+  })
 }
 
 /** The CRD names of the repository's crds/ (files are named `<plural>.<group>.yaml`, the CRD's name). */
