@@ -133,6 +133,17 @@ if (helm === undefined) {
     }
   })
 
+  t.test('namespace users read the resources and write only Instances, through the aggregated roles', async (t) => {
+    const all = docs(template())
+    const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
+    const [edit] = find(all, 'ClusterRole', 'gpuhooks-edit')
+    t.equal(view?.metadata && (view as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels['rbac.authorization.k8s.io/aggregate-to-view'], 'true')
+    t.same((edit as unknown as { rules: unknown[] }).rules, [
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }
+    ])
+    t.same((view as unknown as { rules: { verbs: string[] }[] }).rules.flatMap((r) => r.verbs), ['get', 'list', 'watch', 'get', 'list', 'watch'])
+  })
+
   t.test('Settings are seeded from values as post-install hooks, and not at all in the plain manifest', async (t) => {
     const all = docs(template(['--set', 'worker.instanceIsolationPodCIDRs=10.244.0.0/16', '--set', 'worker.sshServerImage=registry.local/sshd:1']))
     const settings = find(all, 'Setting')

@@ -1191,6 +1191,48 @@ spec:
     served: true
     storage: true
 ---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-view
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances, instances/status, instancetypes]
+    verbs: [get, list, watch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets, cellnodesets/status]
+    verbs: [get, list, watch]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-edit
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances]
+    verbs: [create, update, patch, delete, deletecollection]
+---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: v1
 kind: Service
@@ -2753,6 +2795,48 @@ rules:
     resources: [validatingwebhookconfigurations]
     resourceNames: ["gpuhooks-instance"]
     verbs: [get, update]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-view
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances, instances/status, instancetypes]
+    verbs: [get, list, watch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets, cellnodesets/status]
+    verbs: [get, list, watch]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-edit
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances]
+    verbs: [create, update, patch, delete, deletecollection]
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
