@@ -173,6 +173,21 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     t.notMatch(JSON.stringify(deployment), /certificate-issued/, 'a first certificate restarts nothing')
   })
 
+  await t.test('a certificate that no longer fits is replaced from the same CA, and the hook Pods restarted', async (t) => {
+    // One more name wanted: the stored certificate lacks it.
+    const renewed = await run(TSX, ['hooks/certs/main.ts'], { env: { ...certsEnv, EXTRA_SANS: '127.0.0.1,localhost' }, cwd: ROOT })
+    t.match(renewed.stdout, /the certificate lacks localhost/)
+    const after = await getJson(['secret', 'gpuhooks-webhook-tls', '-n', NS])
+    const afterData = after.data as Record<string, string>
+    t.equal(afterData['ca.crt'], data['ca.crt'], 'the CA is kept, so the caBundle stays')
+    t.not(afterData['tls.crt'], data['tls.crt'], 'a new certificate')
+    const deployment = await getJson(['deployment', 'gpuhooks', '-n', NS])
+    const annotations = ((deployment.spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations) ?? {}
+    t.match(annotations['gpuhooks.gpustack.ai/certificate-issued'], /^\d{4}-\d\d-\d\dT/, 'the Pod template changed, so the Pods restart')
+    data['tls.crt'] = afterData['tls.crt'] as string
+    data['tls.key'] = afterData['tls.key'] as string
+  })
+
   await t.test('the hook service serves the Secret\'s certificate and the API server calls it', async (t) => {
     const certFile = join(work, 'tls.crt')
     const keyFile = join(work, 'tls.key')
