@@ -14,6 +14,9 @@ import { readConfig } from '../../hooks/server/config.ts'
 import { freePorts } from '../support/ports.ts'
 
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+/** Set: the built service of that directory (`node dist/hooks/main.js`, as the image runs it) is tested instead of the source. */
+const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
+const COMMAND: [string, string[]] = BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
 
 t.test('readConfig', async (t) => {
   const rows: { name: string, given: NodeJS.ProcessEnv, expected: unknown }[] = [
@@ -47,7 +50,7 @@ interface Started { child: ChildProcess, lines: () => Record<string, unknown>[],
 
 /** Starts the service like `npm start` and waits until `readyLine` is logged. */
 async function start(env: Record<string, string>, readyLines: number): Promise<Started> {
-  const child = spawn(TSX, ['hooks/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(COMMAND[0], COMMAND[1], { cwd: BUILT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
   let buffer = ''
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))

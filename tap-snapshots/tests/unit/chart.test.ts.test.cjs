@@ -1,0 +1,3341 @@
+/* IMPORTANT
+ * This snapshot file is auto-generated, but designed for humans.
+ * It should be checked into source control and tracked carefully.
+ * Re-generate by setting TAP_SNAPSHOT=1 and running tests.
+ * Make sure to inspect the output below.  Do not ignore changes!
+ */
+'use strict'
+exports[`tests/unit/chart.test.ts > TAP > helm template with cert-manager (reviewed snapshot) > webhook.certManager.enabled=true 1`] = `
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: hooks
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+# The hook service calls no API: Metacontroller sends it everything it reads.
+automountServiceAccountToken: false
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: cellnodesets.cells.kubeswift.io
+spec:
+  group: cells.kubeswift.io
+  names:
+    categories:
+    - kubeswift
+    kind: CellNodeSet
+    listKind: CellNodeSetList
+    plural: cellnodesets
+    shortNames:
+    - cns
+    singular: cellnodeset
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The workload cluster answered the agent.
+      jsonPath: .status.conditions[?(@.type=="Reachable")].status
+      name: Reachable
+      type: string
+    - description: Nodes carrying the pool uid label.
+      jsonPath: .status.nodeCount
+      name: Nodes
+      type: integer
+    - description: The agent last complete observation.
+      jsonPath: .status.observedTime
+      name: Observed
+      type: date
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A GPU cell pool request to its workload cluster (spec, written
+          by the cellpool controller) and what the workload agent saw there (status).
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: cells.kubeswift.io/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: CellNodeSet.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: Written by the cellpool controller only.
+            properties:
+              demand:
+                description: 'Which pending Pods count as demand for this pool; absent:
+                  no demand is read.'
+                properties:
+                  nodeLabels:
+                    additionalProperties:
+                      type: string
+                    description: 'Labels a pool Node carries: a Pod counts only if
+                      its node selector and required affinity match them.'
+                    type: object
+                  resources:
+                    description: Resource names whose pending requests count as demand
+                      (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).
+                    items:
+                      type: string
+                    type: array
+                  taints:
+                    description: 'Taints a pool Node carries: a Pod counts only if
+                      it tolerates them.'
+                    items:
+                      description: A Node taint; taints are matched by key and effect.
+                      properties:
+                        effect:
+                          description: NoSchedule, PreferNoSchedule or NoExecute.
+                          enum:
+                          - NoSchedule
+                          - PreferNoSchedule
+                          - NoExecute
+                          type: string
+                        key:
+                          description: The taint key.
+                          minLength: 1
+                          type: string
+                        value:
+                          description: The taint value (may be empty).
+                          type: string
+                      required:
+                      - key
+                      - effect
+                      type: object
+                    type: array
+                required:
+                - resources
+                type: object
+              kubeconfigSecretRef:
+                description: 'The workload cluster kubeconfig. The Secret must carry
+                  the label cells.kubeswift.io/workload-kubeconfig: "true", and the
+                  kubeconfig may use only server, certificate-authority-data, tls-server-name,
+                  token, client-certificate-data and client-key-data.'
+                properties:
+                  key:
+                    description: Key of the kubeconfig in that Secret.
+                    minLength: 1
+                    type: string
+                  name:
+                    description: Secret in this namespace holding the workload cluster
+                      kubeconfig.
+                    minLength: 1
+                    type: string
+                required:
+                - name
+                - key
+                type: object
+              nodes:
+                description: One entry per cell the pool holds (draining ones too).
+                items:
+                  description: A Node the pool expects in the workload cluster and
+                    what it must carry.
+                  properties:
+                    annotations:
+                      additionalProperties:
+                        type: string
+                      description: Annotations the Node must carry.
+                      type: object
+                    cordon:
+                      description: 'true: the Node must be unschedulable (the cell
+                        drains). false: the agent clears unschedulable only if it
+                        set it.'
+                      type: boolean
+                    instance:
+                      description: The uid of the cell SwiftGuest, the value of the
+                        label cells.kubeswift.io/instance its kubelet registers; empty
+                        until the guest exists.
+                      type: string
+                    labels:
+                      additionalProperties:
+                        type: string
+                      description: Labels the Node must carry.
+                      type: object
+                    name:
+                      description: 'The Node name: the cell name.'
+                      maxLength: 63
+                      minLength: 1
+                      type: string
+                    taints:
+                      description: Taints the Node must carry (matched by key and
+                        effect).
+                      items:
+                        description: A Node taint; taints are matched by key and effect.
+                        properties:
+                          effect:
+                            description: NoSchedule, PreferNoSchedule or NoExecute.
+                            enum:
+                            - NoSchedule
+                            - PreferNoSchedule
+                            - NoExecute
+                            type: string
+                          key:
+                            description: The taint key.
+                            minLength: 1
+                            type: string
+                          value:
+                            description: The taint value (may be empty).
+                            type: string
+                        required:
+                        - key
+                        - effect
+                        type: object
+                      type: array
+                  required:
+                  - name
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              poolUID:
+                description: 'The pool uid: the value of the label cells.kubeswift.io/pool-uid
+                  on its Nodes.'
+                minLength: 1
+                type: string
+            required:
+            - kubeconfigSecretRef
+            - poolUID
+            type: object
+          status:
+            description: Written by the workload agent only.
+            properties:
+              conditions:
+                description: Reachable (reasons Reachable, CredentialInvalid, Forbidden,
+                  Unreachable).
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Reachable.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              demand:
+                description: Pods pending for lack of GPU that could run on a pool
+                  Node.
+                properties:
+                  pendingPods:
+                    description: Pending Pods that count as demand for this pool.
+                    type: integer
+                  read:
+                    description: Pending Pods were listed.
+                    type: boolean
+                  shapes:
+                    description: Grouped by request, largest first, at most 50.
+                    items:
+                      description: Pending Pods grouped by identical request.
+                      properties:
+                        cores:
+                          description: 'Device compute requested per Pod, percent
+                            (0: not stated).'
+                          type: integer
+                        devices:
+                          description: Devices requested per Pod.
+                          type: integer
+                        memoryMiB:
+                          description: 'Device memory requested per Pod, MiB (0: not
+                            stated).'
+                          type: integer
+                        pods:
+                          description: Pending Pods with this request.
+                          type: integer
+                      required:
+                      - devices
+                      - memoryMiB
+                      - cores
+                      - pods
+                      type: object
+                    maxItems: 50
+                    type: array
+                required:
+                - read
+                - pendingPods
+                type: object
+              nodeCount:
+                description: Nodes in the workload cluster carrying the pool uid label.
+                type: integer
+              nodes:
+                description: One row per spec.nodes entry.
+                items:
+                  description: What the agent saw of one listed Node.
+                  properties:
+                    allocations:
+                      description: HAMi allocations on the Node.
+                      properties:
+                        inFlight:
+                          description: A Pod is being allocated a device on the Node.
+                          type: boolean
+                        pods:
+                          description: Non-terminal Pods holding a HAMi allocation
+                            on the Node.
+                          type: integer
+                        read:
+                          description: The Pods on the Node were listed.
+                          type: boolean
+                      required:
+                      - read
+                      - pods
+                      type: object
+                    conflict:
+                      description: The Node belongs to another VM or pool; the agent
+                        writes nothing to it.
+                      type: boolean
+                    devices:
+                      description: Devices HAMi registered on the Node.
+                      items:
+                        description: One GPU device HAMi registered on the Node.
+                        properties:
+                          cores:
+                            description: Device compute, in percent (HAMi devcore).
+                            type: integer
+                          healthy:
+                            description: HAMi reports the device healthy.
+                            type: boolean
+                          id:
+                            description: Device id (UUID).
+                            type: string
+                          memoryMiB:
+                            description: Device memory in MiB.
+                            type: integer
+                          type:
+                            description: Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB.
+                            type: string
+                        required:
+                        - id
+                        - type
+                        - memoryMiB
+                        - cores
+                        - healthy
+                        type: object
+                      type: array
+                    instance:
+                      description: The Node label cells.kubeswift.io/instance.
+                      type: string
+                    live:
+                      description: The kubelet still heartbeats (judged by the agent
+                        clock).
+                      type: boolean
+                    message:
+                      description: What a person should know about this Node.
+                      type: string
+                    name:
+                      description: The Node name (the spec entry).
+                      type: string
+                    poolUID:
+                      description: The Node label cells.kubeswift.io/pool-uid.
+                      type: string
+                    present:
+                      description: A Node of this name exists in the workload cluster.
+                      type: boolean
+                    ready:
+                      description: The Node Ready condition is True.
+                      type: boolean
+                    registration:
+                      description: 'The HAMi registration annotation: Missing, Parsed
+                        or Unparseable.'
+                      enum:
+                      - Missing
+                      - Parsed
+                      - Unparseable
+                      type: string
+                    unschedulable:
+                      description: The Node is cordoned.
+                      type: boolean
+                  required:
+                  - name
+                  - present
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              observedGeneration:
+                description: The spec generation whose actions were carried out.
+                type: integer
+              observedTime:
+                description: The agent last complete observation, taken after those
+                  actions.
+                format: date-time
+                type: string
+              swept:
+                description: The last 20 Nodes the agent deleted.
+                items:
+                  description: A Node the agent deleted because its kubelet stopped
+                    heartbeating.
+                  properties:
+                    instance:
+                      description: Its cells.kubeswift.io/instance label.
+                      type: string
+                    name:
+                      description: The Node name.
+                      type: string
+                    reason:
+                      description: 'Stale: an old VM under a listed name. Orphan:
+                        no longer listed.'
+                      enum:
+                      - Stale
+                      - Orphan
+                      type: string
+                    time:
+                      description: When the agent deleted it.
+                      format: date-time
+                      type: string
+                  required:
+                  - name
+                  - reason
+                  - time
+                  type: object
+                maxItems: 20
+                type: array
+            type: object
+        required:
+        - spec
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: instances.worker.gpustack.ai
+spec:
+  group: worker.gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: Instance
+    listKind: InstanceList
+    plural: instances
+    shortNames:
+    - inst
+    singular: instance
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The InstanceType.
+      jsonPath: .spec.type
+      name: Type
+      type: string
+    - description: Where the workspace is in its life.
+      jsonPath: .status.phase
+      name: Phase
+      type: string
+    - description: Allocated node ports, <port>:<nodePort>/<protocol>.
+      jsonPath: .status.nodePorts
+      name: Ports
+      type: string
+    - description: Node of the observed Pod.
+      jsonPath: .status.nodeName
+      name: Node
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A container workspace backed by a Pod with an accelerator, reached
+          through a NodePort Service.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: worker.gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: Instance.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: The desired workspace.
+            properties:
+              args:
+                description: Arguments to the entrypoint.
+                items:
+                  type: string
+                type: array
+              command:
+                description: Entrypoint of the workload container; the image default
+                  when absent.
+                items:
+                  type: string
+                type: array
+              env:
+                description: Environment of the workload container, keyed by name.
+                items:
+                  description: An environment variable, as in a container.
+                  properties:
+                    name:
+                      description: Variable name.
+                      minLength: 1
+                      type: string
+                    value:
+                      description: Literal value.
+                      type: string
+                    valueFrom:
+                      description: Source of the value, as in a container env entry
+                        (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).
+                      type: object
+                      x-kubernetes-preserve-unknown-fields: true
+                  required:
+                  - name
+                  type: object
+                  x-kubernetes-validations:
+                  - message: value and valueFrom are exclusive
+                    rule: '!(has(self.value) && has(self.valueFrom))'
+                maxItems: 256
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              image:
+                description: Workload container image.
+                minLength: 1
+                type: string
+              imagePullPolicy:
+                default: IfNotPresent
+                description: When to pull image.
+                enum:
+                - Always
+                - IfNotPresent
+                - Never
+                type: string
+              imagePullSecrets:
+                description: Secrets in the Instance namespace for pulling image.
+                items:
+                  properties:
+                    name:
+                      description: Secret name.
+                      minLength: 1
+                      type: string
+                  required:
+                  - name
+                  type: object
+                maxItems: 16
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              nodeName:
+                description: Pin the Pod to this node, as required node affinity (the
+                  scheduler and device plugins still run).
+                maxLength: 253
+                minLength: 1
+                type: string
+              ports:
+                description: Ports exposed through the NodePort Service named after
+                  the Instance. An unchanged (port, protocol) keeps its node port
+                  across stop, edit and start; edits made while stopped apply at the
+                  next start.
+                items:
+                  description: A port exposed through the Instance NodePort Service.
+                  properties:
+                    name:
+                      description: Optional IANA service name (at most 15 lower-case
+                        letters, digits and -, with a letter) for the container port
+                        and the status entry. The Service port is always named <protocol>-<port>.
+                        ssh is reserved for the SSH sidecar.
+                      maxLength: 15
+                      type: string
+                      x-kubernetes-validations:
+                      - message: 'must be an IANA service name: lower-case letters,
+                          digits and -, with a letter, no -- and no - at either end'
+                        rule: self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]')
+                          && !self.contains('--')
+                      - message: ssh is reserved for the SSH sidecar
+                        rule: self != 'ssh'
+                    port:
+                      description: Port the workload listens on; also the Service
+                        port.
+                      maximum: 65535
+                      minimum: 1
+                      type: integer
+                    protocol:
+                      default: TCP
+                      description: TCP (default), UDP or SCTP.
+                      enum:
+                      - TCP
+                      - UDP
+                      - SCTP
+                      type: string
+                  required:
+                  - port
+                  type: object
+                maxItems: 32
+                type: array
+                x-kubernetes-list-map-keys:
+                - port
+                - protocol
+                x-kubernetes-list-type: map
+                x-kubernetes-validations:
+                - message: two entries share a port number with different protocols;
+                    the Service cannot carry both (use distinct port numbers)
+                  rule: self.all(a, self.all(b, a.port != b.port || a.protocol ==
+                    b.protocol))
+                - message: port names must be unique
+                  rule: self.all(a, !has(a.name) || self.exists_one(b, has(b.name)
+                    && b.name == a.name))
+              resources:
+                description: Resources of the workload container.
+                properties:
+                  accelerator:
+                    description: Accelerators for the workload container; absent means
+                      a CPU-only workspace.
+                    properties:
+                      coresPercentage:
+                        description: 'Sliced: share of compute in percent; absent
+                          means 100.'
+                        maximum: 100
+                        minimum: 1
+                        type: integer
+                      count:
+                        default: 1
+                        description: Number of accelerators; 1 for Sliced and Partitioned.
+                          0 means a CPU-only workspace.
+                        minimum: 0
+                        type: integer
+                      family:
+                        default: Whole
+                        description: 'Whole: dedicated devices. Shared: time-sliced
+                          devices. Sliced: a share of one device memory and compute
+                          (HAMi, GPUStack). Partitioned: a hardware (MIG) partition
+                          of one device.'
+                        enum:
+                        - Whole
+                        - Shared
+                        - Sliced
+                        - Partitioned
+                        type: string
+                      memoryMiB:
+                        description: 'Sliced: device memory in MiB (exclusive with
+                          memoryPercentage).'
+                        minimum: 1
+                        type: integer
+                      memoryPercentage:
+                        description: 'Sliced: share of device memory in percent (exclusive
+                          with memoryMiB).'
+                        maximum: 100
+                        minimum: 1
+                        type: integer
+                      profile:
+                        description: 'Partitioned: the partition profile, one the
+                          InstanceType offers, such as 1g.10gb.'
+                        maxLength: 40
+                        pattern: ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$
+                        type: string
+                    type: object
+                    x-kubernetes-validations:
+                    - message: 'memoryMiB and memoryPercentage are exclusive: set
+                        one'
+                      rule: '!(has(self.memoryPercentage) && has(self.memoryMiB))'
+                    - message: 'count 0 means a CPU-only workspace: no other accelerator
+                        field may be set'
+                      rule: '!has(self.count) || self.count != 0 || (!has(self.memoryPercentage)
+                        && !has(self.memoryMiB) && !has(self.coresPercentage) && !has(self.profile)
+                        && (!has(self.family) || self.family == ''Whole''))'
+                    - message: Sliced and Partitioned take count 1
+                      rule: '!has(self.family) || !(self.family in [''Sliced'', ''Partitioned''])
+                        || !has(self.count) || self.count == 1'
+                    - message: memoryMiB, memoryPercentage and coresPercentage apply
+                        to the Sliced family only
+                      rule: (has(self.family) && self.family == 'Sliced') || (!has(self.memoryPercentage)
+                        && !has(self.memoryMiB) && !has(self.coresPercentage))
+                    - message: Sliced needs memoryMiB or memoryPercentage
+                      rule: '!has(self.family) || self.family != ''Sliced'' || has(self.memoryMiB)
+                        || has(self.memoryPercentage)'
+                    - message: profile is required for the Partitioned family and
+                        allowed for it only
+                      rule: (has(self.family) && self.family == 'Partitioned') ==
+                        has(self.profile)
+                  cpu:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: CPU of the workload container (requests = limits);
+                      the InstanceType default when absent.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                  memory:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Memory of the workload container (requests = limits);
+                      the InstanceType default when absent.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+              sshPublicKey:
+                description: Secret in the Instance namespace with key authorized_keys.
+                  When set, an SSH sidecar on 22/TCP (Service port ssh) lets those
+                  keys enter the workload container.
+                properties:
+                  name:
+                    description: Secret name.
+                    maxLength: 253
+                    minLength: 1
+                    type: string
+                required:
+                - name
+                type: object
+              stop:
+                default: false
+                description: 'true: no Pod; the Service and its node ports stay. false:
+                  run.'
+                type: boolean
+              type:
+                description: 'Name of the InstanceType: decides node placement and
+                  how accelerators are requested. At most 63 characters: the Pod carries
+                  it as a label value.'
+                maxLength: 63
+                minLength: 1
+                type: string
+              workspace:
+                description: 'The workspace volume: ephemeral (emptyDir) unless claimName
+                  names a claim.'
+                properties:
+                  claimName:
+                    description: Existing PersistentVolumeClaim to mount instead of
+                      an ephemeral workspace.
+                    maxLength: 253
+                    minLength: 1
+                    type: string
+                  mountPath:
+                    default: /workspace
+                    description: Absolute path of the workspace volume in the workload
+                      container.
+                    pattern: ^/
+                    type: string
+                  size:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Size limit of an ephemeral (emptyDir) workspace.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+                x-kubernetes-validations:
+                - message: 'size and claimName are exclusive: an ephemeral size or
+                    a claim'
+                  rule: '!(has(self.size) && has(self.claimName))'
+            required:
+            - type
+            - image
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .ports
+              message: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP
+                may be listed'
+              rule: '!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p,
+                p.port != 22 || p.protocol == ''TCP'')'
+          status:
+            description: What the controller observed.
+            properties:
+              accelerator:
+                description: What the observed Pod requests for the workload container.
+                properties:
+                  count:
+                    description: Number of accelerators.
+                    type: integer
+                  family:
+                    description: The accelerator family.
+                    type: string
+                  resources:
+                    additionalProperties:
+                      type: string
+                    description: Extended resources requested by the main container.
+                    type: object
+                required:
+                - family
+                - count
+                - resources
+                type: object
+              accessAddresses:
+                description: <hostIP>:<nodePort> per port while a Pod runs (externalTrafficPolicy
+                  Local).
+                items:
+                  type: string
+                type: array
+              conditions:
+                description: Ready, SpecValid and UpToDate.
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Ready, SpecValid or UpToDate.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              hostIP:
+                description: IP of the node hosting the observed Pod.
+                type: string
+              message:
+                description: One sentence about the phase.
+                type: string
+              nodeName:
+                description: Node of the observed Pod.
+                type: string
+              nodePorts:
+                description: 'Every allocated node port as <port>:<nodePort>/<protocol>,
+                  comma-separated (8888:31000/TCP,22:31022/TCP): status.ports on one
+                  line, for the Ports column of kubectl get.'
+                type: string
+              observedGeneration:
+                description: The generation Metacontroller last synced.
+                type: integer
+              phase:
+                description: Pending, Starting, Running, Stopping, Stopped, Failed
+                  or Deleting.
+                enum:
+                - Pending
+                - Starting
+                - Running
+                - Stopping
+                - Stopped
+                - Failed
+                - Deleting
+                type: string
+              podIP:
+                description: IP of the observed Pod.
+                type: string
+              podName:
+                description: The observed Pod.
+                type: string
+              ports:
+                description: Ports of the observed Service with their node ports.
+                items:
+                  properties:
+                    name:
+                      description: The spec port name, or <protocol>-<port>, or ssh.
+                      type: string
+                    nodePort:
+                      description: The node port allocated on the observed Service.
+                      type: integer
+                    port:
+                      description: The Service port.
+                      type: integer
+                    protocol:
+                      description: TCP, UDP or SCTP.
+                      type: string
+                  required:
+                  - name
+                  - port
+                  - protocol
+                  type: object
+                type: array
+            type: object
+        required:
+        - spec
+        type: object
+        x-kubernetes-validations:
+        - message: 'an Instance name must be a DNS-1035 label: at most 63 lower-case
+            letters, digits and -, starting with a letter and ending with a letter
+            or digit (it names the Pod label and the Service)'
+          rule: size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: instancetypes.worker.gpustack.ai
+spec:
+  group: worker.gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: InstanceType
+    listKind: InstanceTypeList
+    plural: instancetypes
+    singular: instancetype
+  scope: Cluster
+  versions:
+  - additionalPrinterColumns:
+    - description: Device plugin on the nodes of this type.
+      jsonPath: .spec.devicePlugin
+      name: Plugin
+      type: string
+    - description: Accelerator families Instances of this type may use.
+      jsonPath: .spec.families
+      name: Families
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A class of GPU nodes that Instances can be placed on.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: worker.gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: InstanceType.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: What the admin offers on this class of nodes.
+            properties:
+              defaults:
+                description: Resources for Instances that set none.
+                properties:
+                  cpu:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: CPU of an Instance that sets none (requests = limits).
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                  memory:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Memory of an Instance that sets none (requests =
+                      limits).
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+              devicePlugin:
+                default: HAMi
+                description: 'Device plugin on the nodes of this type, which decides
+                  the resource names requested: HAMi, GPUStack or NVIDIA (the NVIDIA
+                  device plugin offers no Sliced family).'
+                enum:
+                - HAMi
+                - GPUStack
+                - NVIDIA
+                type: string
+              families:
+                default:
+                - Whole
+                description: 'Accelerator families Instances of this type may use:
+                  Whole, Shared, Sliced, Partitioned.'
+                items:
+                  enum:
+                  - Whole
+                  - Shared
+                  - Sliced
+                  - Partitioned
+                  type: string
+                minItems: 1
+                type: array
+                x-kubernetes-list-type: set
+              manufacturer:
+                default: nvidia
+                description: Accelerator manufacturer, used in the GPUStack visibility
+                  resource name.
+                maxLength: 63
+                pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+                type: string
+              maxCount:
+                description: Most accelerators one Instance of this type may take;
+                  absent means no limit.
+                minimum: 1
+                type: integer
+              nodeSelector:
+                additionalProperties:
+                  type: string
+                description: Node labels an Instance Pod of this type must match.
+                type: object
+              partitionProfiles:
+                description: Hardware partition (MIG) profiles offered to Partitioned
+                  Instances, such as 1g.10gb.
+                items:
+                  maxLength: 40
+                  pattern: ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$
+                  type: string
+                maxItems: 64
+                type: array
+                x-kubernetes-list-type: set
+              resourceName:
+                default: nvidia.com/gpu
+                description: The whole-accelerator extended resource name; the other
+                  names derive from it and from its domain part (nvidia.com/gpu →
+                  nvidia.com/gpumem, nvidia.com/gpu.shared).
+                maxLength: 253
+                pattern: ^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$
+                type: string
+              runtimeClassName:
+                description: RuntimeClass of the Instance Pods (for example nvidia).
+                maxLength: 253
+                type: string
+              tolerations:
+                description: Tolerations copied onto every Instance Pod of this type.
+                items:
+                  description: A toleration copied onto the Pod of every Instance
+                    of this type.
+                  properties:
+                    effect:
+                      description: Taint effect to match; empty matches every effect.
+                      enum:
+                      - NoSchedule
+                      - PreferNoSchedule
+                      - NoExecute
+                      type: string
+                    key:
+                      description: Taint key the toleration applies to; empty with
+                        operator Exists matches every taint.
+                      type: string
+                    operator:
+                      description: Exists or Equal (the default when absent).
+                      enum:
+                      - Exists
+                      - Equal
+                      type: string
+                    tolerationSeconds:
+                      description: 'For NoExecute: how long the Pod stays bound after
+                        the taint appears.'
+                      type: integer
+                    value:
+                      description: Taint value to match with operator Equal.
+                      type: string
+                  type: object
+                maxItems: 64
+                type: array
+              visibilityResource:
+                description: 'Overrides the resource the SSH sidecar requests to see
+                  the workload''s devices without taking capacity; empty uses the
+                  device plugin default (GPUStack: device.gpustack.ai/<manufacturer>.visibility).'
+                maxLength: 253
+                pattern: ^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$
+                type: string
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .partitionProfiles
+              message: spec.partitionProfiles needs Partitioned in spec.families
+              rule: '!has(self.partitionProfiles) || size(self.partitionProfiles)
+                == 0 || (has(self.families) && ''Partitioned'' in self.families)'
+        required:
+        - spec
+        type: object
+    served: true
+    storage: true
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: settings.gpustack.ai
+spec:
+  group: gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: Setting
+    listKind: SettingList
+    plural: settings
+    shortNames:
+    - set
+    singular: setting
+  scope: Cluster
+  versions:
+  - additionalPrinterColumns:
+    - description: The value of the setting.
+      jsonPath: .value
+      name: Value
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A cluster-wide gpuhooks setting. One object per setting, named
+          after it; its value is the top-level field value.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: Setting.'
+            type: string
+          metadata:
+            type: object
+          value:
+            description: 'The value of the setting named by metadata.name. instance-isolation-pod-cidrs:
+              comma-separated IPv4/IPv6 pod CIDRs in canonical form (10.244.0.0/16,fd00:10:244::/56);
+              blank turns tenant isolation off. instance-ssh-server-image: image of
+              the Instance SSH sidecar; blank uses the published default. Running
+              Instances pick a changed value up at their next start.'
+            maxLength: 4096
+            type: string
+        type: object
+        x-kubernetes-validations:
+        - fieldPath: .value
+          message: value of instance-isolation-pod-cidrs must be comma-separated canonical
+            CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56
+          rule: self.metadata.name != 'instance-isolation-pod-cidrs' || !has(self.value)
+            || self.value.trim() == '' || self.value.split(',').all(c, isCIDR(c.trim())
+            && cidr(c.trim()).prefixLength() > 0 && string(cidr(c.trim()).masked())
+            == c.trim())
+    served: true
+    storage: true
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-view
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances, instances/status, instancetypes]
+    verbs: [get, list, watch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets, cellnodesets/status]
+    verbs: [get, list, watch]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-edit
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances]
+    verbs: [create, update, patch, delete, deletecollection]
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  type: ClusterIP
+  selector:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/component: hooks
+  ports:
+    - {name: http, port: 80, targetPort: http, protocol: TCP}
+    - {name: webhook, port: 443, targetPort: webhook, protocol: TCP}
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  replicas: 2
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: hooks
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxUnavailable: 0, maxSurge: 1}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: gpuhooks
+        app.kubernetes.io/instance: gpuhooks
+        app.kubernetes.io/component: hooks
+    spec:
+      serviceAccountName: gpuhooks
+      automountServiceAccountToken: false
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      # SHUTDOWN_TIMEOUT_SECONDS (25) drains in-flight hook calls inside this grace period.
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: hooks
+          image: ghcr.io/gpustack/gpuhooks:0.1.0
+          imagePullPolicy: IfNotPresent
+          command: ["node", "dist/hooks/main.js"]
+          env:
+            - {name: PORT, value: "8080"}
+            - {name: WEBHOOK_PORT, value: "9443"}
+            - {name: TLS_CERT_FILE, value: /etc/gpuhooks/tls/tls.crt}
+            - {name: TLS_KEY_FILE, value: /etc/gpuhooks/tls/tls.key}
+            - {name: LOG_LEVEL, value: "info"}
+            - {name: BODY_LIMIT, value: "1.6777216e+07"}
+            - {name: SHUTDOWN_TIMEOUT_SECONDS, value: "25"}
+          ports:
+            - {name: http, containerPort: 8080, protocol: TCP}
+            - {name: webhook, containerPort: 9443, protocol: TCP}
+          readinessProbe:
+            httpGet: {path: /readyz, port: http}
+            periodSeconds: 5
+            failureThreshold: 2
+          livenessProbe:
+            httpGet: {path: /healthz, port: http}
+            periodSeconds: 10
+            failureThreshold: 3
+            timeoutSeconds: 5
+          resources:
+            limits:
+              memory: 512Mi
+            requests:
+              cpu: 100m
+              memory: 192Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            capabilities:
+              drop: [ALL]
+            seccompProfile:
+              type: RuntimeDefault
+          volumeMounts:
+            - {name: tls, mountPath: /etc/gpuhooks/tls, readOnly: true}
+            - {name: tmp, mountPath: /tmp}
+      volumes:
+        # Written by the certificate Job (or cert-manager); the Pod starts once it exists.
+        - name: tls
+          secret:
+            secretName: gpuhooks-webhook-tls
+        - name: tmp
+          emptyDir: {sizeLimit: 64Mi}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    app.kubernetes.io/name: gpuhooks
+                    app.kubernetes.io/instance: gpuhooks
+                    app.kubernetes.io/component: hooks
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              app.kubernetes.io/name: gpuhooks
+              app.kubernetes.io/instance: gpuhooks
+              app.kubernetes.io/component: hooks
+---
+# Source: gpuhooks/templates/cert-manager.yaml
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: gpuhooks-webhook
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+spec:
+  secretName: gpuhooks-webhook-tls
+  duration: 8760h
+  renewBefore: 720h
+  dnsNames:
+    - gpuhooks.gpuhooks-system.svc
+    - gpuhooks.gpuhooks-system.svc.cluster.local
+  privateKey:
+    algorithm: ECDSA
+    size: 256
+    rotationPolicy: Always
+  issuerRef:
+    name: gpuhooks-selfsigned
+    kind: Issuer
+    group: cert-manager.io
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance
+spec:
+  childResources:
+  - apiVersion: v1
+    resource: pods
+    updateStrategy:
+      method: OnDelete
+  - apiVersion: v1
+    resource: services
+    updateStrategy:
+      method: InPlace
+  generateSelector: true
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/instance/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    finalize:
+      version: v2
+      webhook:
+        path: /hooks/instance/finalize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/instance/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  parentResource:
+    apiVersion: worker.gpustack.ai/v1alpha1
+    resource: instances
+  resyncPeriodSeconds: 600
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: DecoratorController
+metadata:
+  labels:
+    app.kubernetes.io/component: instance-isolation
+    app.kubernetes.io/managed-by: gpuhooks
+    app.kubernetes.io/name: gpuhooks
+  name: gpuhooks-instance-isolation
+spec:
+  attachments:
+  - apiVersion: networking.k8s.io/v1
+    resource: networkpolicies
+    updateStrategy:
+      method: InPlace
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/isolation/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/isolation/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  resources:
+  - apiVersion: v1
+    resource: namespaces
+  resyncPeriodSeconds: 300
+---
+# Source: gpuhooks/templates/cert-manager.yaml
+# No issuer named: a self-signed one; the cainjector copies the certificate into the caBundle.
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: gpuhooks-selfsigned
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+spec:
+  selfSigned: {}
+---
+# Source: gpuhooks/templates/webhooks.yaml
+# Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
+# update is refused rather than let through unchecked. The caBundle is written after install by
+# cert-manager's cainjector; an apply of this manifest leaves it in place.
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: gpuhooks-instance
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+  annotations:
+    cert-manager.io/inject-ca-from: gpuhooks-system/gpuhooks-webhook
+webhooks:
+  - name: instances.worker.gpustack.ai
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    matchPolicy: Equivalent
+    timeoutSeconds: 10
+    clientConfig:
+      service:
+        name: gpuhooks
+        namespace: gpuhooks-system
+        port: 443
+        path: /admission/instance
+    rules:
+      - apiGroups: ["worker.gpustack.ai"]
+        apiVersions: [v1alpha1]
+        resources: [instances]
+        operations: [CREATE, UPDATE]
+        scope: Namespaced
+---
+# Source: gpuhooks/templates/settings.yaml
+apiVersion: gpustack.ai/v1alpha1
+kind: Setting
+metadata:
+  name: instance-isolation-pod-cidrs
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+  annotations:
+    helm.sh/resource-policy: keep
+    helm.sh/hook: post-install,post-upgrade
+    helm.sh/hook-weight: "0"
+value: ""
+
+`
+
+exports[`tests/unit/chart.test.ts > TAP > helm template with default values (reviewed snapshot) > default values 1`] = `
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: hooks
+---
+# Source: gpuhooks/templates/certs.yaml
+# The webhook certificate, made in the cluster by the chart's own image: no key is part of this
+# manifest. The Job runs at install and at every upgrade (a new name per revision), the CronJob
+# weekly; both keep a valid certificate and renew it within renewBeforeDays of expiry.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: gpuhooks-certs
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+# The hook service calls no API: Metacontroller sends it everything it reads.
+automountServiceAccountToken: false
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: cellnodesets.cells.kubeswift.io
+spec:
+  group: cells.kubeswift.io
+  names:
+    categories:
+    - kubeswift
+    kind: CellNodeSet
+    listKind: CellNodeSetList
+    plural: cellnodesets
+    shortNames:
+    - cns
+    singular: cellnodeset
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The workload cluster answered the agent.
+      jsonPath: .status.conditions[?(@.type=="Reachable")].status
+      name: Reachable
+      type: string
+    - description: Nodes carrying the pool uid label.
+      jsonPath: .status.nodeCount
+      name: Nodes
+      type: integer
+    - description: The agent last complete observation.
+      jsonPath: .status.observedTime
+      name: Observed
+      type: date
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A GPU cell pool request to its workload cluster (spec, written
+          by the cellpool controller) and what the workload agent saw there (status).
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: cells.kubeswift.io/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: CellNodeSet.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: Written by the cellpool controller only.
+            properties:
+              demand:
+                description: 'Which pending Pods count as demand for this pool; absent:
+                  no demand is read.'
+                properties:
+                  nodeLabels:
+                    additionalProperties:
+                      type: string
+                    description: 'Labels a pool Node carries: a Pod counts only if
+                      its node selector and required affinity match them.'
+                    type: object
+                  resources:
+                    description: Resource names whose pending requests count as demand
+                      (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).
+                    items:
+                      type: string
+                    type: array
+                  taints:
+                    description: 'Taints a pool Node carries: a Pod counts only if
+                      it tolerates them.'
+                    items:
+                      description: A Node taint; taints are matched by key and effect.
+                      properties:
+                        effect:
+                          description: NoSchedule, PreferNoSchedule or NoExecute.
+                          enum:
+                          - NoSchedule
+                          - PreferNoSchedule
+                          - NoExecute
+                          type: string
+                        key:
+                          description: The taint key.
+                          minLength: 1
+                          type: string
+                        value:
+                          description: The taint value (may be empty).
+                          type: string
+                      required:
+                      - key
+                      - effect
+                      type: object
+                    type: array
+                required:
+                - resources
+                type: object
+              kubeconfigSecretRef:
+                description: 'The workload cluster kubeconfig. The Secret must carry
+                  the label cells.kubeswift.io/workload-kubeconfig: "true", and the
+                  kubeconfig may use only server, certificate-authority-data, tls-server-name,
+                  token, client-certificate-data and client-key-data.'
+                properties:
+                  key:
+                    description: Key of the kubeconfig in that Secret.
+                    minLength: 1
+                    type: string
+                  name:
+                    description: Secret in this namespace holding the workload cluster
+                      kubeconfig.
+                    minLength: 1
+                    type: string
+                required:
+                - name
+                - key
+                type: object
+              nodes:
+                description: One entry per cell the pool holds (draining ones too).
+                items:
+                  description: A Node the pool expects in the workload cluster and
+                    what it must carry.
+                  properties:
+                    annotations:
+                      additionalProperties:
+                        type: string
+                      description: Annotations the Node must carry.
+                      type: object
+                    cordon:
+                      description: 'true: the Node must be unschedulable (the cell
+                        drains). false: the agent clears unschedulable only if it
+                        set it.'
+                      type: boolean
+                    instance:
+                      description: The uid of the cell SwiftGuest, the value of the
+                        label cells.kubeswift.io/instance its kubelet registers; empty
+                        until the guest exists.
+                      type: string
+                    labels:
+                      additionalProperties:
+                        type: string
+                      description: Labels the Node must carry.
+                      type: object
+                    name:
+                      description: 'The Node name: the cell name.'
+                      maxLength: 63
+                      minLength: 1
+                      type: string
+                    taints:
+                      description: Taints the Node must carry (matched by key and
+                        effect).
+                      items:
+                        description: A Node taint; taints are matched by key and effect.
+                        properties:
+                          effect:
+                            description: NoSchedule, PreferNoSchedule or NoExecute.
+                            enum:
+                            - NoSchedule
+                            - PreferNoSchedule
+                            - NoExecute
+                            type: string
+                          key:
+                            description: The taint key.
+                            minLength: 1
+                            type: string
+                          value:
+                            description: The taint value (may be empty).
+                            type: string
+                        required:
+                        - key
+                        - effect
+                        type: object
+                      type: array
+                  required:
+                  - name
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              poolUID:
+                description: 'The pool uid: the value of the label cells.kubeswift.io/pool-uid
+                  on its Nodes.'
+                minLength: 1
+                type: string
+            required:
+            - kubeconfigSecretRef
+            - poolUID
+            type: object
+          status:
+            description: Written by the workload agent only.
+            properties:
+              conditions:
+                description: Reachable (reasons Reachable, CredentialInvalid, Forbidden,
+                  Unreachable).
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Reachable.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              demand:
+                description: Pods pending for lack of GPU that could run on a pool
+                  Node.
+                properties:
+                  pendingPods:
+                    description: Pending Pods that count as demand for this pool.
+                    type: integer
+                  read:
+                    description: Pending Pods were listed.
+                    type: boolean
+                  shapes:
+                    description: Grouped by request, largest first, at most 50.
+                    items:
+                      description: Pending Pods grouped by identical request.
+                      properties:
+                        cores:
+                          description: 'Device compute requested per Pod, percent
+                            (0: not stated).'
+                          type: integer
+                        devices:
+                          description: Devices requested per Pod.
+                          type: integer
+                        memoryMiB:
+                          description: 'Device memory requested per Pod, MiB (0: not
+                            stated).'
+                          type: integer
+                        pods:
+                          description: Pending Pods with this request.
+                          type: integer
+                      required:
+                      - devices
+                      - memoryMiB
+                      - cores
+                      - pods
+                      type: object
+                    maxItems: 50
+                    type: array
+                required:
+                - read
+                - pendingPods
+                type: object
+              nodeCount:
+                description: Nodes in the workload cluster carrying the pool uid label.
+                type: integer
+              nodes:
+                description: One row per spec.nodes entry.
+                items:
+                  description: What the agent saw of one listed Node.
+                  properties:
+                    allocations:
+                      description: HAMi allocations on the Node.
+                      properties:
+                        inFlight:
+                          description: A Pod is being allocated a device on the Node.
+                          type: boolean
+                        pods:
+                          description: Non-terminal Pods holding a HAMi allocation
+                            on the Node.
+                          type: integer
+                        read:
+                          description: The Pods on the Node were listed.
+                          type: boolean
+                      required:
+                      - read
+                      - pods
+                      type: object
+                    conflict:
+                      description: The Node belongs to another VM or pool; the agent
+                        writes nothing to it.
+                      type: boolean
+                    devices:
+                      description: Devices HAMi registered on the Node.
+                      items:
+                        description: One GPU device HAMi registered on the Node.
+                        properties:
+                          cores:
+                            description: Device compute, in percent (HAMi devcore).
+                            type: integer
+                          healthy:
+                            description: HAMi reports the device healthy.
+                            type: boolean
+                          id:
+                            description: Device id (UUID).
+                            type: string
+                          memoryMiB:
+                            description: Device memory in MiB.
+                            type: integer
+                          type:
+                            description: Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB.
+                            type: string
+                        required:
+                        - id
+                        - type
+                        - memoryMiB
+                        - cores
+                        - healthy
+                        type: object
+                      type: array
+                    instance:
+                      description: The Node label cells.kubeswift.io/instance.
+                      type: string
+                    live:
+                      description: The kubelet still heartbeats (judged by the agent
+                        clock).
+                      type: boolean
+                    message:
+                      description: What a person should know about this Node.
+                      type: string
+                    name:
+                      description: The Node name (the spec entry).
+                      type: string
+                    poolUID:
+                      description: The Node label cells.kubeswift.io/pool-uid.
+                      type: string
+                    present:
+                      description: A Node of this name exists in the workload cluster.
+                      type: boolean
+                    ready:
+                      description: The Node Ready condition is True.
+                      type: boolean
+                    registration:
+                      description: 'The HAMi registration annotation: Missing, Parsed
+                        or Unparseable.'
+                      enum:
+                      - Missing
+                      - Parsed
+                      - Unparseable
+                      type: string
+                    unschedulable:
+                      description: The Node is cordoned.
+                      type: boolean
+                  required:
+                  - name
+                  - present
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              observedGeneration:
+                description: The spec generation whose actions were carried out.
+                type: integer
+              observedTime:
+                description: The agent last complete observation, taken after those
+                  actions.
+                format: date-time
+                type: string
+              swept:
+                description: The last 20 Nodes the agent deleted.
+                items:
+                  description: A Node the agent deleted because its kubelet stopped
+                    heartbeating.
+                  properties:
+                    instance:
+                      description: Its cells.kubeswift.io/instance label.
+                      type: string
+                    name:
+                      description: The Node name.
+                      type: string
+                    reason:
+                      description: 'Stale: an old VM under a listed name. Orphan:
+                        no longer listed.'
+                      enum:
+                      - Stale
+                      - Orphan
+                      type: string
+                    time:
+                      description: When the agent deleted it.
+                      format: date-time
+                      type: string
+                  required:
+                  - name
+                  - reason
+                  - time
+                  type: object
+                maxItems: 20
+                type: array
+            type: object
+        required:
+        - spec
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: instances.worker.gpustack.ai
+spec:
+  group: worker.gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: Instance
+    listKind: InstanceList
+    plural: instances
+    shortNames:
+    - inst
+    singular: instance
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The InstanceType.
+      jsonPath: .spec.type
+      name: Type
+      type: string
+    - description: Where the workspace is in its life.
+      jsonPath: .status.phase
+      name: Phase
+      type: string
+    - description: Allocated node ports, <port>:<nodePort>/<protocol>.
+      jsonPath: .status.nodePorts
+      name: Ports
+      type: string
+    - description: Node of the observed Pod.
+      jsonPath: .status.nodeName
+      name: Node
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A container workspace backed by a Pod with an accelerator, reached
+          through a NodePort Service.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: worker.gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: Instance.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: The desired workspace.
+            properties:
+              args:
+                description: Arguments to the entrypoint.
+                items:
+                  type: string
+                type: array
+              command:
+                description: Entrypoint of the workload container; the image default
+                  when absent.
+                items:
+                  type: string
+                type: array
+              env:
+                description: Environment of the workload container, keyed by name.
+                items:
+                  description: An environment variable, as in a container.
+                  properties:
+                    name:
+                      description: Variable name.
+                      minLength: 1
+                      type: string
+                    value:
+                      description: Literal value.
+                      type: string
+                    valueFrom:
+                      description: Source of the value, as in a container env entry
+                        (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).
+                      type: object
+                      x-kubernetes-preserve-unknown-fields: true
+                  required:
+                  - name
+                  type: object
+                  x-kubernetes-validations:
+                  - message: value and valueFrom are exclusive
+                    rule: '!(has(self.value) && has(self.valueFrom))'
+                maxItems: 256
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              image:
+                description: Workload container image.
+                minLength: 1
+                type: string
+              imagePullPolicy:
+                default: IfNotPresent
+                description: When to pull image.
+                enum:
+                - Always
+                - IfNotPresent
+                - Never
+                type: string
+              imagePullSecrets:
+                description: Secrets in the Instance namespace for pulling image.
+                items:
+                  properties:
+                    name:
+                      description: Secret name.
+                      minLength: 1
+                      type: string
+                  required:
+                  - name
+                  type: object
+                maxItems: 16
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              nodeName:
+                description: Pin the Pod to this node, as required node affinity (the
+                  scheduler and device plugins still run).
+                maxLength: 253
+                minLength: 1
+                type: string
+              ports:
+                description: Ports exposed through the NodePort Service named after
+                  the Instance. An unchanged (port, protocol) keeps its node port
+                  across stop, edit and start; edits made while stopped apply at the
+                  next start.
+                items:
+                  description: A port exposed through the Instance NodePort Service.
+                  properties:
+                    name:
+                      description: Optional IANA service name (at most 15 lower-case
+                        letters, digits and -, with a letter) for the container port
+                        and the status entry. The Service port is always named <protocol>-<port>.
+                        ssh is reserved for the SSH sidecar.
+                      maxLength: 15
+                      type: string
+                      x-kubernetes-validations:
+                      - message: 'must be an IANA service name: lower-case letters,
+                          digits and -, with a letter, no -- and no - at either end'
+                        rule: self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]')
+                          && !self.contains('--')
+                      - message: ssh is reserved for the SSH sidecar
+                        rule: self != 'ssh'
+                    port:
+                      description: Port the workload listens on; also the Service
+                        port.
+                      maximum: 65535
+                      minimum: 1
+                      type: integer
+                    protocol:
+                      default: TCP
+                      description: TCP (default), UDP or SCTP.
+                      enum:
+                      - TCP
+                      - UDP
+                      - SCTP
+                      type: string
+                  required:
+                  - port
+                  type: object
+                maxItems: 32
+                type: array
+                x-kubernetes-list-map-keys:
+                - port
+                - protocol
+                x-kubernetes-list-type: map
+                x-kubernetes-validations:
+                - message: two entries share a port number with different protocols;
+                    the Service cannot carry both (use distinct port numbers)
+                  rule: self.all(a, self.all(b, a.port != b.port || a.protocol ==
+                    b.protocol))
+                - message: port names must be unique
+                  rule: self.all(a, !has(a.name) || self.exists_one(b, has(b.name)
+                    && b.name == a.name))
+              resources:
+                description: Resources of the workload container.
+                properties:
+                  accelerator:
+                    description: Accelerators for the workload container; absent means
+                      a CPU-only workspace.
+                    properties:
+                      coresPercentage:
+                        description: 'Sliced: share of compute in percent; absent
+                          means 100.'
+                        maximum: 100
+                        minimum: 1
+                        type: integer
+                      count:
+                        default: 1
+                        description: Number of accelerators; 1 for Sliced and Partitioned.
+                          0 means a CPU-only workspace.
+                        minimum: 0
+                        type: integer
+                      family:
+                        default: Whole
+                        description: 'Whole: dedicated devices. Shared: time-sliced
+                          devices. Sliced: a share of one device memory and compute
+                          (HAMi, GPUStack). Partitioned: a hardware (MIG) partition
+                          of one device.'
+                        enum:
+                        - Whole
+                        - Shared
+                        - Sliced
+                        - Partitioned
+                        type: string
+                      memoryMiB:
+                        description: 'Sliced: device memory in MiB (exclusive with
+                          memoryPercentage).'
+                        minimum: 1
+                        type: integer
+                      memoryPercentage:
+                        description: 'Sliced: share of device memory in percent (exclusive
+                          with memoryMiB).'
+                        maximum: 100
+                        minimum: 1
+                        type: integer
+                      profile:
+                        description: 'Partitioned: the partition profile, one the
+                          InstanceType offers, such as 1g.10gb.'
+                        maxLength: 40
+                        pattern: ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$
+                        type: string
+                    type: object
+                    x-kubernetes-validations:
+                    - message: 'memoryMiB and memoryPercentage are exclusive: set
+                        one'
+                      rule: '!(has(self.memoryPercentage) && has(self.memoryMiB))'
+                    - message: 'count 0 means a CPU-only workspace: no other accelerator
+                        field may be set'
+                      rule: '!has(self.count) || self.count != 0 || (!has(self.memoryPercentage)
+                        && !has(self.memoryMiB) && !has(self.coresPercentage) && !has(self.profile)
+                        && (!has(self.family) || self.family == ''Whole''))'
+                    - message: Sliced and Partitioned take count 1
+                      rule: '!has(self.family) || !(self.family in [''Sliced'', ''Partitioned''])
+                        || !has(self.count) || self.count == 1'
+                    - message: memoryMiB, memoryPercentage and coresPercentage apply
+                        to the Sliced family only
+                      rule: (has(self.family) && self.family == 'Sliced') || (!has(self.memoryPercentage)
+                        && !has(self.memoryMiB) && !has(self.coresPercentage))
+                    - message: Sliced needs memoryMiB or memoryPercentage
+                      rule: '!has(self.family) || self.family != ''Sliced'' || has(self.memoryMiB)
+                        || has(self.memoryPercentage)'
+                    - message: profile is required for the Partitioned family and
+                        allowed for it only
+                      rule: (has(self.family) && self.family == 'Partitioned') ==
+                        has(self.profile)
+                  cpu:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: CPU of the workload container (requests = limits);
+                      the InstanceType default when absent.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                  memory:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Memory of the workload container (requests = limits);
+                      the InstanceType default when absent.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+              sshPublicKey:
+                description: Secret in the Instance namespace with key authorized_keys.
+                  When set, an SSH sidecar on 22/TCP (Service port ssh) lets those
+                  keys enter the workload container.
+                properties:
+                  name:
+                    description: Secret name.
+                    maxLength: 253
+                    minLength: 1
+                    type: string
+                required:
+                - name
+                type: object
+              stop:
+                default: false
+                description: 'true: no Pod; the Service and its node ports stay. false:
+                  run.'
+                type: boolean
+              type:
+                description: 'Name of the InstanceType: decides node placement and
+                  how accelerators are requested. At most 63 characters: the Pod carries
+                  it as a label value.'
+                maxLength: 63
+                minLength: 1
+                type: string
+              workspace:
+                description: 'The workspace volume: ephemeral (emptyDir) unless claimName
+                  names a claim.'
+                properties:
+                  claimName:
+                    description: Existing PersistentVolumeClaim to mount instead of
+                      an ephemeral workspace.
+                    maxLength: 253
+                    minLength: 1
+                    type: string
+                  mountPath:
+                    default: /workspace
+                    description: Absolute path of the workspace volume in the workload
+                      container.
+                    pattern: ^/
+                    type: string
+                  size:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Size limit of an ephemeral (emptyDir) workspace.
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+                x-kubernetes-validations:
+                - message: 'size and claimName are exclusive: an ephemeral size or
+                    a claim'
+                  rule: '!(has(self.size) && has(self.claimName))'
+            required:
+            - type
+            - image
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .ports
+              message: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP
+                may be listed'
+              rule: '!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p,
+                p.port != 22 || p.protocol == ''TCP'')'
+          status:
+            description: What the controller observed.
+            properties:
+              accelerator:
+                description: What the observed Pod requests for the workload container.
+                properties:
+                  count:
+                    description: Number of accelerators.
+                    type: integer
+                  family:
+                    description: The accelerator family.
+                    type: string
+                  resources:
+                    additionalProperties:
+                      type: string
+                    description: Extended resources requested by the main container.
+                    type: object
+                required:
+                - family
+                - count
+                - resources
+                type: object
+              accessAddresses:
+                description: <hostIP>:<nodePort> per port while a Pod runs (externalTrafficPolicy
+                  Local).
+                items:
+                  type: string
+                type: array
+              conditions:
+                description: Ready, SpecValid and UpToDate.
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Ready, SpecValid or UpToDate.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              hostIP:
+                description: IP of the node hosting the observed Pod.
+                type: string
+              message:
+                description: One sentence about the phase.
+                type: string
+              nodeName:
+                description: Node of the observed Pod.
+                type: string
+              nodePorts:
+                description: 'Every allocated node port as <port>:<nodePort>/<protocol>,
+                  comma-separated (8888:31000/TCP,22:31022/TCP): status.ports on one
+                  line, for the Ports column of kubectl get.'
+                type: string
+              observedGeneration:
+                description: The generation Metacontroller last synced.
+                type: integer
+              phase:
+                description: Pending, Starting, Running, Stopping, Stopped, Failed
+                  or Deleting.
+                enum:
+                - Pending
+                - Starting
+                - Running
+                - Stopping
+                - Stopped
+                - Failed
+                - Deleting
+                type: string
+              podIP:
+                description: IP of the observed Pod.
+                type: string
+              podName:
+                description: The observed Pod.
+                type: string
+              ports:
+                description: Ports of the observed Service with their node ports.
+                items:
+                  properties:
+                    name:
+                      description: The spec port name, or <protocol>-<port>, or ssh.
+                      type: string
+                    nodePort:
+                      description: The node port allocated on the observed Service.
+                      type: integer
+                    port:
+                      description: The Service port.
+                      type: integer
+                    protocol:
+                      description: TCP, UDP or SCTP.
+                      type: string
+                  required:
+                  - name
+                  - port
+                  - protocol
+                  type: object
+                type: array
+            type: object
+        required:
+        - spec
+        type: object
+        x-kubernetes-validations:
+        - message: 'an Instance name must be a DNS-1035 label: at most 63 lower-case
+            letters, digits and -, starting with a letter and ending with a letter
+            or digit (it names the Pod label and the Service)'
+          rule: size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: instancetypes.worker.gpustack.ai
+spec:
+  group: worker.gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: InstanceType
+    listKind: InstanceTypeList
+    plural: instancetypes
+    singular: instancetype
+  scope: Cluster
+  versions:
+  - additionalPrinterColumns:
+    - description: Device plugin on the nodes of this type.
+      jsonPath: .spec.devicePlugin
+      name: Plugin
+      type: string
+    - description: Accelerator families Instances of this type may use.
+      jsonPath: .spec.families
+      name: Families
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A class of GPU nodes that Instances can be placed on.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: worker.gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: InstanceType.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: What the admin offers on this class of nodes.
+            properties:
+              defaults:
+                description: Resources for Instances that set none.
+                properties:
+                  cpu:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: CPU of an Instance that sets none (requests = limits).
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                  memory:
+                    anyOf:
+                    - type: integer
+                    - type: string
+                    description: Memory of an Instance that sets none (requests =
+                      limits).
+                    pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                    x-kubernetes-int-or-string: true
+                type: object
+              devicePlugin:
+                default: HAMi
+                description: 'Device plugin on the nodes of this type, which decides
+                  the resource names requested: HAMi, GPUStack or NVIDIA (the NVIDIA
+                  device plugin offers no Sliced family).'
+                enum:
+                - HAMi
+                - GPUStack
+                - NVIDIA
+                type: string
+              families:
+                default:
+                - Whole
+                description: 'Accelerator families Instances of this type may use:
+                  Whole, Shared, Sliced, Partitioned.'
+                items:
+                  enum:
+                  - Whole
+                  - Shared
+                  - Sliced
+                  - Partitioned
+                  type: string
+                minItems: 1
+                type: array
+                x-kubernetes-list-type: set
+              manufacturer:
+                default: nvidia
+                description: Accelerator manufacturer, used in the GPUStack visibility
+                  resource name.
+                maxLength: 63
+                pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+                type: string
+              maxCount:
+                description: Most accelerators one Instance of this type may take;
+                  absent means no limit.
+                minimum: 1
+                type: integer
+              nodeSelector:
+                additionalProperties:
+                  type: string
+                description: Node labels an Instance Pod of this type must match.
+                type: object
+              partitionProfiles:
+                description: Hardware partition (MIG) profiles offered to Partitioned
+                  Instances, such as 1g.10gb.
+                items:
+                  maxLength: 40
+                  pattern: ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$
+                  type: string
+                maxItems: 64
+                type: array
+                x-kubernetes-list-type: set
+              resourceName:
+                default: nvidia.com/gpu
+                description: The whole-accelerator extended resource name; the other
+                  names derive from it and from its domain part (nvidia.com/gpu →
+                  nvidia.com/gpumem, nvidia.com/gpu.shared).
+                maxLength: 253
+                pattern: ^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$
+                type: string
+              runtimeClassName:
+                description: RuntimeClass of the Instance Pods (for example nvidia).
+                maxLength: 253
+                type: string
+              tolerations:
+                description: Tolerations copied onto every Instance Pod of this type.
+                items:
+                  description: A toleration copied onto the Pod of every Instance
+                    of this type.
+                  properties:
+                    effect:
+                      description: Taint effect to match; empty matches every effect.
+                      enum:
+                      - NoSchedule
+                      - PreferNoSchedule
+                      - NoExecute
+                      type: string
+                    key:
+                      description: Taint key the toleration applies to; empty with
+                        operator Exists matches every taint.
+                      type: string
+                    operator:
+                      description: Exists or Equal (the default when absent).
+                      enum:
+                      - Exists
+                      - Equal
+                      type: string
+                    tolerationSeconds:
+                      description: 'For NoExecute: how long the Pod stays bound after
+                        the taint appears.'
+                      type: integer
+                    value:
+                      description: Taint value to match with operator Equal.
+                      type: string
+                  type: object
+                maxItems: 64
+                type: array
+              visibilityResource:
+                description: 'Overrides the resource the SSH sidecar requests to see
+                  the workload''s devices without taking capacity; empty uses the
+                  device plugin default (GPUStack: device.gpustack.ai/<manufacturer>.visibility).'
+                maxLength: 253
+                pattern: ^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$
+                type: string
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .partitionProfiles
+              message: spec.partitionProfiles needs Partitioned in spec.families
+              rule: '!has(self.partitionProfiles) || size(self.partitionProfiles)
+                == 0 || (has(self.families) && ''Partitioned'' in self.families)'
+        required:
+        - spec
+        type: object
+    served: true
+    storage: true
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: settings.gpustack.ai
+spec:
+  group: gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: Setting
+    listKind: SettingList
+    plural: settings
+    shortNames:
+    - set
+    singular: setting
+  scope: Cluster
+  versions:
+  - additionalPrinterColumns:
+    - description: The value of the setting.
+      jsonPath: .value
+      name: Value
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: A cluster-wide gpuhooks setting. One object per setting, named
+          after it; its value is the top-level field value.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: Setting.'
+            type: string
+          metadata:
+            type: object
+          value:
+            description: 'The value of the setting named by metadata.name. instance-isolation-pod-cidrs:
+              comma-separated IPv4/IPv6 pod CIDRs in canonical form (10.244.0.0/16,fd00:10:244::/56);
+              blank turns tenant isolation off. instance-ssh-server-image: image of
+              the Instance SSH sidecar; blank uses the published default. Running
+              Instances pick a changed value up at their next start.'
+            maxLength: 4096
+            type: string
+        type: object
+        x-kubernetes-validations:
+        - fieldPath: .value
+          message: value of instance-isolation-pod-cidrs must be comma-separated canonical
+            CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56
+          rule: self.metadata.name != 'instance-isolation-pod-cidrs' || !has(self.value)
+            || self.value.trim() == '' || self.value.split(',').all(c, isCIDR(c.trim())
+            && cidr(c.trim()).prefixLength() > 0 && string(cidr(c.trim()).masked())
+            == c.trim())
+    served: true
+    storage: true
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-certs
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+rules:
+  - apiGroups: [admissionregistration.k8s.io]
+    resources: [validatingwebhookconfigurations]
+    resourceNames: ["gpuhooks-instance"]
+    verbs: [get, update]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-view
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances, instances/status, instancetypes]
+    verbs: [get, list, watch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets, cellnodesets/status]
+    verbs: [get, list, watch]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-edit
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances]
+    verbs: [create, update, patch, delete, deletecollection]
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: gpuhooks-certs
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: gpuhooks-certs
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-certs
+    namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: gpuhooks-certs
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+rules:
+  # create cannot be limited to a name; get and update are.
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [create]
+  - apiGroups: [""]
+    resources: [secrets]
+    resourceNames: [gpuhooks-webhook-tls]
+    verbs: [get, update]
+  # A renewed certificate restarts the hook Pods, which read it at start.
+  - apiGroups: [apps]
+    resources: [deployments]
+    resourceNames: [gpuhooks]
+    verbs: [get, patch]
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: gpuhooks-certs
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: gpuhooks-certs
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-certs
+    namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  type: ClusterIP
+  selector:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/component: hooks
+  ports:
+    - {name: http, port: 80, targetPort: http, protocol: TCP}
+    - {name: webhook, port: 443, targetPort: webhook, protocol: TCP}
+---
+# Source: gpuhooks/templates/hooks.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpuhooks
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: hooks
+spec:
+  replicas: 2
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: hooks
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxUnavailable: 0, maxSurge: 1}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: gpuhooks
+        app.kubernetes.io/instance: gpuhooks
+        app.kubernetes.io/component: hooks
+    spec:
+      serviceAccountName: gpuhooks
+      automountServiceAccountToken: false
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      # SHUTDOWN_TIMEOUT_SECONDS (25) drains in-flight hook calls inside this grace period.
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: hooks
+          image: ghcr.io/gpustack/gpuhooks:0.1.0
+          imagePullPolicy: IfNotPresent
+          command: ["node", "dist/hooks/main.js"]
+          env:
+            - {name: PORT, value: "8080"}
+            - {name: WEBHOOK_PORT, value: "9443"}
+            - {name: TLS_CERT_FILE, value: /etc/gpuhooks/tls/tls.crt}
+            - {name: TLS_KEY_FILE, value: /etc/gpuhooks/tls/tls.key}
+            - {name: LOG_LEVEL, value: "info"}
+            - {name: BODY_LIMIT, value: "1.6777216e+07"}
+            - {name: SHUTDOWN_TIMEOUT_SECONDS, value: "25"}
+          ports:
+            - {name: http, containerPort: 8080, protocol: TCP}
+            - {name: webhook, containerPort: 9443, protocol: TCP}
+          readinessProbe:
+            httpGet: {path: /readyz, port: http}
+            periodSeconds: 5
+            failureThreshold: 2
+          livenessProbe:
+            httpGet: {path: /healthz, port: http}
+            periodSeconds: 10
+            failureThreshold: 3
+            timeoutSeconds: 5
+          resources:
+            limits:
+              memory: 512Mi
+            requests:
+              cpu: 100m
+              memory: 192Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            capabilities:
+              drop: [ALL]
+            seccompProfile:
+              type: RuntimeDefault
+          volumeMounts:
+            - {name: tls, mountPath: /etc/gpuhooks/tls, readOnly: true}
+            - {name: tmp, mountPath: /tmp}
+      volumes:
+        # Written by the certificate Job (or cert-manager); the Pod starts once it exists.
+        - name: tls
+          secret:
+            secretName: gpuhooks-webhook-tls
+        - name: tmp
+          emptyDir: {sizeLimit: 64Mi}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    app.kubernetes.io/name: gpuhooks
+                    app.kubernetes.io/instance: gpuhooks
+                    app.kubernetes.io/component: hooks
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              app.kubernetes.io/name: gpuhooks
+              app.kubernetes.io/instance: gpuhooks
+              app.kubernetes.io/component: hooks
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: gpuhooks-certs-1
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+spec:
+  backoffLimit: 6
+  # Gone after an hour, so that applying this manifest again runs it again.
+  ttlSecondsAfterFinished: 3600
+  template:
+    
+    metadata:
+      labels:
+        app.kubernetes.io/name: gpuhooks
+        app.kubernetes.io/instance: gpuhooks
+        app.kubernetes.io/component: certs
+    spec:
+      serviceAccountName: gpuhooks-certs
+      restartPolicy: OnFailure
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+        - name: certs
+          image: ghcr.io/gpustack/gpuhooks:0.1.0
+          imagePullPolicy: IfNotPresent
+          command: ["node", "dist/hooks/certs/main.js"]
+          env:
+            - name: NAMESPACE
+              valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+            - {name: SECRET_NAME, value: gpuhooks-webhook-tls}
+            - {name: SERVICE_NAME, value: gpuhooks}
+            - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance"}
+            - {name: DEPLOYMENT_NAME, value: gpuhooks}
+            - {name: CA_VALIDITY_DAYS, value: "3650"}
+            - {name: CERT_VALIDITY_DAYS, value: "730"}
+            - {name: RENEW_BEFORE_DAYS, value: "90"}
+          resources:
+            limits:
+              memory: 256Mi
+            requests:
+              cpu: 50m
+              memory: 96Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            capabilities:
+              drop: [ALL]
+            seccompProfile:
+              type: RuntimeDefault
+---
+# Source: gpuhooks/templates/certs.yaml
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: gpuhooks-certs
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: certs
+spec:
+  schedule: "17 3 * * 1"
+  concurrencyPolicy: Forbid
+  successfulJobsHistoryLimit: 1
+  failedJobsHistoryLimit: 2
+  jobTemplate:
+    spec:
+      backoffLimit: 3
+      template:
+        
+        metadata:
+          labels:
+            app.kubernetes.io/name: gpuhooks
+            app.kubernetes.io/instance: gpuhooks
+            app.kubernetes.io/component: certs
+        spec:
+          serviceAccountName: gpuhooks-certs
+          restartPolicy: OnFailure
+          securityContext:
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            fsGroup: 1000
+            seccompProfile:
+              type: RuntimeDefault
+          containers:
+            - name: certs
+              image: ghcr.io/gpustack/gpuhooks:0.1.0
+              imagePullPolicy: IfNotPresent
+              command: ["node", "dist/hooks/certs/main.js"]
+              env:
+                - name: NAMESPACE
+                  valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+                - {name: SECRET_NAME, value: gpuhooks-webhook-tls}
+                - {name: SERVICE_NAME, value: gpuhooks}
+                - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance"}
+                - {name: DEPLOYMENT_NAME, value: gpuhooks}
+                - {name: CA_VALIDITY_DAYS, value: "3650"}
+                - {name: CERT_VALIDITY_DAYS, value: "730"}
+                - {name: RENEW_BEFORE_DAYS, value: "90"}
+              resources:
+                limits:
+                  memory: 256Mi
+                requests:
+                  cpu: 50m
+                  memory: 96Mi
+              securityContext:
+                allowPrivilegeEscalation: false
+                readOnlyRootFilesystem: true
+                runAsNonRoot: true
+                runAsUser: 1000
+                runAsGroup: 1000
+                capabilities:
+                  drop: [ALL]
+                seccompProfile:
+                  type: RuntimeDefault
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance
+spec:
+  childResources:
+  - apiVersion: v1
+    resource: pods
+    updateStrategy:
+      method: OnDelete
+  - apiVersion: v1
+    resource: services
+    updateStrategy:
+      method: InPlace
+  generateSelector: true
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/instance/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    finalize:
+      version: v2
+      webhook:
+        path: /hooks/instance/finalize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/instance/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  parentResource:
+    apiVersion: worker.gpustack.ai/v1alpha1
+    resource: instances
+  resyncPeriodSeconds: 600
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: DecoratorController
+metadata:
+  labels:
+    app.kubernetes.io/component: instance-isolation
+    app.kubernetes.io/managed-by: gpuhooks
+    app.kubernetes.io/name: gpuhooks
+  name: gpuhooks-instance-isolation
+spec:
+  attachments:
+  - apiVersion: networking.k8s.io/v1
+    resource: networkpolicies
+    updateStrategy:
+      method: InPlace
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/isolation/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/isolation/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  resources:
+  - apiVersion: v1
+    resource: namespaces
+  resyncPeriodSeconds: 300
+---
+# Source: gpuhooks/templates/webhooks.yaml
+# Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
+# update is refused rather than let through unchecked. The caBundle is written after install by
+# the certificate Job; an apply of this manifest leaves it in place.
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: gpuhooks-instance
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+webhooks:
+  - name: instances.worker.gpustack.ai
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    matchPolicy: Equivalent
+    timeoutSeconds: 10
+    clientConfig:
+      service:
+        name: gpuhooks
+        namespace: gpuhooks-system
+        port: 443
+        path: /admission/instance
+    rules:
+      - apiGroups: ["worker.gpustack.ai"]
+        apiVersions: [v1alpha1]
+        resources: [instances]
+        operations: [CREATE, UPDATE]
+        scope: Namespaced
+---
+# Source: gpuhooks/templates/settings.yaml
+apiVersion: gpustack.ai/v1alpha1
+kind: Setting
+metadata:
+  name: instance-isolation-pod-cidrs
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+  annotations:
+    helm.sh/resource-policy: keep
+    helm.sh/hook: post-install,post-upgrade
+    helm.sh/hook-weight: "0"
+value: ""
+
+`

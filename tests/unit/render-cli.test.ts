@@ -1,0 +1,163 @@
+/**
+ * `gpuhooks render`: the request it builds is the one Metacontroller v2 sends (type keys, object
+ * keys, declared types present, related objects as the customize hook selects them), its output is
+ * the hook's answer, and bad input is named with its file and exits 2.
+ */
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse } from 'yaml'
+import { buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
+import { sync as instanceSync, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import { finalize as instanceFinalize } from '../../hooks/instance/finalize.ts'
+import { sync as isolationSync, type IsolationSyncRequest } from '../../hooks/isolation/sync.ts'
+
+const NOW = new Date('2026-03-04T05:06:07Z')
+const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-render-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+function file(name: string, text: string): string {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return path
+}
+
+const instance = {
+  apiVersion: 'worker.gpustack.ai/v1alpha1',
+  kind: 'Instance',
+  metadata: { name: 'nb', namespace: 'team-a', uid: 'uid-nb', generation: 1 },
+  spec: { type: 'small', image: 'python:3.12', ports: [{ port: 8888, name: 'jupyter' }], resources: { cpu: '1', memory: '1Gi' } }
+}
+const instanceType = {
+  apiVersion: 'worker.gpustack.ai/v1alpha1',
+  kind: 'InstanceType',
+  metadata: { name: 'small' },
+  spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', manufacturer: 'nvidia', families: ['Whole'], maxCount: 1 }
+}
+const otherType = { ...instanceType, metadata: { name: 'large' } }
+const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }
+const service = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'nb', namespace: 'team-a' },
+  spec: { type: 'NodePort', ports: [{ name: 'p8888-tcp', port: 8888, protocol: 'TCP', nodePort: 30001 }] }
+}
+const setting = { apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' }
+
+const instanceFile = file('instance.yaml', JSON.stringify(instance))
+const relatedFile = file('related.yaml', [instanceType, otherType, namespace].map((o) => JSON.stringify(o)).join('\n---\n'))
+const childrenFile = file('children.yaml', `apiVersion: v1\nkind: List\nitems:\n  - ${JSON.stringify(service)}\n`)
+
+const stderrOf = (): { lines: string[], io: { stderr: (s: string) => void } } => {
+  const lines: string[] = []
+  return { lines, io: { stderr: (s: string) => lines.push(s) } }
+}
+
+t.test('an Instance request has every declared type, v2 keys, and the related objects customize selects', async (t) => {
+  const { lines, io } = stderrOf()
+  const { request } = buildRequest(parseArgs([instanceFile, '--related', relatedFile, '--children', childrenFile], NOW), io)
+  t.same(request, {
+    controller: { metadata: { name: 'gpuhooks-instance' } },
+    parent: instance,
+    children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
+    related: {
+      'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
+      'Setting.gpustack.ai/v1alpha1': {},
+      'Namespace.v1': { 'team-a': namespace },
+      'Service.v1': {},
+      'RuntimeClass.node.k8s.io/v1': {}
+    },
+    finalizing: false
+  })
+  t.same(lines, [`gpuhooks render: ${relatedFile}: InstanceType.worker.gpustack.ai/v1alpha1 large ignored: the customize hook does not relate it\n`])
+})
+
+t.test('the output is the sync hook\'s answer to that request, as YAML', async (t) => {
+  let out = ''
+  const code = runRender([instanceFile, '--related', relatedFile, '--children', childrenFile, '--now', NOW.toISOString()], { stdout: (s) => (out += s), stderr: () => {} })
+  t.equal(code, 0)
+  const expected = instanceSync({
+    controller: { metadata: { name: 'gpuhooks-instance' } },
+    parent: instance,
+    children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
+    related: { 'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType }, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': { 'team-a': namespace }, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
+    finalizing: false
+  } as InstanceSyncRequest, NOW)
+  t.same(parse(out), JSON.parse(JSON.stringify(expected)))
+  const children = (parse(out) as { children: { kind: string, metadata: { name: string } }[] }).children
+  t.same(children.map((c) => `${c.kind}/${c.metadata.name}`).sort(), ['Pod/nb', 'Service/nb'])
+})
+
+t.test('--finalize calls the finalize hook with finalizing true', async (t) => {
+  let out = ''
+  t.equal(runRender([instanceFile, '--finalize', '--now', NOW.toISOString()], { stdout: (s) => (out += s), stderr: () => {} }), 0)
+  const expected = instanceFinalize({
+    controller: { metadata: { name: 'gpuhooks-instance' } },
+    parent: instance,
+    children: { 'Pod.v1': {}, 'Service.v1': {} },
+    related: { 'InstanceType.worker.gpustack.ai/v1alpha1': {}, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': {}, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
+    finalizing: true
+  } as InstanceSyncRequest, NOW)
+  t.same(parse(out), JSON.parse(JSON.stringify(expected)))
+})
+
+t.test('a Namespace renders the isolation decorator: object, attachments, related Instances and Setting', async (t) => {
+  const nsFile = file('ns.yaml', JSON.stringify(namespace))
+  const related = file('ns-related.yaml', [setting, instance].map((o) => JSON.stringify(o)).join('\n---\n'))
+  const { io } = stderrOf()
+  const { request } = buildRequest(parseArgs([nsFile, '--related', related], NOW), io)
+  const expectedRequest = {
+    controller: { metadata: { name: 'gpuhooks-instance-isolation' } },
+    object: namespace,
+    attachments: { 'NetworkPolicy.networking.k8s.io/v1': {} },
+    related: {
+      'Instance.worker.gpustack.ai/v1alpha1': { 'team-a/nb': instance },
+      'Setting.gpustack.ai/v1alpha1': { 'instance-isolation-pod-cidrs': setting }
+    },
+    finalizing: false
+  }
+  t.same(request, expectedRequest)
+  let out = ''
+  t.equal(runRender([nsFile, '--related', related], { stdout: (s) => (out += s), stderr: () => {} }), 0)
+  const answer = parse(out) as { attachments: { metadata: { name: string, namespace: string } }[] }
+  t.same(answer, JSON.parse(JSON.stringify(isolationSync(expectedRequest as IsolationSyncRequest))))
+  t.same(answer.attachments.map((a) => `${a.metadata.namespace}/${a.metadata.name}`), ['team-a/gpustack-instance-isolation'])
+})
+
+t.test('bad input is named with its file and exits 2', async (t) => {
+  const rows: { name: string, argv: string[], message: RegExp }[] = [
+    { name: 'a missing file', argv: [join(dir, 'nope.yaml')], message: /nope\.yaml: cannot read \(ENOENT\)/ },
+    { name: 'YAML that does not parse', argv: [file('broken.yaml', 'kind: [unclosed\n')], message: /broken\.yaml: document 1: not valid YAML/ },
+    { name: 'a kind no controller has', argv: [file('pod.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\n')], message: /pod\.yaml: Pod \(v1\) is not a parent gpuhooks renders; known: Instance \(worker\.gpustack\.ai\/v1alpha1\), Namespace \(v1\)/ },
+    { name: 'two parents in one file', argv: [relatedFile], message: /related\.yaml: expected exactly one parent object, found 3/ },
+    { name: 'an object without a name', argv: [file('noname.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {}\n')], message: /noname\.yaml: document 1: metadata\.name is missing/ },
+    { name: 'a scalar document', argv: [file('scalar.yaml', 'just text\n')], message: /scalar\.yaml: document 1: not a Kubernetes object/ },
+    { name: 'a child of a type the controller does not declare', argv: [instanceFile, '--children', relatedFile], message: /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1\)/ },
+    { name: 'an Instance without a namespace', argv: [file('nons.yaml', JSON.stringify({ ...instance, metadata: { name: 'nb' } }))], message: /nons\.yaml: the Instance cannot be read: parent\/parent\/metadata\/namespace/ },
+    { name: 'finalize for a controller without one', argv: [file('ns2.yaml', JSON.stringify(namespace)), '--finalize'], message: /--finalize: the Namespace controller has no finalize hook/ },
+    { name: 'a time that is not one', argv: [instanceFile, '--now', 'yesterday'], message: /--now yesterday is not a time/ },
+    { name: 'no parent file', argv: [], message: /expected one parent file, got 0\nusage: gpuhooks render/ },
+    { name: 'an unknown option', argv: [instanceFile, '--colour'], message: /unknown option --colour/ }
+  ]
+  for (const row of rows) {
+    t.test(row.name, async (t) => {
+      let out = ''
+      let err = ''
+      const code = runRender(row.argv, { stdout: (s) => (out += s), stderr: (s) => (err += s) })
+      t.equal(code, 2)
+      t.equal(out, '')
+      t.match(err, /^gpuhooks render: /)
+      t.match(err, row.message)
+    })
+  }
+})
+
+t.test('the command exits 2 with the message on stderr', async (t) => {
+  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+  const result = spawnSync(tsx, ['hooks/cli/render.ts', 'render', join(dir, 'missing.yaml')], { encoding: 'utf8' })
+  t.equal(result.status, 2)
+  t.equal(result.stdout, '')
+  t.match(result.stderr, /gpuhooks render: .*missing\.yaml: cannot read \(ENOENT\)/)
+})
