@@ -100,18 +100,20 @@ async function main(): Promise<void> {
     await session.post('Profiler.setSamplingInterval', { interval: 100 })
     await session.post('Profiler.start')
     const until = Date.now() + seconds * 1000
+    const cpuBefore = process.cpuUsage()
     let n = 0
     while (Date.now() < until) {
       await app.inject(request)
       n++
     }
+    const cpu = process.cpuUsage(cpuBefore)
     const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile }
     await session.post('Profiler.disable')
     const file = join(dir, `${payload.path.replaceAll('/', '_').replace(/^_/, '')}-${Date.now()}.cpuprofile`)
     writeFileSync(file, JSON.stringify(profile))
     // The route's `handle` is the hook's own call: everything else is transport.
     const handler = inclusive(profile, (_name, url) => url.endsWith('/hooks/server/routes.ts'))
-    console.log(`## ${payload.name}: ${n} requests in ${seconds} s, ${((seconds * 1000) / n).toFixed(3)} ms each (${file})`)
+    console.log(`## ${payload.name}: ${n} requests in ${seconds} s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms of CPU each (${file})`)
     console.log(`hook function (inclusive): ${((handler.ms / handler.totalMs) * 100).toFixed(1)} % of ${handler.totalMs.toFixed(0)} ms sampled`)
     console.log('| self ms | share | function |')
     console.log('| ---: | ---: | --- |')
