@@ -65,9 +65,12 @@ function sameJson(a: unknown, b: unknown): boolean {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
   }
   if (!isRecord(a) || !isRecord(b)) return false
-  const keys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined)
-  const ka = keys(a)
-  return ka.length === keys(b).length && ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+  const ka = definedKeys(a)
+  return ka.length === definedKeys(b).length && ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+}
+
+function definedKeys(o: Record<string, unknown>): string[] {
+  return Object.keys(o).filter((k) => o[k] !== undefined)
 }
 
 function nameOf(object: Record<string, unknown>): string | undefined {
