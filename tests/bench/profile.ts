@@ -2,9 +2,13 @@
  * `npm run bench:profile`: where one hook request's CPU goes. Answers one payload of `npm run
  * bench` (by default the Instance sync and the admission review) many times in-process through
  * the app's full request path (`inject`: routing, body parsing, schema validation, the hook,
- * serialisation, the ETag), under `node --cpu-prof`, and prints the functions with the most self
+ * serialisation, the ETag), under the V8 profiler, and prints the functions with the most self
  * time and the share of the hook's own call. Nothing here asserts a timing. The profiles are
  * written to `--dir` (default <tmpdir>/gpuhooks-profiles) for a flame-graph viewer.
+ *
+ * It then compares CPU per request with a bare fastify echo of the same payload, in alternating
+ * batches (hook, echo, hook, ...) so that both see the same machine: on a shared machine the
+ * request rates of `npm run bench` move with everyone else's load, CPU per request much less.
  *
  *   npm run bench:profile -- [--payload instance|admission|all] [--seconds 10] [--dir DIR]
  */
@@ -12,7 +16,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Session } from 'node:inspector/promises'
-import { buildApp } from '../../hooks/server/app.ts'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { buildApp, DEFAULT_BODY_LIMIT } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { payloads, type Payload } from './payloads.ts'
 
@@ -81,6 +86,30 @@ export function inclusive(profile: Profile, match: (name: string, url: string) =
   return { ms: hit / 1000, totalMs: total / 1000 }
 }
 
+/** Median CPU per request, hook and echo, over alternating batches; and echo/hook, the throughput ratio. */
+async function compareWithEcho(hook: FastifyInstance, echo: FastifyInstance, payload: Payload): Promise<string> {
+  const request = { method: 'POST' as const, url: payload.path, payload: payload.body, headers: { 'content-type': 'application/json' } }
+  const batch = async (app: FastifyInstance, n: number): Promise<number> => {
+    const before = process.cpuUsage()
+    for (let i = 0; i < n; i++) await app.inject(request)
+    const used = process.cpuUsage(before)
+    return (used.user + used.system) / n
+  }
+  await batch(echo, 300)
+  const hooks: number[] = []
+  const echoes: number[] = []
+  const ratios: number[] = []
+  for (let b = 0; b < 15; b++) {
+    const h = await batch(hook, 200)
+    const e = await batch(echo, 200)
+    hooks.push(h)
+    echoes.push(e)
+    ratios.push(e / h)
+  }
+  const median = (a: number[]): number => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] ?? 0
+  return `CPU per request (median of 15 alternating batches of 200): hook ${median(hooks).toFixed(0)} µs, echo ${median(echoes).toFixed(0)} µs; echo/hook ${median(ratios).toFixed(2)}`
+}
+
 async function main(): Promise<void> {
   const which = option('payload', 'all')
   const seconds = Number(option('seconds', '10'))
@@ -89,6 +118,8 @@ async function main(): Promise<void> {
   const list = payloads().filter((p) => (which === 'all' ? SELECT.instance?.(p) === true || SELECT.admission?.(p) === true : SELECT[which]?.(p) === true))
   if (list.length === 0) throw new Error(`--payload ${which}: choose instance, admission or all`)
   const app = await buildApp({ routes })
+  const echo = Fastify({ bodyLimit: DEFAULT_BODY_LIMIT })
+  echo.post('/*', async (request) => request.body)
   const session = new Session()
   session.connect()
   for (const payload of list) {
@@ -119,9 +150,11 @@ async function main(): Promise<void> {
     console.log('| ---: | ---: | --- |')
     for (const row of topSelf(profile, 20)) console.log(`| ${row.ms.toFixed(0)} | ${(row.share * 100).toFixed(1)} % | ${row.frame} |`)
     console.log('')
+    console.log(await compareWithEcho(app, echo, payload))
+    console.log('')
   }
   session.disconnect()
-  await app.close()
+  await Promise.all([app.close(), echo.close()])
 }
 
 await main()
