@@ -13,11 +13,10 @@
  * - An UPDATE that leaves the spec (and name) as stored is not checked against the spec rules:
  *   metadata writes, such as Metacontroller removing its finalizer from a deleted Instance, must
  *   never be blocked by a rule the object was admitted without (webhook down, older release).
- * - Spec fields are compared top-level key by key, as canonical JSON (key order inside does not
- *   count, list order does).
+ * - Spec fields are compared top-level key by key, as JSON values (key order inside does not
+ *   count, list order does), without serialising them.
  */
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
-import { canonicalJson } from '../k8s/hash.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
 
@@ -30,7 +29,7 @@ export function reviewInstance(request: AdmissionRequest): Verdict {
   const old: unknown = request.oldObject
   if (request.operation === 'UPDATE' && isRecord(old)) {
     const lock = runningLockProblems(old, object)
-    const unchanged = canonicalJson(old.spec) === canonicalJson(object.spec) && nameOf(old) === nameOf(object)
+    const unchanged = sameJson(old.spec, object.spec) && nameOf(old) === nameOf(object)
     if (unchanged) return { problems: lock }
     return { problems: [...checks(object.spec, name), ...lock] }
   }
@@ -52,8 +51,26 @@ function runningLockProblems(old: Record<string, unknown>, next: Record<string, 
   const nextSpec = isRecord(next.spec) ? next.spec : {}
   const fields = [...new Set([...Object.keys(oldSpec), ...Object.keys(nextSpec)])].filter((f) => f !== 'stop').sort()
   return fields
-    .filter((f) => canonicalJson(oldSpec[f]) !== canonicalJson(nextSpec[f]))
+    .filter((f) => !sameJson(oldSpec[f], nextSpec[f]))
     .map((f) => `spec.${f} cannot change while the Instance is running; set spec.stop: true first`)
+}
+
+/**
+ * Whether two JSON values are equal as their canonical JSON would be: object key order does not
+ * count, list order does, and a member that is undefined counts as absent.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
+  }
+  if (!isRecord(a) || !isRecord(b)) return false
+  const ka = definedKeys(a)
+  return ka.length === definedKeys(b).length && ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+}
+
+function definedKeys(o: Record<string, unknown>): string[] {
+  return Object.keys(o).filter((k) => o[k] !== undefined)
 }
 
 function nameOf(object: Record<string, unknown>): string | undefined {

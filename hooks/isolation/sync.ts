@@ -3,8 +3,10 @@
  * NetworkPolicy `gpustack-instance-isolation`, and the Namespace annotation
  * `gpustack.ai/instance-isolation` that says why the hook changed nothing or what it cannot fix.
  *
- * The answer is always `{attachments, annotations, status: null}` (metacontroller.md rule 1):
- * a Namespace's status belongs to the API server, and `labels` are never touched.
+ * The answer is always `{attachments, labels, annotations, status: null}` (metacontroller.md
+ * rule 1): a Namespace's status belongs to the API server. The one label ever answered is
+ * `gpustack.ai/holds-instances: "true"` (isolation.md supersedes rule 1's "never labels" for it),
+ * set by a sync that sees an Instance and never removed.
  *
  * Chosen where the spec is silent:
  * - A namespace being deleted gets no annotation change at all (`annotations: {}`): writing to an
@@ -17,6 +19,8 @@
  *   last rendered shape, exactly as it would with a valid value. No rule is opened or dropped.
  * - "Holds an Instance" counts every Instance of the namespace, including one being deleted: its
  *   Pod may still be running.
+ * - The label is answered whatever the Setting says (it is what stops the namespace's syncs from
+ *   carrying every Instance, feature on or off), but not while the namespace is being deleted.
  * - A drift report lists the paths sorted, joined by `, `; an error report joins the problems of
  *   the first ten bad entries with `; ` and counts the rest, so that a pathological value cannot
  *   push the Namespace's annotations past the API server's size limit.
@@ -33,6 +37,7 @@ import {
   type DecoratorResponse
 } from '../metacontroller/schemas.ts'
 import { parsePodCidrs } from './cidrs.ts'
+import { carriesHoldsInstances, HOLDS_INSTANCES_LABEL } from './customize.ts'
 import { isTerminating, NamespaceSchema } from './namespace.ts'
 import { buildPolicy, NETWORK_POLICY_API_VERSION, POLICY_NAME, policyDrift } from './policy.ts'
 
@@ -86,29 +91,33 @@ export type IsolationSyncRequest = Static<typeof IsolationSyncRequestSchema>
  * - Setting absent or blank: no policy (the decorator's policies are collected), annotation removed.
  * - Setting unparseable: every observed policy kept as it is, none rendered where none exists,
  *   annotation `error: <message>`.
- * - Setting valid: the policy rendered when the namespace holds an Instance or the decorator's
- *   policy is already there; annotation `drift: <paths>` for fields a merge cannot revert,
- *   removed otherwise.
+ * - Setting valid: the policy rendered when the namespace holds an Instance, carries the label
+ *   `gpustack.ai/holds-instances: "true"`, or the decorator's policy is already there; annotation
+ *   `drift: <paths>` for fields a merge cannot revert, removed otherwise.
+ * - Label `gpustack.ai/holds-instances: "true"` answered whenever an Instance is seen (not while
+ *   the namespace is being deleted); never removed.
  */
 export function sync(request: IsolationSyncRequest): DecoratorResponse {
   const namespace = request.object.metadata.name
   const observed = observedOfType(request.attachments, NETWORK_POLICY_TYPE_KEY)
-  if (isTerminating(request.object)) return answer(observed.map(keepAsIs), {})
+  if (isTerminating(request.object)) return answer(observed.map(keepAsIs), {}, {})
 
+  const seesInstance = holdsInstance(request, namespace)
+  const labels: Record<string, string> = seesInstance ? { [HOLDS_INSTANCES_LABEL]: 'true' } : {}
   const setting = parsePodCidrs(request.related?.[SETTING_TYPE_KEY]?.[ISOLATION_POD_CIDRS_SETTING]?.value)
   switch (setting.state) {
     case 'off':
-      return answer([], { [ISOLATION_ANNOTATION]: null })
+      return answer([], labels, { [ISOLATION_ANNOTATION]: null })
     case 'invalid':
-      return answer(observed.map(keepAsIs), { [ISOLATION_ANNOTATION]: errorReport(setting.errors) })
+      return answer(observed.map(keepAsIs), labels, { [ISOLATION_ANNOTATION]: errorReport(setting.errors) })
     case 'on': {
       const own = observedObject(request.attachments, NETWORK_POLICY_TYPE_KEY, objectKey(POLICY_NAME, namespace))
-      if (own === undefined && !holdsInstance(request, namespace)) {
-        return answer([], { [ISOLATION_ANNOTATION]: null })
+      if (own === undefined && !seesInstance && !carriesHoldsInstances(request.object)) {
+        return answer([], labels, { [ISOLATION_ANNOTATION]: null })
       }
       const policy = buildPolicy(namespace, setting.cidrs)
       const drift = policyDrift(own, policy)
-      return answer([policy], { [ISOLATION_ANNOTATION]: drift.length > 0 ? `drift: ${drift.join(', ')}` : null })
+      return answer([policy], labels, { [ISOLATION_ANNOTATION]: drift.length > 0 ? `drift: ${drift.join(', ')}` : null })
     }
   }
 }
@@ -133,6 +142,10 @@ function holdsInstance(request: IsolationSyncRequest, namespace: string): boolea
   return Object.values(instances).some((instance) => instance.metadata.namespace === namespace)
 }
 
-function answer(attachments: KubeObject[], annotations: Record<string, string | null>): DecoratorResponse {
-  return { attachments: attachments as DecoratorResponse['attachments'], annotations, status: null }
+function answer(
+  attachments: KubeObject[],
+  labels: Record<string, string>,
+  annotations: Record<string, string | null>
+): DecoratorResponse {
+  return { attachments: attachments as DecoratorResponse['attachments'], labels, annotations, status: null }
 }

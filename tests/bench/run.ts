@@ -11,6 +11,7 @@
  * measures. Figures go into the README with the header this prints. Exits 1 when a hook answer is
  * wrong or any hook response is not 200; nothing here asserts a timing.
  */
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -28,14 +29,50 @@ const DEADLINE_MS = 150_000
 
 const MiB = 1024 * 1024
 
-/** One measured run: autocannon's result and the process memory right after it. */
+/** One measured run: autocannon's result and the process memory during and right after it. */
 interface Run {
   result: autocannon.Result
   /** Requests of the warm-up and the run that got no 200 (another status, an error, a timeout). */
   failed: number
   codes: Record<string, number>
-  rss: number
+  /** Highest resident set of the process during the warm-up and the run. */
+  peakRss: number
   heapUsed: number
+}
+
+/**
+ * The process's peak resident set since the last {@link resetPeakRss}: the kernel's high-water
+ * mark (VmHWM) where it can be reset, else the highest of samples taken every 20 ms.
+ */
+const peak = { sampled: 0, kernel: false, timer: undefined as NodeJS.Timeout | undefined }
+
+function vmHwm(): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))
+    return match === null ? undefined : Number(match[1]) * 1024
+  } catch {
+    return undefined
+  }
+}
+
+function resetPeakRss(): void {
+  try {
+    // Linux: writing 5 to clear_refs resets VmHWM to the current resident set.
+    writeFileSync('/proc/self/clear_refs', '5')
+    peak.kernel = vmHwm() !== undefined
+  } catch {
+    peak.kernel = false
+  }
+  peak.sampled = process.memoryUsage.rss()
+  if (!peak.kernel && peak.timer === undefined) {
+    peak.timer = setInterval(() => (peak.sampled = Math.max(peak.sampled, process.memoryUsage.rss())), 20)
+    peak.timer.unref()
+  }
+}
+
+function peakRss(): number {
+  const now = process.memoryUsage.rss()
+  return Math.max(now, peak.kernel ? (vmHwm() ?? 0) : peak.sampled)
 }
 
 /** The baseline: every POST path answers its JSON body, parsed and serialised again. */
@@ -72,13 +109,15 @@ function failures(result: autocannon.Result): Record<string, number> {
 }
 
 async function measure(url: string, payload: Payload): Promise<Run> {
+  resetPeakRss()
   const warmup = await load(url, payload.body, WARMUP_SECONDS)
   const result = await load(url, payload.body, DURATION_SECONDS)
-  const { rss, heapUsed } = process.memoryUsage()
+  const { heapUsed } = process.memoryUsage()
+  const peakRssBytes = peakRss()
   const codes = failures(warmup)
   for (const [code, n] of Object.entries(failures(result))) codes[code] = (codes[code] ?? 0) + n
   const failed = Object.values(codes).reduce((a, b) => a + b, 0)
-  return { result, failed, codes, rss, heapUsed }
+  return { result, failed, codes, peakRss: peakRssBytes, heapUsed }
 }
 
 /**
@@ -122,7 +161,7 @@ function header(): string[] {
 }
 
 function table(rows: ReadonlyArray<{ payload: Payload, hook: Run, echo: Run }>, answers: ReadonlyMap<Payload, number>): string[] {
-  const head = ['payload', 'request / hook answer', 'hook req/s', 'echo req/s', 'hook/echo', 'hook p50 / p97.5 / p99 ms', 'echo p50 / p97.5 / p99 ms', 'RSS MiB after hook / echo', 'heap MiB after hook / echo', 'hook non-200']
+  const head = ['payload', 'request / hook answer', 'hook req/s', 'echo req/s', 'hook/echo', 'hook p50 / p97.5 / p99 ms', 'echo p50 / p97.5 / p99 ms', 'peak RSS MiB hook / echo', 'heap MiB after hook / echo', 'hook non-200']
   const body = rows.map(({ payload, hook, echo }) => [
     payload.name,
     `${size(Buffer.byteLength(payload.body))} / ${size(answers.get(payload) ?? 0)}`,
@@ -131,7 +170,7 @@ function table(rows: ReadonlyArray<{ payload: Payload, hook: Run, echo: Run }>, 
     (hook.result.requests.average / echo.result.requests.average).toFixed(2),
     latency(hook.result),
     latency(echo.result),
-    `${mib(hook.rss)} / ${mib(echo.rss)}`,
+    `${mib(hook.peakRss)} / ${mib(echo.peakRss)}`,
     `${mib(hook.heapUsed)} / ${mib(echo.heapUsed)}`,
     String(hook.failed)
   ])
@@ -155,6 +194,7 @@ async function main(): Promise<number> {
       for (const p of problems) console.error(`bench: ${p}`)
       return 1
     }
+    const idleRss = process.memoryUsage.rss()
     const hookUrl = await listen(hook)
     const echoUrl = await listen(echo)
     for (const line of header()) console.log(line)
@@ -167,7 +207,9 @@ async function main(): Promise<number> {
     }
     for (const line of table(rows, answers)) console.log(line)
     console.log('')
-    console.log('Latency in whole milliseconds (autocannon\'s resolution). RSS is the whole process, both apps and the load generator\'s thread; heap is the V8 heap used of the main thread, both apps; both read right after each run, without forcing a GC.')
+    console.log('Latency in whole milliseconds (autocannon\'s resolution). Peak RSS is the whole process (both apps and the load generator\'s thread) at its highest during the warm-up and the run of that server and payload' +
+      `${peak.kernel ? ' (the kernel\'s high-water mark, reset before each run)' : ' (sampled every 20 ms)'}; ` +
+      `the process held ${mib(idleRss)} MiB before the first run. Heap is the V8 heap used of the main thread, both apps, read right after each run without forcing a GC.`)
 
     const answered = rows.reduce((n, r) => n + r.hook.result.requests.total, 0)
     const failed = rows.filter((r) => r.hook.failed > 0)

@@ -26,6 +26,8 @@ const CONTROLLER = 'gpuhooks-instance-isolation'
 const POLICY = 'gpustack-instance-isolation'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
 const ANNOTATION = 'gpustack.ai/instance-isolation'
+/** The one label the decorator answers, once a sync has seen an Instance (isolation.md, "Inputs"). */
+const HOLDS_INSTANCES = 'gpustack.ai/holds-instances'
 /** Dual-stack, IPv6 written first and with blanks: the policy lists IPv4 first, trimmed. */
 const DUAL_STACK = 'fd00:10:244::/56, 10.244.0.0/16'
 
@@ -106,16 +108,20 @@ const EXPECTED_SPEC = {
   ]
 }
 
-/** The fields of a Namespace a decorator must not change: everything but its annotations. */
+const labels = (o: JsonObject): Record<string, string> => (isObject(meta(o).labels) ? (meta(o).labels as Record<string, string>) : {})
+
+/** The fields of a Namespace a decorator must not change: everything but its annotations and the holds-instances label. */
 function untouchable(ns: JsonObject): Json {
   const m = meta(ns)
-  return { labels: m.labels ?? null, finalizers: m.finalizers ?? null, ownerReferences: m.ownerReferences ?? null, spec: ns.spec ?? null, status: ns.status ?? null }
+  const { [HOLDS_INSTANCES]: _holds, ...otherLabels } = labels(ns)
+  return { labels: otherLabels, finalizers: m.finalizers ?? null, ownerReferences: m.ownerReferences ?? null, spec: ns.spec ?? null, status: ns.status ?? null }
 }
 
 /**
  * Settles one Namespace and checks the decorator contract on the Namespace itself: every answer
- * is `status: null` without `labels`, no pass writes a status, the Namespace's status stays as
- * the API server set it, and its resourceVersion moves only when its annotations change.
+ * is `status: null` with no label but `gpustack.ai/holds-instances: "true"`, no pass writes a
+ * status, the Namespace's status stays as the API server set it, and its resourceVersion moves
+ * only when its annotations or that label change.
  */
 async function settle(t: Test, name: string): Promise<SettleReport> {
   const before = (await kube.get(nsRef(name))).body
@@ -124,13 +130,13 @@ async function settle(t: Test, name: string): Promise<SettleReport> {
   for (const [i, pass] of report.passes.entries()) {
     const response = pass.response as JsonObject
     t.equal(response.status, null, `${name} pass ${i + 1}: the hook answers status: null`)
-    t.notOk('labels' in response, `${name} pass ${i + 1}: the hook answers no labels`)
+    t.same(Object.entries(isObject(response.labels) ? response.labels : {}).filter(([k, v]) => k !== HOLDS_INSTANCES || v !== 'true'), [], `${name} pass ${i + 1}: the hook answers no label but ${HOLDS_INSTANCES}: "true"`)
     t.same(pass.writes.filter((w) => w.verb === 'status'), [], `${name} pass ${i + 1}: no status write`)
   }
   t.same(untouchable(after), untouchable(before), `${name}: nothing but annotations changed`)
   if (meta(after).deletionTimestamp === undefined) t.same(after.status, { phase: 'Active' }, `${name}: status is the API server's {phase: Active}`)
-  if (deepEqual(annotations(before), annotations(after))) {
-    t.equal(meta(after).resourceVersion, meta(before).resourceVersion, `${name}: not written, its annotations being the same`)
+  if (deepEqual(annotations(before), annotations(after)) && deepEqual(labels(before), labels(after))) {
+    t.equal(meta(after).resourceVersion, meta(before).resourceVersion, `${name}: not written, its annotations and labels being the same`)
   }
   return report
 }
@@ -168,6 +174,9 @@ t.test('with the Setting absent or blank, a namespace with an Instance gets no p
   for (const name of ['tenant-a', 'tenant-c', 'tenant-d']) await settle(t, name)
   t.same(await allPolicies(), ['tenant-a/allow-monitoring', `tenant-c/${POLICY}`], 'Setting blank: no policy made')
   for (const name of ['tenant-a', 'tenant-c', 'tenant-d']) t.equal(await nsAnnotation(name), undefined, `${name}: no annotation`)
+  for (const name of ['tenant-a', 'tenant-c', 'tenant-d']) {
+    t.equal(labels((await kube.get(nsRef(name))).body)[HOLDS_INSTANCES], 'true', `${name}: labelled as holding Instances, feature off or on`)
+  }
 })
 
 t.test('with a dual-stack Setting, a namespace with an Instance gets the policy, and a second sync is quiet', async (t) => {
@@ -190,6 +199,7 @@ t.test('a namespace without Instances gets no policy', async (t) => {
   t.equal(await getOrUndefined(policyRef('tenant-b')), undefined)
   t.same(await allPolicies(), ['tenant-a/allow-monitoring', `tenant-a/${POLICY}`, `tenant-c/${POLICY}`, `tenant-d/${POLICY}`])
   t.equal(await nsAnnotation('tenant-b'), undefined)
+  t.equal(labels((await kube.get(nsRef('tenant-b'))).body)[HOLDS_INSTANCES], undefined, 'tenant-b: not labelled')
 })
 
 t.test('changing the Setting to IPv4 only rewrites the policy in place, opening nothing over IPv6', async (t) => {

@@ -54,13 +54,32 @@ async function start(env: Record<string, string>, readyLines: number): Promise<S
   const parsed: Record<string, unknown>[] = []
   let buffer = ''
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  // Every stream and the child have an error handler, so a broken pipe or a failed start fails
+  // this start with what was printed, instead of crashing the test file.
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stderr?.on('error', (err) => (stderr += `\n[harness] stderr: ${err.message}`))
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${JSON.stringify(parsed)}`)), 30000)
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${JSON.stringify(parsed)} ${stderr}`)), 30000)
+    child.once('error', (err) => {
+      clearTimeout(timer)
+      reject(new Error(`service could not be started: ${err.message}`))
+    })
+    child.stdout?.on('error', (err) => {
+      clearTimeout(timer)
+      reject(new Error(`service stdout failed: ${err.message}`))
+    })
     child.stdout?.on('data', (chunk: Buffer) => {
       buffer += chunk.toString()
       let newline = buffer.indexOf('\n')
       while (newline >= 0) {
-        parsed.push(JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>)
+        const line = buffer.slice(0, newline)
+        // A line that is not JSON is kept as it came; the pino-lines test then names it.
+        try {
+          parsed.push(JSON.parse(line) as Record<string, unknown>)
+        } catch {
+          parsed.push({ unparsed: line })
+        }
         buffer = buffer.slice(newline + 1)
         newline = buffer.indexOf('\n')
       }
@@ -69,7 +88,7 @@ async function start(env: Record<string, string>, readyLines: number): Promise<S
         resolve()
       }
     })
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${JSON.stringify(parsed)}`)))
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${JSON.stringify(parsed)} ${stderr}`)))
   })
   return { child, lines: () => parsed, exit }
 }
@@ -79,6 +98,7 @@ function get(port: number, path: string): Promise<{ status: number, body: string
     httpRequest({ host: '127.0.0.1', port, path }, (res) => {
       let body = ''
       res.on('data', (c: Buffer) => (body += c.toString()))
+      res.on('error', reject)
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
     }).on('error', reject).end()
   })
@@ -109,6 +129,7 @@ t.test('SIGTERM finishes a request in flight, then exits 0', async (t) => {
       { host: '127.0.0.1', port, path: '/hooks/isolation/customize', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         res.resume()
+        res.on('error', reject)
         res.on('end', () => resolve(res.statusCode ?? 0))
       }
     )
@@ -140,6 +161,7 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
       const req = httpsRequest({ host: '127.0.0.1', port: webhookPort, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
         let text = ''
         res.on('data', (c: Buffer) => (text += c.toString()))
+        res.on('error', reject)
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
       })
       req.on('error', reject)

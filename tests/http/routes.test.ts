@@ -71,7 +71,7 @@ t.test('isolation customize answers 200 with relatedResources only', async (t) =
   fits(t, CustomizeResponseSchema, res.body, 'customize answer')
 })
 
-t.test('isolation sync answers attachments, annotations and a null status, never labels', async (t) => {
+t.test('isolation sync answers attachments, annotations, a null status and only the holds-instances label', async (t) => {
   const res = await post('/hooks/isolation/sync', {
     controller: {},
     object: namespace,
@@ -84,7 +84,7 @@ t.test('isolation sync answers attachments, annotations and a null status, never
   t.equal(res.status, 200)
   fits(t, DecoratorResponseSchema, res.body, 'decorator answer')
   t.equal(res.body.status, null)
-  t.notOk('labels' in res.body)
+  t.same(res.body.labels, { 'gpustack.ai/holds-instances': 'true' })
   t.same((res.body.attachments as Array<{ metadata: { name: string } }>).map((a) => a.metadata.name), ['gpustack-instance-isolation'])
 })
 

@@ -77,6 +77,16 @@ const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }>
     expected: { problems: [] }
   },
   {
+    name: 'list order inside a field is a change',
+    given: request('UPDATE', running({ ...spec, args: ['--b', '--a'] }), running({ ...spec, args: ['--a', '--b'] })),
+    expected: { problems: [lock('args')] }
+  },
+  {
+    name: 'a number and the same digits as a string are different values',
+    given: request('UPDATE', running({ ...spec, resources: { cpu: 8 } }), running({ ...spec, resources: { cpu: '8' } })),
+    expected: { problems: [lock('resources')] }
+  },
+  {
     name: 'a stopped Instance may be edited and started in one update',
     given: request('UPDATE', running({ ...spec, image: 'pytorch:3', stop: false }), running({ ...spec, stop: true })),
     expected: { problems: [] }

@@ -126,11 +126,18 @@ const deleting = {
   metadata: { name: NS, uid: 'ns-uid', deletionTimestamp: '2025-01-02T00:00:00Z' },
   status: { phase: 'Terminating' }
 }
+/** The label a sync that sees an Instance answers (isolation.md, "Inputs"). */
+const HOLDS = { 'gpustack.ai/holds-instances': 'true' }
+/** The namespace's own metadata with `labels` added. */
+const labelled = (labels: Record<string, string>) => ({
+  metadata: { name: NS, uid: 'ns-uid', labels: { 'kubernetes.io/metadata.name': NS, ...labels } }
+})
 const errorPrefix = 'error: Setting instance-isolation-pod-cidrs has an invalid value, so no policy was changed: '
 
 /** A sync answer as the tests spell it out. */
 interface Expected {
   attachments: unknown[]
+  labels: Record<string, string>
   annotations: Record<string, string | null>
   status: null
 }
@@ -139,12 +146,12 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
   {
     name: 'a blank setting renders no policy',
     given: { setting: '', instanceNamespaces: [NS] },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'an absent setting renders no policy',
     given: { setting: null, instanceNamespaces: [NS] },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'a namespace that holds an Instance gets the policy',
@@ -167,38 +174,39 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
         }
       ],
       annotations: { [ANNOTATION]: null },
+      labels: HOLDS,
       status: null
     }
   },
   {
     name: 'a namespace without Instances gets no policy',
     given: { setting: '10.244.0.0/16' },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
   },
   {
     name: 'an Instance of another namespace does not count',
     given: { setting: '10.244.0.0/16', instanceNamespaces: ['tenant-b'] },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
   },
   {
     name: 'deleting the last instance keeps the policy',
     given: { setting: '10.244.0.0/16', policies: [currentPolicy] },
-    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
   },
   {
     name: 'emptying the setting collects the decorator\'s policy',
     given: { setting: ' ', instanceNamespaces: [NS], policies: [currentPolicy] },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'deleting the setting collects the decorator\'s policy',
     given: { setting: null, instanceNamespaces: [NS], policies: [currentPolicy] },
-    expected: { attachments: [], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'a changed setting rewrites the policy with the new CIDRs',
     given: { setting: 'fd00:10:244::/56,10.244.0.0/16', instanceNamespaces: [NS], policies: [oldPolicy] },
-    expected: { attachments: [expectedPolicy(dual)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(dual)], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'an unparseable value changes nothing and says why in the annotation',
@@ -211,6 +219,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
           'entry 1 "10.244.0.1/16" has bits set beyond the prefix length; write 10.244.0.0/16; ' +
           'entry 2 "pods" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'
       },
+      labels: HOLDS,
       status: null
     }
   },
@@ -220,6 +229,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
     expected: {
       attachments: [],
       annotations: { [ANNOTATION]: errorPrefix + 'entry 2 "" is empty; remove the extra comma' },
+      labels: HOLDS,
       status: null
     }
   },
@@ -229,6 +239,7 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
     expected: {
       attachments: [recorded(currentPolicy), recorded(strayPolicy)],
       annotations: { [ANNOTATION]: errorPrefix + 'entry 1 "x" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)' },
+      labels: HOLDS,
       status: null
     }
   },
@@ -243,28 +254,29 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
           Array.from({ length: 10 }, (_, i) => `entry ${i + 1} "x${i}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`).join('; ') +
           '; and 2 more bad entries'
       },
+      labels: HOLDS,
       status: null
     }
   },
   {
     name: 'a valid value collects an attachment of another name',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [currentPolicy, strayPolicy] },
-    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
     name: 'a terminating namespace keeps its policy',
     given: { setting: '', namespace: deleting, policies: [currentPolicy] },
-    expected: { attachments: [recorded(currentPolicy)], annotations: {}, status: null }
+    expected: { attachments: [recorded(currentPolicy)], annotations: {}, labels: {}, status: null }
   },
   {
     name: 'a namespace whose status says Terminating keeps its policy',
     given: { setting: '10.9.0.0/16', namespace: { status: { phase: 'Terminating' } }, policies: [currentPolicy] },
-    expected: { attachments: [recorded(currentPolicy)], annotations: {}, status: null }
+    expected: { attachments: [recorded(currentPolicy)], annotations: {}, labels: {}, status: null }
   },
   {
     name: 'a terminating namespace without a policy gets none',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], namespace: deleting },
-    expected: { attachments: [], annotations: {}, status: null }
+    expected: { attachments: [], annotations: {}, labels: {}, status: null }
   },
   {
     name: 'drift in a field the hook never renders is reported',
@@ -272,13 +284,44 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
     expected: {
       attachments: [expectedPolicy(v4)],
       annotations: { [ANNOTATION]: 'drift: spec.podSelector.matchExpressions' },
+      labels: HOLDS,
       status: null
     }
   },
   {
     name: 'a manual edit of a rendered rule is rewritten, not reported',
     given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [handEditedRules] },
-    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, status: null }
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
+  },
+  {
+    name: 'a labelled namespace gets the policy though its sync carries no Instances',
+    given: { setting: '10.244.0.0/16', namespace: labelled(HOLDS) },
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
+  },
+  {
+    name: 'a label of another value does not count',
+    given: { setting: '10.244.0.0/16', namespace: labelled({ 'gpustack.ai/holds-instances': 'True' }) },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
+  },
+  {
+    name: 'a labelled namespace gets no policy while the setting is blank, and keeps its label',
+    given: { setting: '', namespace: labelled(HOLDS) },
+    expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
+  },
+  {
+    name: 'a namespace that lost its label gets it back from the next sync that sees an Instance',
+    given: { setting: '10.244.0.0/16', instanceNamespaces: [NS], policies: [currentPolicy], namespace: labelled({}) },
+    expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
+  },
+  {
+    name: 'an Instance is labelled for whatever the setting says, even when it is unparseable',
+    given: { setting: 'pods', instanceNamespaces: [NS] },
+    expected: {
+      attachments: [],
+      annotations: { [ANNOTATION]: errorPrefix + 'entry 1 "pods" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)' },
+      labels: HOLDS,
+      status: null
+    }
   }
 ]
 
@@ -289,12 +332,13 @@ for (const c of cases) {
   })
 }
 
-t.test('the answer never carries a namespace status', async (t) => {
+t.test('the answer never carries a namespace status, and no label but the one it sets', async (t) => {
   for (const c of cases) {
     const answer = sync(request(c.given))
-    t.same(Object.keys(answer).sort(), ['annotations', 'attachments', 'status'], c.name)
+    t.same(Object.keys(answer).sort(), ['annotations', 'attachments', 'labels', 'status'], c.name)
     t.equal(answer.status, null, c.name)
-    t.notOk('labels' in answer, c.name)
+    // Never null: the hook never removes the label, whoever set it.
+    t.ok(Object.entries(answer.labels ?? {}).every(([k, v]) => k === 'gpustack.ai/holds-instances' && v === 'true'), c.name)
   }
 })
 
@@ -325,6 +369,27 @@ t.test('a Setting value that is not a string fails the request schema', async (t
 t.test('customize relates the namespace\'s Instances and the Setting by name', async (t) => {
   const body = { controller: {}, parent: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-b' } } }
   t.ok(Value.Check(IsolationCustomizeRequestSchema, body))
+  t.strictSame(customize(body), {
+    relatedResources: [
+      { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace: 'tenant-b' },
+      { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', names: ['instance-isolation-pod-cidrs'] }
+    ]
+  })
+})
+
+t.test('customize relates only the Setting for a namespace labelled as holding Instances', async (t) => {
+  const body = { controller: {}, parent: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-b', labels: HOLDS } } }
+  t.ok(Value.Check(IsolationCustomizeRequestSchema, body))
+  t.strictSame(customize(body), {
+    relatedResources: [{ apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', names: ['instance-isolation-pod-cidrs'] }]
+  })
+})
+
+t.test('customize still relates the Instances when the label has another value', async (t) => {
+  const body = {
+    controller: {},
+    parent: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-b', labels: { 'gpustack.ai/holds-instances': 'false' } } }
+  }
   t.strictSame(customize(body), {
     relatedResources: [
       { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace: 'tenant-b' },

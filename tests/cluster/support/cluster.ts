@@ -236,20 +236,67 @@ async function kubectl(kubeconfig: string, args: string[], opts: KubectlOptions 
   return result;
 }
 
-function runCommand(
+/**
+ * Runs `command` with `input` on its stdin and collects what it prints. Every stream of the child
+ * has an error handler: a command that exits before reading all of its input (the pipe breaks,
+ * EPIPE) is that command's failure, reported with its exit code and stderr, never an unhandled
+ * error that ends the test process. Resolves once the child has exited and its stdin has
+ * settled; rejects when the command cannot be started, or when it exits 0 without having taken
+ * all of its input (nothing else would show that the input was ignored).
+ */
+export function runCommand(
   command: string,
   args: string[],
-  opts: { input?: string | undefined; stderr?: 'pipe' | 'inherit' },
+  opts: { input?: string | undefined; stderr?: 'pipe' | 'inherit' } = {},
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
+    const input = opts.input ?? '';
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', opts.stderr ?? 'pipe'] });
     let stdout = '';
     let stderr = '';
+    let streamError: Error | undefined;
+    let inputTaken = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let stdinSettled = child.stdin === null;
+    let settled = false;
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    const finish = (): void => {
+      if (settled || exit === undefined || !stdinSettled) return;
+      settled = true;
+      const code = exit.code ?? (exit.signal === null ? 1 : 128);
+      if (code === 0 && !inputTaken && input !== '') {
+        const why = streamError !== undefined ? ` (${streamError.message})` : '';
+        reject(new Error(
+          `${[command, ...args].join(' ')} exited 0 before reading its input of ${Buffer.byteLength(input)} bytes${why}; stderr: ${stderr.trim()}`,
+        ));
+        return;
+      }
+      resolve({ code, stdout, stderr });
+    };
+    const noteStreamError = (error: Error): void => {
+      streamError ??= error;
+    };
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal === null ? 1 : 128), stdout, stderr }));
-    child.stdin?.end(opts.input ?? '');
+    child.stdout?.on('error', noteStreamError);
+    child.stderr?.on('error', noteStreamError);
+    // A child that exits without reading breaks the pipe: EPIPE arrives here, not as a crash.
+    child.stdin?.on('error', noteStreamError);
+    child.stdin?.once('finish', () => (inputTaken = true));
+    child.stdin?.once('close', () => {
+      stdinSettled = true;
+      finish();
+    });
+    child.once('error', (error) => fail(new Error(`${command} could not be run: ${error.message}`)));
+    child.once('close', (code, signal) => {
+      exit = { code, signal };
+      finish();
+    });
+    child.stdin?.end(input);
   });
 }
 
@@ -291,6 +338,8 @@ async function httpsGet(server: string, path: string, certs: ClusterCerts): Prom
     const req = request(new URL(path, server), { ca, cert, key, timeout: 5000 }, (res) => {
       res.resume();
       res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', () => resolve(0));
+      res.once('error', () => resolve(0));
     });
     req.once('timeout', () => req.destroy());
     req.once('error', () => resolve(0));

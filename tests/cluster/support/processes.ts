@@ -113,6 +113,10 @@ export function startWatchdog(dir: string | undefined, pidFile: string): ChildPr
     detached: true,
     stdio: 'ignore',
   });
+  // Without it the test process would still clean up on every exit but SIGKILL; say so, don't crash.
+  watchdog.once('error', (error) => {
+    process.stderr.write(`[harness] the cluster watchdog could not start (${error.message}); a SIGKILLed test leaves its cluster running\n`);
+  });
   watchdog.unref();
   return watchdog;
 }

@@ -52,11 +52,24 @@ export async function startHookService(cluster: TestCluster): Promise<HookServic
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
+  let spawnError: Error | undefined
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  // Every stream and the child itself have an error handler: a broken pipe or a failed start is
+  // reported as the service's failure, with its output, not as a crash of the test file.
+  const noteStreamError = (stream: string) => (err: Error) => (output += `\n[harness] service ${stream}: ${err.message}\n`)
+  child.stdout?.on('error', noteStreamError('stdout'))
+  child.stderr?.on('error', noteStreamError('stderr'))
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve())
+    child.once('error', (err) => {
+      spawnError = err
+      resolve()
+    })
+  })
   const deadline = Date.now() + 30_000
   while ((output.match(/listening/g) ?? []).length < 2) {
+    if (spawnError !== undefined) throw new Error(`hook service could not be started: ${spawnError.message}\n${output}`)
     if (child.exitCode !== null) throw new Error(`hook service exited with ${child.exitCode}:\n${output}`)
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
@@ -71,7 +84,7 @@ export async function startHookService(cluster: TestCluster): Promise<HookServic
     caBundle,
     logs: () => output,
     stop: async () => {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null && spawnError === undefined) {
         child.kill('SIGTERM')
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
         await exited

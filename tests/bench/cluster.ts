@@ -1,0 +1,427 @@
+/**
+ * `npm run bench:cluster`: the whole path at scale, on the cluster layer's real API server with
+ * the driver playing Metacontroller (tests/cluster/support/). N Instances (default 200) are
+ * created at once in one namespace, through the admission webhook; the Instance controller and
+ * the isolation decorator then run until every parent's last sync wrote nothing. Printed: the time
+ * to convergence, the hook calls and the hook service's CPU time per controller, and a baseline
+ * from the same run: the same Pods and Services applied directly, with no controller.
+ *
+ *   npm run bench:cluster -- [--instances 200] [--workers 5] [--skip-fresh]
+ *
+ * Scenarios, each in its own namespace:
+ * - labelled: the namespace already carries `gpustack.ai/holds-instances: "true"` (the steady state
+ *   isolation.md describes), so the isolation customize relates no Instances;
+ * - fresh (unless --skip-fresh): a namespace without the label, with the customize answer cached
+ *   as Metacontroller caches it for about 20 minutes, so every Instance change re-syncs the
+ *   namespace with all of its Instances;
+ * - direct: the Pods and Services of the labelled scenario, created as they are (baseline).
+ *
+ * How Metacontroller is played: one work queue per controller with its deduplication (a key
+ * queued twice runs once; a key changed while it syncs runs again), `--workers` parallel syncs
+ * for the Instance controller (Metacontroller's default is 5) and one for the namespace. A sync
+ * that wrote anything queues its parent again, as the watch event of that write would; an
+ * Instance created or written queues its namespace while the namespace's customize answer relates
+ * Instances. Resync timers are not played.
+ *
+ * CPU is read from outside the service, from /proc/<pid>/task/<tid>/schedstat of the service
+ * process (nanoseconds on CPU, all threads). Hook calls from the driver are sent one at a time
+ * (the service has one JavaScript thread, so this costs little throughput) and the CPU between
+ * a call's start and its answer is charged to its controller; what is left (the admission calls
+ * the API server makes, metrics, timers) is shown as "admission and the rest". Nothing here
+ * asserts a timing.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import os from 'node:os'
+import { isObject, type JsonObject } from '../support/merge.ts'
+import { Driver } from '../cluster/support/driver.ts'
+import { fetchTransport, type HookTransport } from '../cluster/support/driver-protocol.ts'
+import { startEnv, type ClusterEnv } from '../cluster/support/env.ts'
+import type { KubeApi, ResourceRef } from '../cluster/support/kube.ts'
+
+const INSTANCE_CONTROLLER = 'gpuhooks-instance'
+const ISOLATION_CONTROLLER = 'gpuhooks-instance-isolation'
+const HOLDS_INSTANCES = 'gpustack.ai/holds-instances'
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  if (i < 0) return fallback
+  const value = Number(process.argv[i + 1])
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer`)
+  return value
+}
+const INSTANCES = option('instances', 200)
+const WORKERS = option('workers', 5)
+const SKIP_FRESH = process.argv.includes('--skip-fresh')
+
+// ---- the service process, seen from outside ----
+
+/** The hook service's own node process: it has hooks/main.ts on its command line and PORT=<port>. */
+function servicePid(port: string): number {
+  const matches = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      if (!cmdline.includes('hooks/main.ts')) continue
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`PORT=${port}`)) continue
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1])
+      matches.set(Number(entry), ppid)
+    } catch {
+      // A process that ended while being read.
+    }
+  }
+  // tsx starts the service as a child of its own CLI process: the one whose parent also matches.
+  const leaves = [...matches].filter(([, ppid]) => matches.has(ppid)).map(([pid]) => pid)
+  const found = leaves.length === 1 ? leaves[0] : matches.size === 1 ? [...matches.keys()][0] : undefined
+  if (found === undefined) throw new Error(`cannot tell the hook service process among ${JSON.stringify([...matches])}`)
+  return found
+}
+
+/** Nanoseconds the process has been on a CPU, all of its threads. */
+function cpuNs(pid: number): number {
+  let total = 0
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // A thread that ended while being read.
+    }
+  }
+  return total
+}
+
+/** Peak resident set of the process so far (VmHWM), in bytes. */
+function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match === null ? 0 : Number(match[1]) * 1024
+}
+
+// ---- hook calls: one at a time, counted and charged per controller ----
+
+interface Charge {
+  calls: number
+  cpuNs: number
+}
+
+class Meter {
+  readonly byController = new Map<string, Charge>()
+  private chain: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly pid: number) {}
+
+  transport(controller: string): HookTransport {
+    return (url, body, timeoutMs) => {
+      const run = async (): Promise<{ status: number; body: string }> => {
+        const before = cpuNs(this.pid)
+        try {
+          return await fetchTransport(url, body, timeoutMs)
+        } finally {
+          const charge = this.byController.get(controller) ?? { calls: 0, cpuNs: 0 }
+          charge.calls++
+          charge.cpuNs += cpuNs(this.pid) - before
+          this.byController.set(controller, charge)
+        }
+      }
+      const next = this.chain.then(run, run)
+      this.chain = next.catch(() => undefined)
+      return next
+    }
+  }
+
+  reset(): void {
+    this.byController.clear()
+  }
+}
+
+// ---- Metacontroller's work queues ----
+
+/** A work queue with client-go's deduplication, drained by `workers` parallel loops. */
+class WorkQueue {
+  private readonly queued = new Set<string>()
+  private readonly order: string[] = []
+  private readonly processing = new Set<string>()
+  private readonly dirty = new Set<string>()
+  private waiting: Array<() => void> = []
+  errors = 0
+
+  constructor(private readonly sync: (key: string) => Promise<boolean>) {}
+
+  add(key: string): void {
+    if (this.processing.has(key)) {
+      this.dirty.add(key)
+      return
+    }
+    if (this.queued.has(key)) return
+    this.queued.add(key)
+    this.order.push(key)
+    for (const wake of this.waiting.splice(0)) wake()
+  }
+
+  get idle(): boolean {
+    return this.order.length === 0 && this.processing.size === 0
+  }
+
+  /** Runs until `done()` holds and the queue is idle. */
+  async run(workers: number, done: () => boolean): Promise<void> {
+    const worker = async (): Promise<void> => {
+      for (;;) {
+        const key = this.order.shift()
+        if (key === undefined) {
+          if (done() && this.idle) {
+            for (const wake of this.waiting.splice(0)) wake()
+            return
+          }
+          await new Promise<void>((resolve) => {
+            this.waiting.push(resolve)
+            setTimeout(resolve, 50)
+          })
+          continue
+        }
+        this.queued.delete(key)
+        this.processing.add(key)
+        let again = false
+        try {
+          again = await this.sync(key)
+        } catch {
+          this.errors++
+          again = true
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        this.processing.delete(key)
+        if (again || this.dirty.delete(key)) this.add(key)
+      }
+    }
+    await Promise.all(Array.from({ length: workers }, worker))
+  }
+}
+
+// ---- scenarios ----
+
+interface Result {
+  name: string
+  seconds: number
+  calls: Map<string, Charge>
+  restCpuNs: number
+  totalCpuNs: number
+  admissions: number
+  errors: number
+  isolationWithInstances: number
+}
+
+function instanceObject(namespace: string, i: number): JsonObject {
+  return {
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    kind: 'Instance',
+    metadata: { name: `ws-${i}`, namespace },
+    spec: { type: 'bench', image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'], ports: [{ port: 8888 }] }
+  }
+}
+
+/** Runs `fn` on `items` with at most `limit` in flight. */
+async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++] as T)
+  }))
+}
+
+async function answeredAdmissions(env: ClusterEnv): Promise<number> {
+  const text = await (await fetch(`${env.service.hooksUrl}/metrics`)).text()
+  let total = 0
+  for (const line of text.split('\n')) if (line.startsWith('gpuhooks_hook_requests_total{hook="admission_instance",')) total += Number(line.split(' ').pop())
+  return total
+}
+
+async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: string, labelled: boolean): Promise<Result> {
+  const kube = env.kube
+  const namespace = `bench-${name}`
+  await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace, ...(labelled ? { labels: { [HOLDS_INSTANCES]: 'true' } } : {}) }
+  })
+  await env.cluster.kubectl(['wait', '--for=create', '-n', namespace, 'serviceaccount/default', '--timeout=60s'])
+  const instanceDriver = new Driver({ kube, controller: env.driver(INSTANCE_CONTROLLER).options.controller, hookBaseUrl: env.service.hooksUrl, transport: meter.transport('instance') })
+  let relatesInstances = false
+  let isolationWithInstances = 0
+  const isolationTransport = meter.transport('isolation')
+  const watching: HookTransport = async (url, body, timeoutMs) => {
+    const res = await isolationTransport(url, body, timeoutMs)
+    if (url.endsWith('/customize')) {
+      const answer = JSON.parse(res.body) as { relatedResources?: Array<{ resource?: string }> }
+      relatesInstances = (answer.relatedResources ?? []).some((r) => r.resource === 'instances')
+    } else {
+      const related = isObject(body.related) ? body.related : {}
+      const instances = related['Instance.worker.gpustack.ai/v1alpha1']
+      if (isObject(instances) && Object.keys(instances).length > 0) isolationWithInstances++
+    }
+    return res
+  }
+  const isolationDriver = new Driver({ kube, controller: env.driver(ISOLATION_CONTROLLER).options.controller, hookBaseUrl: env.service.hooksUrl, transport: watching })
+
+  // The namespace settles first, as it would long before a burst of Instances.
+  await isolationDriver.settle({ name: namespace })
+  meter.reset()
+  const admissionsBefore = await answeredAdmissions(env)
+  const cpuBefore = cpuNs(pid)
+  const started = performance.now()
+
+  const namespaceQueue = new WorkQueue(async () => (await isolationDriver.syncOnce({ name: namespace })).writes.length > 0)
+  const instanceEvent = (): void => {
+    if (relatesInstances) namespaceQueue.add(namespace)
+  }
+  const instanceQueue = new WorkQueue(async (key) => {
+    const report = await instanceDriver.syncOnce({ namespace, name: key })
+    if (report.writes.some((w) => w.verb === 'status' || w.verb === 'finalizer' || w.verb === 'parent')) instanceEvent()
+    return report.writes.length > 0
+  })
+  let created = false
+  const creating = pool(Array.from({ length: INSTANCES }, (_, i) => i), 20, async (i) => {
+    await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instanceObject(namespace, i))
+    instanceQueue.add(`ws-${i}`)
+    instanceEvent()
+  }).then(() => {
+    created = true
+  })
+  await Promise.all([
+    creating,
+    instanceQueue.run(WORKERS, () => created),
+    namespaceQueue.run(1, () => created && instanceQueue.idle)
+  ])
+  const seconds = (performance.now() - started) / 1000
+  const totalCpuNs = cpuNs(pid) - cpuBefore
+  const calls = new Map(meter.byController)
+  const charged = [...calls.values()].reduce((n, c) => n + c.cpuNs, 0)
+  return {
+    name: `${name}: ${INSTANCES} Instances through the hooks`,
+    seconds,
+    calls,
+    restCpuNs: totalCpuNs - charged,
+    totalCpuNs,
+    admissions: (await answeredAdmissions(env)) - admissionsBefore,
+    errors: instanceQueue.errors + namespaceQueue.errors,
+    isolationWithInstances
+  }
+}
+
+/** What a client would apply: the object without server-set and controller-set fields. */
+function asApplied(o: JsonObject, namespace: string): JsonObject {
+  const m = isObject(o.metadata) ? o.metadata : {}
+  const metadata: JsonObject = { name: m.name ?? null, namespace }
+  if (isObject(m.labels)) metadata.labels = Object.fromEntries(Object.entries(m.labels).filter(([k]) => k !== 'controller-uid'))
+  if (isObject(m.annotations)) metadata.annotations = Object.fromEntries(Object.entries(m.annotations).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')))
+  const spec = isObject(o.spec) ? structuredClone(o.spec) : {}
+  if (o.kind === 'Service') {
+    delete spec.clusterIP
+    delete spec.clusterIPs
+    if (Array.isArray(spec.ports)) for (const p of spec.ports) if (isObject(p)) delete p.nodePort
+  }
+  return { apiVersion: String(o.apiVersion), kind: String(o.kind), metadata, spec }
+}
+
+async function directScenario(kube: KubeApi, from: string): Promise<{ result: Result; services: ResourceRef[] }> {
+  const namespace = 'bench-direct'
+  await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
+  const pods = (await kube.list({ apiVersion: 'v1', resource: 'pods', namespace: from })).body.map((p) => asApplied(p, namespace))
+  const services = (await kube.list({ apiVersion: 'v1', resource: 'services', namespace: from })).body.map((s) => asApplied(s, namespace))
+  // The ServiceAccount admission plugin needs the namespace's default ServiceAccount.
+  for (let i = 0; ; i++) {
+    try {
+      await kube.get({ apiVersion: 'v1', resource: 'serviceaccounts', namespace, name: 'default' })
+      break
+    } catch (err) {
+      if (i > 300) throw err
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  const started = performance.now()
+  await pool([...pods, ...services], 20, async (o) => {
+    await kube.create({ apiVersion: 'v1', resource: o.kind === 'Pod' ? 'pods' : 'services', namespace }, o)
+  })
+  const seconds = (performance.now() - started) / 1000
+  return {
+    result: {
+      name: `direct: the same ${pods.length} Pods and ${services.length} Services, created as they are`,
+      seconds,
+      calls: new Map(),
+      restCpuNs: 0,
+      totalCpuNs: 0,
+      admissions: 0,
+      errors: 0,
+      isolationWithInstances: 0
+    },
+    services: services.map((s) => ({ apiVersion: 'v1', resource: 'services', namespace, name: String((s.metadata as JsonObject).name) }))
+  }
+}
+
+const ms = (ns: number): string => (ns / 1e6).toFixed(0)
+
+function table(results: readonly Result[]): string[] {
+  const head = ['scenario', 'convergence s', 'instance calls', 'instance CPU ms', 'isolation calls', 'isolation CPU ms', 'isolation calls carrying Instances', 'admission calls', 'admission and the rest, CPU ms', 'service CPU ms', 'retried syncs']
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`
+  const rows = results.map((r) => {
+    const inst = r.calls.get('instance')
+    const iso = r.calls.get('isolation')
+    const hooks = r.totalCpuNs > 0
+    return [
+      r.name,
+      r.seconds.toFixed(1),
+      hooks ? String(inst?.calls ?? 0) : '-',
+      hooks ? ms(inst?.cpuNs ?? 0) : '-',
+      hooks ? String(iso?.calls ?? 0) : '-',
+      hooks ? ms(iso?.cpuNs ?? 0) : '-',
+      hooks ? String(r.isolationWithInstances) : '-',
+      hooks ? String(r.admissions) : '-',
+      hooks ? ms(r.restCpuNs) : '-',
+      hooks ? ms(r.totalCpuNs) : '-',
+      hooks ? String(r.errors) : '-'
+    ]
+  })
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)]
+}
+
+async function main(): Promise<void> {
+  const env = await startEnv()
+  try {
+    const pid = servicePid(new URL(env.service.hooksUrl).port)
+    const meter = new Meter(pid)
+    const kube = env.kube
+    await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes' }, {
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'InstanceType',
+      metadata: { name: 'bench' },
+      spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', defaults: { cpu: '2', memory: '4Gi' } }
+    })
+    await kube.create({ apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings' }, {
+      apiVersion: 'gpustack.ai/v1alpha1',
+      kind: 'Setting',
+      metadata: { name: 'instance-isolation-pod-cidrs' },
+      value: '10.244.0.0/16'
+    })
+    const results: Result[] = []
+    console.error(`bench:cluster: labelled namespace, ${INSTANCES} Instances …`)
+    results.push(await hookScenario(env, pid, meter, 'labelled', true))
+    console.error('bench:cluster: direct baseline …')
+    const direct = await directScenario(kube, 'bench-labelled')
+    results.push(direct.result)
+    // Node ports are a cluster-wide range: give the baseline's back before the next scenario.
+    await pool(direct.services, 20, async (ref) => {
+      await kube.delete(ref)
+    })
+    if (!SKIP_FRESH) {
+      console.error(`bench:cluster: fresh namespace, ${INSTANCES} Instances …`)
+      results.push(await hookScenario(env, pid, meter, 'fresh', false))
+    }
+    const cpus = os.cpus()
+    console.log(`command: npm run bench:cluster -- --instances ${INSTANCES} --workers ${WORKERS}${SKIP_FRESH ? ' --skip-fresh' : ''}`)
+    console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end, Node ${process.version}`)
+    console.log('')
+    for (const line of table(results)) console.log(line)
+    console.log('')
+    console.log(`Hook service peak RSS over the whole run: ${(peakRss(pid) / 1024 / 1024).toFixed(0)} MiB.`)
+  } finally {
+    await env.stop()
+  }
+}
+
+await main()
