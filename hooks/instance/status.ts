@@ -17,9 +17,10 @@
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
-import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { MAIN_CONTAINER } from './labels.ts'
-import { observedServicePorts, portIdentity, servicePortName } from './service.ts'
+import { portIdentity, protocolOf } from './ports.ts'
+import { observedServicePorts, servicePortName } from './service.ts'
 import type { SpecProblem } from './validate.ts'
 
 /** How the Pod the Instance runs differs from what it would build now. */
@@ -183,7 +184,7 @@ export function specPortNames(spec: unknown): Map<string, string> {
   const out = new Map<string, string>()
   for (const p of arr(rec(spec).ports).map(rec)) {
     const name = str(p.name)
-    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, str(p.protocol) ?? 'TCP'), name)
+    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, protocolOf(p)), name)
   }
   return out
 }
@@ -213,12 +214,15 @@ export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatu
 export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['accelerator'] {
   const main = arr(rec(pod.spec).containers).map(rec).find((c) => c.name === MAIN_CONTAINER)
   const resources = rec(main?.resources)
-  const requested = { ...rec(resources.limits), ...rec(resources.requests) }
-  const extended: Record<string, string> = {}
-  for (const key of Object.keys(requested).sort()) {
-    const value = requested[key]
-    if (key.includes('/') && (typeof value === 'string' || typeof value === 'number')) extended[key] = String(value)
-  }
+  const requested = new Map([...Object.entries(rec(resources.limits)), ...Object.entries(rec(resources.requests))])
+  const extended = recordOf(
+    [...requested.keys()]
+      .sort()
+      .flatMap((key) => {
+        const value = requested.get(key)
+        return key.includes('/') && (typeof value === 'string' || typeof value === 'number') ? [[key, String(value)] as const] : []
+      })
+  )
   const declared = rec(rec(rec(spec).resources).accelerator)
   const hasBlock = isRecord(rec(rec(spec).resources).accelerator)
   const count = typeof declared.count === 'number' ? declared.count : hasBlock ? 1 : 0
