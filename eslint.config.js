@@ -22,6 +22,22 @@ export default tseslint.config(
   },
   {
     files: ['hooks/**/*.ts'],
-    rules: { '@typescript-eslint/no-explicit-any': 'error' }
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      // Keys in hook requests are chosen by users: `constructor` or `toString` must never find a
+      // member of every object. Own-property reads go through Object.hasOwn, ownValue or a Map.
+      'no-prototype-builtins': 'error',
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "BinaryExpression[operator='in']",
+          message: '`in` also finds inherited members (constructor, toString); use Object.hasOwn or a Map.'
+        },
+        {
+          selector: "CallExpression[callee.property.name='hasOwnProperty']",
+          message: 'Use Object.hasOwn.'
+        }
+      ]
+    }
   }
 )

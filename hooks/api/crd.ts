@@ -221,7 +221,7 @@ function mergeUnion(node: Json, path: string): Json {
   if (nonNull.length === 1) {
     const only = nonNull[0] as Json
     for (const key of Object.keys(only)) {
-      if (key in outer && key !== 'description') throw new SchemaRenderError(path, `union member and union both set ${key}`)
+      if (Object.hasOwn(outer, key) && key !== 'description') throw new SchemaRenderError(path, `union member and union both set ${key}`)
     }
     // The union's own options (description, default) win over the member's.
     merged = { ...only, ...outer }
