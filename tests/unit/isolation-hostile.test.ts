@@ -46,8 +46,11 @@ t.test('Setting maps keyed by prototype names are no Setting', async (t) => {
 t.test('hand-added fields named after prototype members are drift', async (t) => {
   const rendered = buildPolicy('tenant', v4)
   const observed = structuredClone(rendered) as KubeObject & { spec: Record<string, unknown> & { podSelector: { matchLabels: Record<string, string> } } }
-  observed.spec.podSelector.matchLabels.constructor = 'x'
-  observed.spec.toString = 'y'
-  Object.defineProperty(observed.spec, '__proto__', { value: { a: 1 }, enumerable: true, configurable: true, writable: true })
+  const own = (target: object, key: string, value: unknown): void => {
+    Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true })
+  }
+  own(observed.spec.podSelector.matchLabels, 'constructor', 'x')
+  own(observed.spec, 'toString', 'y')
+  own(observed.spec, '__proto__', { a: 1 })
   t.strictSame(policyDrift(observed, rendered), ['spec.__proto__', 'spec.podSelector.matchLabels.constructor', 'spec.toString'])
 })
