@@ -10,6 +10,7 @@
  * such a run over processes; `FUZZ_SEED` replays one).
  */
 import t from 'tap'
+import { appendFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
@@ -25,6 +26,8 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NAME, NOW, NS, POD_STATUS, baseSpec, instance, instanceType, keySecret, namespaceObject, observedPod, observedService, request, setting } from '../unit/fixtures/instance.ts'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? '150')
+/** A file that gets a line every 5,000 runs, to follow a long run. */
+const PROGRESS = process.env.FUZZ_PROGRESS
 /** Only the routes whose URL contains this (all when unset), to spread a long run over processes. */
 const ROUTE = process.env.FUZZ_ROUTE
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
@@ -181,10 +184,15 @@ for (const c of cases.filter((c) => ROUTE === undefined || c.url.includes(ROUTE)
   t.test(`${c.url}: no 500, answers fit the response schema`, async (t) => {
     const statuses = new Map<number, number>()
     let keptChecked = 0
+    let runs = 0
     await fc.assert(
       fc.asyncProperty(mutation(c.base), async ({ body, path }) => {
         const res = await app.inject({ method: 'POST', url: c.url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+        runs++
+        if (PROGRESS !== undefined && runs % 5000 === 0) {
+          appendFileSync(PROGRESS, `${new Date().toISOString()} ${c.url} ${runs} runs ${JSON.stringify(Object.fromEntries(statuses))} kept-checked ${keptChecked}\n`)
+        }
         if (![200, 400, 413].includes(res.statusCode)) throw new Error(`answered ${res.statusCode}: ${res.body.slice(0, 300)} for a mutation at ${JSON.stringify(path)}`)
         if (res.statusCode !== 200) return
         const answer = res.json() as Record<string, unknown>
