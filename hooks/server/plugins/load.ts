@@ -50,9 +50,9 @@ export const loadPlugin = shared<LoadPluginOptions>('gpuhooks-load', async (app,
         statusCode: 503,
         code: 'GPUHOOKS_INFLIGHT_BYTES'
       })
+      // The body is not read into memory: once the answer is sent, node discards the rest of it
+      // as it arrives, so the caller sees the 503 instead of a reset connection.
       reply.header('retry-after', String(options.retryAfterSeconds))
-      // Once this answer is sent, the rest of the body is not worth reading.
-      reply.header('connection', 'close')
       throw error
     }
     inflight += bytes
