@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
+import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { freePorts } from '../support/ports.ts'
 import { startService } from './support/service.ts'
@@ -103,4 +104,20 @@ t.test('a second signal skips the rest of the delay', async (t) => {
   service.child.kill('SIGINT')
   t.equal(await service.exit, 0)
   t.ok(service.lines().some((l) => /second signal/.test(String(l.msg))))
+})
+
+t.test('npm start passes SIGTERM on to the service, which drains and stops', async (t) => {
+  const [port] = (await freePorts(1)) as [number]
+  const npm = spawn('npm', ['start'], { env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => void npm.kill('SIGKILL'))
+  let out = ''
+  npm.stdout.on('data', (c: Buffer) => (out += c.toString()))
+  const exit = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)))
+  while (!/hooks listening/.test(out)) await new Promise<void>((resolve) => npm.stdout.once('data', () => resolve()))
+  const servicePid = Number(/"pid":(\d+)/.exec(out)?.[1])
+  npm.kill('SIGTERM')
+  t.equal(await exit, 0, 'npm exits 0')
+  const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string, pid: number })
+  t.same(lines.filter((l) => /^draining|^stopped/.test(l.msg)).map((l) => [l.pid, l.msg.split(':')[0]]), [[servicePid, 'draining'], [servicePid, 'stopped']], 'the service itself got the signal and stopped')
+  t.throws(() => process.kill(servicePid, 0), 'no service process is left behind')
 })
