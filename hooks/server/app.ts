@@ -98,9 +98,9 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeoutMs: 30_000,
   headersTimeoutMs: 10_000,
   // Above the 90 s idle timeout of Go's default HTTP transport (Metacontroller, the API server
-  // calling a webhook) would keep idle sockets for nothing; 72 s (fastify's default) lets the
-  // server close first only after the client has long stopped reusing it.
-  keepAliveTimeoutMs: 72_000
+  // calling a webhook): the client closes an idle connection first, so it never sends a request
+  // on a connection the server is closing at that very moment.
+  keepAliveTimeoutMs: 95_000
 }
 
 /**

@@ -36,7 +36,7 @@ t.test('readConfig', async (t) => {
           retryAfterSeconds: 5,
           requestTimeoutMs: 30000,
           headersTimeoutMs: 10000,
-          keepAliveTimeoutMs: 72000
+          keepAliveTimeoutMs: 95000
         }
       }
     },
