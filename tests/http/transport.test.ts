@@ -3,7 +3,8 @@
  * 503 with Retry-After while the probes keep answering; JSON nested past the limit is a 400 at
  * parse time; request ids are unique across listeners and processes.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
 import { execFileSync } from 'node:child_process'
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { join } from 'node:path'
@@ -41,6 +42,16 @@ function get(port: number, path: string): Promise<Answer> {
   })
 }
 
+/** Listens on a free loopback port; `firstReceived` resolves once a request's body starts to be read. */
+async function listening(t: Test, app: FastifyInstance): Promise<{ port: number, firstReceived: Promise<void> }> {
+  let received!: () => void
+  const firstReceived = new Promise<void>((resolve) => (received = resolve))
+  app.addHook('preParsing', async () => received())
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  return { port: (app.server.address() as { port: number }).port, firstReceived }
+}
+
 /** A customize body of exactly `size` bytes: valid JSON padded with spaces. */
 function padded(size: number): string {
   const json = JSON.stringify({ controller: {}, parent: namespace })
@@ -49,12 +60,7 @@ function padded(size: number): string {
 
 t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-After; the probes still answer', async (t) => {
   const app = await buildApp({ routes, limits: { maxInflightBytes: 1024 * 1024, retryAfterSeconds: 7, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 } })
-  let received!: () => void
-  const firstReceived = new Promise<void>((resolve) => (received = resolve))
-  app.addHook('preParsing', async () => received())
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => app.close())
-  const port = (app.server.address() as { port: number }).port
+  const { port, firstReceived } = await listening(t, app)
   const size = 800 * 1024
   const body = padded(size)
 
@@ -82,12 +88,7 @@ t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-Aft
 
 t.test('a body without a content-length counts as the body limit', async (t) => {
   const app = await buildApp({ routes, bodyLimit: 2 * 1024 * 1024, limits: { maxInflightBytes: 3 * 1024 * 1024, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 } })
-  let received!: () => void
-  const firstReceived = new Promise<void>((resolve) => (received = resolve))
-  app.addHook('preParsing', async () => received())
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => app.close())
-  const port = (app.server.address() as { port: number }).port
+  const { port, firstReceived } = await listening(t, app)
   const chunked = (): { req: ClientRequest, answer: Promise<Answer> } => {
     let req: ClientRequest | undefined
     const answer = new Promise<Answer>((resolve, reject) => {
