@@ -145,14 +145,22 @@ export function readyCondition(phase: InstancePhase, message: string, pod: KubeO
   return { type: 'Ready', status: 'False', reason: waiting?.reason ?? phase, message }
 }
 
-/** Condition SpecValid: the first problem's reason and every message, joined. */
+/**
+ * At most this many problems are spelled out in SpecValid, so that a spec with thousands of bad
+ * entries cannot push the status past what the API server stores; the rest are counted.
+ */
+export const MAX_REPORTED_PROBLEMS = 20
+
+/** Condition SpecValid: the first problem's reason and every message (up to the bound), joined. */
 export function specValidCondition(problems: readonly SpecProblem[]): ConditionInput {
   if (problems.length === 0) return { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid.' }
+  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS).map((p) => withoutStop(p.message))
+  const more = problems.length - shown.length
   return {
     type: 'SpecValid',
     status: 'False',
     reason: problems[0]?.reason ?? 'InvalidSpec',
-    message: problems.map((p) => withoutStop(p.message)).join('; ') + '.'
+    message: shown.join('; ') + (more > 0 ? `; and ${more} more problem${more === 1 ? '' : 's'}` : '') + '.'
   }
 }
 

@@ -12,6 +12,7 @@ import { podAccelerator, statusPorts } from '../../hooks/instance/status.ts'
 import { buildPod } from '../../hooks/instance/pod.ts'
 import { withDefaults } from '../../hooks/instance/validate.ts'
 import { reviewInstance } from '../../hooks/instance/admission.ts'
+import { admissionResponse } from '../../hooks/admission/review.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 import { annotationOf, labelOf, ownValue, sortedRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
@@ -246,4 +247,20 @@ t.test('related objects of an unexpected shape', async (t) => {
     t.equal(kept.metadata.uid, undefined)
     t.doesNotThrow(() => JSON.stringify(kept))
   })
+})
+
+t.test('hundreds of bad entries: SpecValid spells out twenty and counts the rest', async (t) => {
+  const env = Array.from({ length: 200 }, () => ({ name: 'SAME', value: 'x' }))
+  const answer = sync(request({ parent: instance(baseSpec({ env })) }))
+  const message = String(condition(answer.status, 'SpecValid')?.message)
+  t.equal(message.match(/is also the name of/g)?.length, 20)
+  t.match(message, /; and 179 more problems\.$/)
+  const verdict = reviewInstance({ uid: 'u', kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' }, operation: 'CREATE', object: { metadata: { name: NAME }, spec: baseSpec({ env }) } })
+  t.equal(verdict.problems.length, 199, 'the verdict keeps every problem')
+})
+
+t.test('an admission denial spells out twenty problems and counts the rest', async (t) => {
+  const problems = Array.from({ length: 25 }, (_, i) => `p${i}`)
+  const message = admissionResponse('u', { problems }).response.status?.message
+  t.equal(message, `${problems.slice(0, 20).join('; ')}; and 5 more`)
 })
