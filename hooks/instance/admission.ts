@@ -18,7 +18,7 @@
  */
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, ownValue } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
 
 /** The verdict on one AdmissionReview request for an Instance. */
@@ -52,7 +52,7 @@ function runningLockProblems(old: Record<string, unknown>, next: Record<string, 
   const nextSpec = isRecord(next.spec) ? next.spec : {}
   const fields = [...new Set([...Object.keys(oldSpec), ...Object.keys(nextSpec)])].filter((f) => f !== 'stop').sort()
   return fields
-    .filter((f) => canonicalJson(oldSpec[f]) !== canonicalJson(nextSpec[f]))
+    .filter((f) => canonicalJson(ownValue(oldSpec, f)) !== canonicalJson(ownValue(nextSpec, f)))
     .map((f) => `spec.${f} cannot change while the Instance is running; set spec.stop: true first`)
 }
 

@@ -61,7 +61,12 @@ export interface AppOptions {
   clock?: () => Date
   /** Readiness, consulted by `/readyz`; `main` turns it false while draining. */
   ready?: () => boolean
-  /** Bounds on load, nesting and time; each unset one takes its default ({@link DEFAULT_LIMITS}). */
+  /**
+   * Bounds on load, nesting and time; each unset one takes its default ({@link DEFAULT_LIMITS}),
+   * except the two sampled ones (event-loop delay, heap), which stay off unless given: they
+   * depend on how busy the machine is, so an app built for a test answers the same under any load.
+   * `main` passes every bound from the environment.
+   */
   limits?: Partial<Limits>
 }
 
@@ -113,7 +118,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const surfaces = new Set<Surface>(options.surfaces ?? ['hooks', 'admission'])
   const metrics = options.metrics ?? createMetrics()
   const clock = options.clock ?? (() => new Date())
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
+  const limits: Limits = { ...DEFAULT_LIMITS, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, ...options.limits }
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const serverOptions: FastifyServerOptions & { https?: { cert: string | Buffer, key: string | Buffer }, http?: { headersTimeout: number, connectionsCheckingInterval: number } } = {
     ...(options.loggerInstance !== undefined ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),

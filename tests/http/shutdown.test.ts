@@ -108,7 +108,7 @@ t.test('a second signal skips the rest of the delay', async (t) => {
 
 t.test('npm start passes SIGTERM on to the service, which drains and stops', async (t) => {
   const [port] = (await freePorts(1)) as [number]
-  const npm = spawn('npm', ['start'], { env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const npm = spawn('npm', ['start'], { env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => void npm.kill('SIGKILL'))
   let out = ''
   npm.stdout.on('data', (c: Buffer) => (out += c.toString()))
