@@ -2,10 +2,9 @@
  * The HTTP transport: decode, call the pure hook, encode, log, count. Nothing here decides what a
  * controller does.
  *
- * Three error tiers (style.md rule 6): a request that is not JSON, too large, or of the wrong
- * shape is a 400-class answer with a JSON reason naming the field; a bad parent spec is not an
- * HTTP error (the hook answers 200 with a status condition); a bug is a 500 whose body only points
- * at the log line carrying the request id.
+ * The app is composed from one plugin per concern (`plugins/`): the depth-bounded JSON parser,
+ * the error handler (the error tiers of style.md rule 6, plus 503 under load), the load bounds,
+ * ETag, metrics and the probes; then one POST route per hook.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
