@@ -39,5 +39,30 @@ export default tseslint.config(
       // Cluster tests keep loose views of API answers (`type Obj = any`), checked by value.
       '@typescript-eslint/no-explicit-any': 'off'
     }
+  },
+  {
+    files: ['hooks/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      // Keys in hook requests are chosen by users: `constructor` or `toString` must never find a
+      // member of every object. Own-property reads go through Object.hasOwn, ownValue or a Map.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "BinaryExpression[operator='in']",
+          message: '`in` also finds inherited members (constructor, toString); use Object.hasOwn or a Map.'
+        },
+        {
+          selector: "CallExpression[callee.property.name='hasOwnProperty']",
+          message: 'Use Object.hasOwn.'
+        }
+      ]
+    }
+  },
+  {
+    // fastify plugins and hooks are async functions by contract (or take a callback); one with
+    // nothing to await is still written async so that fastify waits on it the documented way.
+    files: ['hooks/server/plugins/**/*.ts'],
+    rules: { '@typescript-eslint/require-await': 'off' }
   }
 )

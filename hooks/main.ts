@@ -6,10 +6,14 @@
  * - `WEBHOOK_PORT` (default 9443): admission over HTTPS when `TLS_CERT_FILE` and `TLS_KEY_FILE`
  *   name a certificate and key; off otherwise, said once in the log. The certificate is read at
  *   start; a rotated one takes effect when the Pod restarts.
- * - `LOG_LEVEL` (default info), `BODY_LIMIT` (bytes, default 16 MiB).
- * - `SHUTDOWN_TIMEOUT_SECONDS` (default 25, inside Kubernetes' default 30 s grace period): on
- *   SIGTERM or SIGINT, `/readyz` turns 503, both listeners stop accepting and finish what is in
- *   flight, and the process exits 0; if draining outlasts the timeout it exits 1.
+ * - `LOG_LEVEL` (default info), `BODY_LIMIT` (bytes, default 16 MiB), and the load, nesting and
+ *   time bounds of `config.ts` (README, "The service").
+ * - Shutdown, within Kubernetes' default 30 s grace period: on SIGTERM or SIGINT `/readyz` answers
+ *   503 for `SHUTDOWN_DELAY_SECONDS` (default 5) while both listeners still serve, so endpoints are
+ *   removed before any connection is refused; then both listeners stop accepting, close idle
+ *   keep-alive connections, finish what is in flight, and the process exits 0. If all of that
+ *   outlasts `SHUTDOWN_TIMEOUT_SECONDS` (default 25) it exits 1. A second signal skips what is
+ *   left of the delay.
  */
 import { readFileSync } from 'node:fs'
 import { pino } from 'pino'
@@ -26,7 +30,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const metrics = createMetrics(true)
   let draining = false
   const ready = (): boolean => !draining
-  const common = { routes, metrics, bodyLimit: config.bodyLimit, ready, loggerInstance: logger }
+  const common = { routes, metrics, bodyLimit: config.bodyLimit, ready, loggerInstance: logger, limits: config.limits }
 
   const apps: FastifyInstance[] = []
   const hooks = await buildApp({ ...common, surfaces: ['hooks'] })
@@ -44,15 +48,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     logger.info({ address: admissionAddress }, 'admission listening over HTTPS')
   }
 
-  const shutdown = (signal: string): void => {
-    if (draining) return
-    draining = true
-    logger.info({ signal }, 'draining: finishing in-flight requests')
-    const timer = setTimeout(() => {
-      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; exiting')
-      process.exit(1)
-    }, config.shutdownTimeoutMs)
-    timer.unref()
+  let closing = false
+  const close = (): void => {
+    if (closing) return
+    closing = true
+    logger.info('listeners closing: finishing in-flight requests')
     Promise.all(apps.map((app) => app.close())).then(
       () => {
         logger.info('stopped')
@@ -63,6 +63,23 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
         process.exit(1)
       }
     )
+  }
+  let delay: NodeJS.Timeout | undefined
+  const shutdown = (signal: string): void => {
+    if (draining) {
+      logger.info({ signal }, 'second signal: closing now')
+      clearTimeout(delay)
+      close()
+      return
+    }
+    draining = true
+    logger.info({ signal, delayMs: config.shutdownDelayMs }, 'draining: /readyz answers 503; the listeners close after the delay')
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    timer.unref()
+    delay = setTimeout(close, config.shutdownDelayMs)
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))

@@ -85,7 +85,10 @@ export interface Verdict {
 export function admissionResponse(uid: string, verdict: Verdict): AdmissionResponse {
   const response: AdmissionResponse['response'] = { uid, allowed: verdict.problems.length === 0 }
   if (verdict.problems.length > 0) {
-    response.status = { code: 422, reason: 'Invalid', message: verdict.problems.join('; ') }
+    // At most 20 problems spelled out, the rest counted: a denial message stays readable and small.
+    const shown = verdict.problems.slice(0, 20)
+    const more = verdict.problems.length - shown.length
+    response.status = { code: 422, reason: 'Invalid', message: shown.join('; ') + (more > 0 ? `; and ${more} more` : '') }
   }
   if (verdict.warnings !== undefined && verdict.warnings.length > 0) response.warnings = [...verdict.warnings]
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }

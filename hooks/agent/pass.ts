@@ -94,7 +94,7 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
       else report.nodeWrites.delete++
     }
     for (const failure of outcome.failed) {
-      report.errors.push({ reason: failure.code === 409 ? 'NodeConflict' : 'NodeWrite', message: `${failure.action.type} ${'name' in failure.action ? failure.action.name : ''}: ${failure.error}` })
+      report.errors.push({ reason: failure.code === 409 ? 'NodeConflict' : 'NodeWrite', message: `${failure.action.type} ${actionNodeName(failure.action)}: ${failure.error}` })
     }
     const after = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
     const second = decide(cns, after, deps.clock(), { ...options, sweptThisPass: outcome.swept })
@@ -157,4 +157,10 @@ export function readCellNodeSet(object: unknown): CellNodeSetInput | string {
   if (Array.isArray(metadata.finalizers)) input.metadata.finalizers = metadata.finalizers.filter((f): f is string => typeof f === 'string')
   if (isRecord(object.status)) input.status = object.status
   return input
+}
+
+/** The Node an action names, for an error message. */
+function actionNodeName(action: object): string {
+  const name: unknown = Object.hasOwn(action, 'name') ? (action as { name?: unknown }).name : undefined
+  return typeof name === 'string' ? name : ''
 }

@@ -18,6 +18,7 @@
  * - the root `metadata` may constrain only `name` and `generateName` (and carries no description).
  */
 import type { TSchema } from '@sinclair/typebox'
+import { sortKeys } from '../k8s/hash.ts'
 
 /** One node of an OpenAPI v3 schema as a CRD takes it. */
 export interface OpenApiSchema {
@@ -220,7 +221,7 @@ function mergeUnion(node: Json, path: string): Json {
   if (nonNull.length === 1) {
     const only = nonNull[0] as Json
     for (const key of Object.keys(only)) {
-      if (key in outer && key !== 'description') throw new SchemaRenderError(path, `union member and union both set ${key}`)
+      if (Object.hasOwn(outer, key) && key !== 'description') throw new SchemaRenderError(path, `union member and union both set ${key}`)
     }
     // The union's own options (description, default) win over the member's.
     merged = { ...only, ...outer }
@@ -277,14 +278,6 @@ function intOrStringAnyOf(node: Json, path: string): OpenApiSchema[] {
   return [{ type: 'integer' }, { type: 'string' }]
 }
 
-/** Recursively sorts object keys (not list orders) so rendering is byte-stable. */
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys)
-  if (!isJsonObject(value)) return value
-  const out: Json = {}
-  for (const key of Object.keys(value).sort()) out[key] = sortKeys(value[key])
-  return out
-}
 
 /** An additional printer column (`kubectl get`). */
 export interface PrinterColumn {

@@ -12,8 +12,16 @@ import { conditionSchema, OpenObject, Quantity, StringEnum, cel, listMap } from 
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
-/** Type key of Instances in a v2 hook request. */
-export const INSTANCE_TYPE_KEY = 'Instance.worker.gpustack.ai/v1alpha1'
+/**
+ * Type key of Instances (kind Instance) in a v2 hook request, named like `POD_KEY`. Not to be
+ * confused with `INSTANCE_TYPE_TYPE_KEY`, the type key of InstanceTypes.
+ */
+export const INSTANCE_KEY = 'Instance.worker.gpustack.ai/v1alpha1'
+/**
+ * The former name of {@link INSTANCE_KEY}; it read as "the InstanceType key".
+ * @deprecated Use INSTANCE_KEY.
+ */
+export const INSTANCE_TYPE_KEY = INSTANCE_KEY
 
 /** Accelerator families (instance.md, "Accelerator requests"). */
 export const ACCELERATOR_FAMILIES = ['Whole', 'Shared', 'Sliced', 'Partitioned'] as const

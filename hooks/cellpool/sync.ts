@@ -57,8 +57,10 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
   }
   const join = joinTemplate(view, pool)
+  // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('reason' in join) return { blocking: join, template: '' }
   const rendered = renderBootstrap(join.template, bootstrapValues(view.name, view.uid, pool, 0))
+  // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('problem' in rendered) {
     return {
       blocking: { reason: 'BootstrapTemplateInvalid', message: `Secret ${view.namespace}/${pool.joinSecretName} key ${pool.joinSecretKey}: ${withoutStop(rendered.problem)}; no cell is created from it.` },
@@ -392,6 +394,7 @@ export function answerCell(cell: CellPlan, observed: ObservedCell | undefined, i
       if (observed?.secret !== undefined) out.push(keepAsIs(observed.secret))
       else {
         const rendered = renderBootstrap(template, bootstrapValues(id.poolName, id.poolUID, pool, id.index))
+        // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
         if ('text' in rendered) out.push(buildBootstrapSecret(id, rendered.text))
       }
       out.push(observed?.seed !== undefined ? keepAsIs(observed.seed) : buildSeedProfile(id, pool.hostname))

@@ -17,6 +17,7 @@
  * resources cannot be overcommitted, so the caller puts each map in both requests and limits.
  */
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
+import { sortedRecord } from '../k8s/objects.ts'
 import type { ResolvedAccelerator } from './validate.ts'
 
 /** Resources of the `main` container and of the SSH sidecar. */
@@ -81,7 +82,7 @@ export function acceleratorRequests(accel: ResolvedAccelerator | undefined, type
       }
       break
   }
-  return { main: sorted(main), sidecar: sidecarVisibility(accel.count, type) }
+  return { main: sortedRecord(main), sidecar: sidecarVisibility(accel.count, type) }
 }
 
 /** The SSH sidecar's visibility resource: the type's override, GPUStack's default, or none. */
@@ -93,10 +94,4 @@ function sidecarVisibility(count: number, type: InstanceTypeSpec): Record<string
         ? `device.gpustack.ai/${type.manufacturer ?? 'nvidia'}.visibility`
         : undefined
   return name === undefined ? {} : { [name]: String(count) }
-}
-
-function sorted(map: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const key of Object.keys(map).sort()) out[key] = map[key] as string
-  return out
 }

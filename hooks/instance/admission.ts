@@ -17,7 +17,7 @@
  *   count, list order does), without serialising them.
  */
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, ownValue } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
 
 /** The verdict on one AdmissionReview request for an Instance. */
@@ -51,7 +51,7 @@ function runningLockProblems(old: Record<string, unknown>, next: Record<string, 
   const nextSpec = isRecord(next.spec) ? next.spec : {}
   const fields = [...new Set([...Object.keys(oldSpec), ...Object.keys(nextSpec)])].filter((f) => f !== 'stop').sort()
   return fields
-    .filter((f) => !sameJson(oldSpec[f], nextSpec[f]))
+    .filter((f) => !sameJson(ownValue(oldSpec, f), ownValue(nextSpec, f)))
     .map((f) => `spec.${f} cannot change while the Instance is running; set spec.stop: true first`)
 }
 

@@ -15,7 +15,7 @@ import { WORKER_API_VERSION } from '../api/instance.ts'
 import { SETTING_API_VERSION, SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { customizeRequestSchema, type CustomizeResponse, type RelatedResourceRule } from '../metacontroller/schemas.ts'
-import { InstanceParentSchema } from './sync.ts'
+import { InstanceParentSchema } from './request.ts'
 
 /** Customize request of the Instance controller. */
 export const InstanceCustomizeRequestSchema = customizeRequestSchema(InstanceParentSchema)

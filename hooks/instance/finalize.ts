@@ -10,7 +10,8 @@
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { keepAsIs, observedOfType } from '../metacontroller/observed.ts'
 import { instanceStatus } from './status.ts'
-import { POD_KEY, SERVICE_KEY, asChildren, instanceProblems, readView, type InstanceSyncRequest } from './sync.ts'
+import { POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest } from './request.ts'
+import { asChildren, instanceProblems } from './sync.ts'
 
 /** The finalize hook. */
 export function finalize(request: InstanceSyncRequest, now: Date): CompositeResponse {

@@ -6,14 +6,14 @@
  * type label what the isolation policy selects; the annotations record what a Pod was built from,
  * so the sync hook can tell an outdated Pod from a current one without re-reading anything.
  */
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/objects.ts'
+import { MANAGED_BY, MANAGED_BY_LABEL, PART_OF_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL } from '../k8s/labels.ts'
 
-/** Label naming the Instance a Pod belongs to; the Service selects on it. */
-export const PART_OF_LABEL = 'app.kubernetes.io/part-of'
-/** Label naming the kind of GPUStack resource; the isolation policy selects on it. */
-export const RESOURCE_TYPE_LABEL = 'resource.gpustack.ai/type'
-/** The value of {@link RESOURCE_TYPE_LABEL} on Instance Pods. */
-export const RESOURCE_TYPE_INSTANCES = 'instances'
+/**
+ * The shared labels, re-exported for the Instance modules. On an Instance's Pod and Service,
+ * `app.kubernetes.io/part-of` names the Instance (as GPUStack labels workload Pods), while the
+ * product's manifests use it for the product; `hooks/k8s/labels.ts` says why that is safe.
+ */
+export { PART_OF_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL }
 /** Label naming the InstanceType the Pod was placed by (`spec.type`). */
 export const INSTANCE_TYPE_LABEL = 'worker.gpustack.ai/instance-type'
 
@@ -41,7 +41,10 @@ export function instanceSelector(instanceName: string): Record<string, string> {
   return { [PART_OF_LABEL]: instanceName, [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES }
 }
 
-/** The four labels of an Instance's Pod, keys in a fixed (sorted) order. */
+/**
+ * The four labels of an Instance's Pod, keys in a fixed order (the order written here, which is
+ * not alphabetical; the API server and every hash here sort keys anyway).
+ */
 export function podLabels(instanceName: string, typeName: string): Record<string, string> {
   return {
     [PART_OF_LABEL]: instanceName,

@@ -20,12 +20,13 @@
 import type { Container, PodSpec, Volume } from 'kubernetes-types/core/v1.d.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE } from '../api/setting.ts'
-import { cloneJson, type KubeObject } from '../k8s/objects.ts'
+import { cloneJson, recordOf, sortedRecord, type KubeObject } from '../k8s/objects.ts'
 import { contentHash } from '../k8s/hash.ts'
 import { acceleratorRequests } from './accelerator.ts'
 import { GENERATION_ANNOTATION, MAIN_CONTAINER, POD_HASH_ANNOTATION, WORKSPACE_VOLUME, podLabels } from './labels.ts'
 import { sshSidecar } from './ssh.ts'
-import { isSshPort, type ResolvedSpec, type ResolvedWorkspace } from './validate.ts'
+import { isSshPort } from './ports.ts'
+import type { ResolvedSpec, ResolvedWorkspace } from './validate.ts'
 
 /** What a Pod is built from. */
 export interface PodInput {
@@ -121,12 +122,13 @@ function mainContainer(spec: ResolvedSpec, type: InstanceTypeSpec, accelerator: 
     .map((p) => (p.name === undefined ? { containerPort: p.port, protocol: p.protocol } : { containerPort: p.port, name: p.name, protocol: p.protocol }))
   if (ports.length > 0) container.ports = ports
 
-  const amounts: Record<string, string> = {}
   const cpu = spec.resources.cpu ?? type.defaults?.cpu
   const memory = spec.resources.memory ?? type.defaults?.memory
-  if (cpu !== undefined) amounts.cpu = String(cpu)
-  if (memory !== undefined) amounts.memory = String(memory)
-  Object.assign(amounts, accelerator)
+  const amounts = recordOf([
+    ...(cpu !== undefined ? [['cpu', String(cpu)] as const] : []),
+    ...(memory !== undefined ? [['memory', String(memory)] as const] : []),
+    ...Object.entries(accelerator)
+  ])
   // requests = limits: a workspace gets exactly what it asked for, and extended resources
   // cannot be overcommitted anyway.
   if (Object.keys(amounts).length > 0) container.resources = { limits: { ...amounts }, requests: { ...amounts } }
@@ -150,10 +152,4 @@ function nodeAffinity(nodeName: string): PodSpec['affinity'] {
       }
     }
   }
-}
-
-function sortedRecord(map: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const key of Object.keys(map).sort()) out[key] = map[key] as string
-  return out
 }

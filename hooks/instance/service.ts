@@ -22,9 +22,11 @@
  *   Pod's, so the Service routes across Pod replacement and a change of type.
  */
 import { SSH_PORT_NAME } from '../api/instance.ts'
-import { MANAGED_BY, MANAGED_BY_LABEL, isRecord, type KubeObject } from '../k8s/objects.ts'
-import { PART_OF_LABEL, SSH_PORT, instanceSelector } from './labels.ts'
-import { isSshPort, type ResolvedSpec } from './validate.ts'
+import { MANAGED_BY, MANAGED_BY_LABEL, PART_OF_LABEL } from '../k8s/labels.ts'
+import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { SSH_PORT, instanceSelector } from './labels.ts'
+import { isSshPort, portIdentity, protocolOf } from './ports.ts'
+import type { ResolvedSpec } from './validate.ts'
 
 /** What the Service is built from. */
 export interface ServiceInput {
@@ -55,10 +57,8 @@ interface PortIdentity {
   ssh: boolean
 }
 
-/** The identity key of a port: `8888/TCP`. */
-export function portIdentity(port: number, protocol: string): string {
-  return `${port}/${protocol}`
-}
+/** Re-exported from its home, `ports.ts`. */
+export { portIdentity }
 
 /** The Service port name of an identity: `ssh` for the sidecar, else `<protocol lower>-<port>`. */
 export function servicePortName(port: number, protocol: string, ssh: boolean): string {
@@ -82,7 +82,7 @@ export function observedServicePorts(observed: KubeObject | undefined): Observed
     if (!isRecord(item) || typeof item.port !== 'number') continue
     const entry: ObservedServicePort = {
       port: item.port,
-      protocol: typeof item.protocol === 'string' && item.protocol !== '' ? item.protocol : 'TCP'
+      protocol: protocolOf(item)
     }
     if (typeof item.name === 'string' && item.name !== '') entry.name = item.name
     if (typeof item.nodePort === 'number' && item.nodePort > 0) entry.nodePort = item.nodePort

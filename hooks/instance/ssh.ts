@@ -27,7 +27,7 @@
  * image an admin names; the key directory is mounted at `/etc/ssh/gpuhooks` (no trailing slash).
  */
 import type { Container, Volume } from 'kubernetes-types/core/v1.d.ts'
-import type { KubeObject } from '../k8s/objects.ts'
+import { labelOf, type KubeObject } from '../k8s/objects.ts'
 import { SSH_KEYS_VOLUME, SSH_PORT, SSHD_CONTAINER } from './labels.ts'
 import { SSH_PORT_NAME } from '../api/instance.ts'
 import type { SpecProblem } from './validate.ts'
@@ -101,14 +101,6 @@ export function sshSidecar(input: SshSidecarInput): { container: Container; volu
   return { container, volumes }
 }
 
-/**
- * The problem when the Instance's namespace enforces a Pod Security level that forbids the
- * sidecar's SYS_ADMIN and SYS_PTRACE: `baseline` and `restricted`, and any value Pod Security
- * cannot parse (it enforces `restricted` then). No label means the cluster default, `privileged`
- * unless the admission configuration says otherwise; that configuration is not visible here: the
- * Pod's creation then fails at the API server, which Metacontroller reports as a sync error on
- * the Instance. `namespace` undefined (not observed) is no problem.
- */
 /** Reason of {@link podSecurityForbidsPod}. */
 export const POD_SECURITY_FORBIDS_POD = 'PodSecurityForbidsPod'
 
@@ -120,7 +112,7 @@ export const POD_SECURITY_FORBIDS_POD = 'PodSecurityForbidsPod'
  * server refuses on every sync. A level Pod Security cannot parse is enforced as `restricted`.
  */
 export function podSecurityForbidsPod(namespace: KubeObject | undefined): SpecProblem | undefined {
-  const level = namespace?.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]
+  const level = labelOf(namespace, POD_SECURITY_ENFORCE_LABEL)
   if (namespace === undefined || level === undefined || level === 'privileged' || level === 'baseline') return undefined
   const name = namespace.metadata.name ?? ''
   const enforces = level === 'restricted' ? level : `"${level}" (read as restricted)`
@@ -135,8 +127,16 @@ export function podSecurityForbidsPod(namespace: KubeObject | undefined): SpecPr
   }
 }
 
+/**
+ * The problem when the Instance's namespace enforces a Pod Security level that forbids the
+ * sidecar's SYS_ADMIN and SYS_PTRACE: `baseline` and `restricted`, and any value Pod Security
+ * cannot parse (it enforces `restricted` then). No label means the cluster default, `privileged`
+ * unless the admission configuration says otherwise; that configuration is not visible here: the
+ * Pod's creation then fails at the API server, which Metacontroller reports as a sync error on
+ * the Instance. `namespace` undefined (not observed) is no problem.
+ */
 export function podSecurityForbidsSSH(namespace: KubeObject | undefined): SpecProblem | undefined {
-  const level = namespace?.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]
+  const level = labelOf(namespace, POD_SECURITY_ENFORCE_LABEL)
   if (namespace === undefined || level === undefined || level === 'privileged') return undefined
   const name = namespace.metadata.name ?? ''
   const enforces = level === 'baseline' || level === 'restricted' ? level : `"${level}" (read as restricted)`

@@ -17,9 +17,10 @@
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
-import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { MAIN_CONTAINER } from './labels.ts'
-import { observedServicePorts, portIdentity, servicePortName } from './service.ts'
+import { portIdentity, protocolOf } from './ports.ts'
+import { observedServicePorts, servicePortName } from './service.ts'
 import type { SpecProblem } from './validate.ts'
 
 /** How the Pod the Instance runs differs from what it would build now. */
@@ -144,14 +145,22 @@ export function readyCondition(phase: InstancePhase, message: string, pod: KubeO
   return { type: 'Ready', status: 'False', reason: waiting?.reason ?? phase, message }
 }
 
-/** Condition SpecValid: the first problem's reason and every message, joined. */
+/**
+ * At most this many problems are spelled out in SpecValid, so that a spec with thousands of bad
+ * entries cannot push the status past what the API server stores; the rest are counted.
+ */
+export const MAX_REPORTED_PROBLEMS = 20
+
+/** Condition SpecValid: the first problem's reason and every message (up to the bound), joined. */
 export function specValidCondition(problems: readonly SpecProblem[]): ConditionInput {
   if (problems.length === 0) return { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid.' }
+  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS).map((p) => withoutStop(p.message))
+  const more = problems.length - shown.length
   return {
     type: 'SpecValid',
     status: 'False',
     reason: problems[0]?.reason ?? 'InvalidSpec',
-    message: problems.map((p) => withoutStop(p.message)).join('; ') + '.'
+    message: shown.join('; ') + (more > 0 ? `; and ${more} more problem${more === 1 ? '' : 's'}` : '') + '.'
   }
 }
 
@@ -183,7 +192,7 @@ export function specPortNames(spec: unknown): Map<string, string> {
   const out = new Map<string, string>()
   for (const p of arr(rec(spec).ports).map(rec)) {
     const name = str(p.name)
-    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, str(p.protocol) ?? 'TCP'), name)
+    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, protocolOf(p)), name)
   }
   return out
 }
@@ -213,12 +222,15 @@ export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatu
 export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['accelerator'] {
   const main = arr(rec(pod.spec).containers).map(rec).find((c) => c.name === MAIN_CONTAINER)
   const resources = rec(main?.resources)
-  const requested = { ...rec(resources.limits), ...rec(resources.requests) }
-  const extended: Record<string, string> = {}
-  for (const key of Object.keys(requested).sort()) {
-    const value = requested[key]
-    if (key.includes('/') && (typeof value === 'string' || typeof value === 'number')) extended[key] = String(value)
-  }
+  const requested = new Map([...Object.entries(rec(resources.limits)), ...Object.entries(rec(resources.requests))])
+  const extended = recordOf(
+    [...requested.keys()]
+      .sort()
+      .flatMap((key) => {
+        const value = requested.get(key)
+        return key.includes('/') && (typeof value === 'string' || typeof value === 'number') ? [[key, String(value)] as const] : []
+      })
+  )
   const declared = rec(rec(rec(spec).resources).accelerator)
   const hasBlock = isRecord(rec(rec(spec).resources).accelerator)
   const count = typeof declared.count === 'number' ? declared.count : hasBlock ? 1 : 0

@@ -17,99 +17,43 @@
  *   only this controller's children are observed, and it makes no others.
  * - A Pod without a readable generation annotation counts as built from another generation.
  */
-import { Type, type Static } from '@sinclair/typebox'
 import type { InstanceSpec } from '../api/instance.ts'
-import { INSTANCE_TYPE_TYPE_KEY, type InstanceTypeSpec } from '../api/instancetype.ts'
-import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, settingValue } from '../api/setting.ts'
-import { isRecord, annotationOf, isTerminatingNamespace, type KubeObject } from '../k8s/objects.ts'
-import { keepAsIs, objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
-import { NamespacedObjectSchema, compositeRequestSchema, type CompositeResponse } from '../metacontroller/schemas.ts'
+import type { InstanceTypeSpec } from '../api/instancetype.ts'
+import { SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
+import { isRecord, annotationOf, isTerminatingNamespace, ownValue, type KubeObject } from '../k8s/objects.ts'
+import { keepAsIs, observedOfType } from '../metacontroller/observed.ts'
+import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
 import { buildPod } from './pod.ts'
 import { buildService } from './service.ts'
 import { AUTHORIZED_KEYS, podSecurityForbidsPod, podSecurityForbidsSSH } from './ssh.ts'
 import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
-import { instanceNameProblems, specProblems, typeProblems, withDefaults, type ResolvedSpec, type SpecProblem } from './validate.ts'
+import {
+  INSTANCE_TYPE_INVALID,
+  SETTING_INVALID,
+  instanceNameProblems,
+  specProblems,
+  typeProblems,
+  withDefaults,
+  type ResolvedSpec,
+  type SpecProblem
+} from './validate.ts'
+import {
+  InstanceParentSchema,
+  InstanceSyncRequestSchema,
+  NAMESPACE_KEY,
+  POD_KEY,
+  RUNTIME_CLASS_KEY,
+  SECRET_KEY,
+  SERVICE_KEY,
+  readView,
+  type InstanceSyncRequest,
+  type InstanceView
+} from './request.ts'
 
-/** Type keys of the children (metacontroller/instance.yaml). */
-export const POD_KEY = 'Pod.v1'
-export const SERVICE_KEY = 'Service.v1'
-/** Type keys of the related objects the customize hook asks for. */
-export const NAMESPACE_KEY = 'Namespace.v1'
-export const SECRET_KEY = 'Secret.v1'
-export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
-
-/**
- * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
- * refused with a 400 (README, "Hook endpoints").
- */
-export const InstanceParentSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: NamespacedObjectSchema.properties.metadata,
-    spec: Type.Record(Type.String(), Type.Unknown()),
-    status: Type.Optional(Type.Unknown())
-  },
-  { additionalProperties: true }
-)
-
-/** Sync and finalize request of the Instance controller. */
-export const InstanceSyncRequestSchema = compositeRequestSchema(InstanceParentSchema)
-export type InstanceSyncRequest = Static<typeof InstanceSyncRequestSchema>
-
-/** What the hooks read out of one request. */
-export interface InstanceView {
-  name: string
-  namespace: string
-  /** `metadata.generation`, 0 when absent: what the Pod records and is compared with. */
-  generation: number
-  /** `metadata.generation` as sent, for `status.observedGeneration` (omitted when absent). */
-  observedGeneration: number | undefined
-  spec: Record<string, unknown>
-  previousConditions: unknown
-  /** The observed Pod and Service named after the Instance (children). */
-  pod: KubeObject | undefined
-  service: KubeObject | undefined
-  /** A Service named after the Instance exists but is not its child. */
-  serviceTaken: boolean
-  type: InstanceTypeSpec | undefined
-  namespaceObject: KubeObject | undefined
-  secret: KubeObject | undefined
-  /** The SSH sidecar image: the Setting's value, else the published default. */
-  sshImage: string
-  /** Names of the RuntimeClasses that exist. */
-  runtimeClasses: ReadonlySet<string>
-}
-
-/** Reads the request. */
-export function readView(request: InstanceSyncRequest): InstanceView {
-  const { name, namespace, generation } = request.parent.metadata
-  const spec = request.parent.spec
-  const key = objectKey(name, namespace)
-  const related = request.related
-  const typeName = typeof spec.type === 'string' ? spec.type : ''
-  const typeObject = typeName === '' ? undefined : observedObject(related, INSTANCE_TYPE_TYPE_KEY, typeName)
-  const secretName = isRecord(spec.sshPublicKey) ? spec.sshPublicKey.name : undefined
-  const service = observedObject(request.children, SERVICE_KEY, key)
-  return {
-    name,
-    namespace,
-    generation: generation ?? 0,
-    observedGeneration: generation,
-    spec,
-    previousConditions: isRecord(request.parent.status) ? request.parent.status.conditions : undefined,
-    pod: observedObject(request.children, POD_KEY, key),
-    service,
-    serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
-    type: typeObject === undefined ? undefined : (isRecord(typeObject.spec) ? typeObject.spec : {}),
-    namespaceObject: observedObject(related, NAMESPACE_KEY, namespace),
-    secret: typeof secretName === 'string' ? observedObject(related, SECRET_KEY, objectKey(secretName, namespace)) : undefined,
-    runtimeClasses: new Set(observedOfType(related, RUNTIME_CLASS_KEY).map((o) => o.metadata.name ?? '')),
-    sshImage: settingValue(observedObject(related, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING) as { value?: unknown } | undefined) ??
-      DEFAULT_SSH_SERVER_IMAGE
-  }
-}
+/** Re-exported for the modules that import them from here; their home is `request.ts`. */
+export { InstanceParentSchema, InstanceSyncRequestSchema, NAMESPACE_KEY, POD_KEY, RUNTIME_CLASS_KEY, SECRET_KEY, SERVICE_KEY, readView }
+export type { InstanceSyncRequest, InstanceView }
 
 /**
  * The SSH key Secret missing, or without a non-empty `authorized_keys`: no Pod is built that would
@@ -122,7 +66,7 @@ export function sshKeyProblem(secretName: string, namespace: string, secret: Kub
     return { field, reason: 'SSHKeyMissing', message: `${field} ${secretName}: ${ref} does not exist; create it with the key ${AUTHORIZED_KEYS}` }
   }
   const data = isRecord(secret.data) ? secret.data : {}
-  const value = data[AUTHORIZED_KEYS]
+  const value = ownValue(data, AUTHORIZED_KEYS)
   if (typeof value === 'string' && value !== '') return undefined
   const keys = Object.keys(data).sort()
   const has = keys.length > 0 ? `it has ${keys.join(', ')}` : 'it has no keys'
@@ -139,7 +83,17 @@ export function instanceProblems(view: InstanceView): { problems: SpecProblem[],
   if (wellFormed) {
     const spec = view.spec as unknown as InstanceSpec
     resolved = withDefaults(spec)
-    problems.push(...typeProblems(spec, spec.type, view.type))
+    if (view.instanceType.state === 'invalid') {
+      problems.push({
+        field: 'spec.type',
+        reason: INSTANCE_TYPE_INVALID,
+        message:
+          `spec.type ${spec.type}: InstanceType ${spec.type} is stored in a shape the hooks cannot use ` +
+          `(${view.instanceType.errors.join('; ')}); an admin must fix the InstanceType`
+      })
+    } else {
+      problems.push(...typeProblems(spec, spec.type, view.type))
+    }
     const runtimeClass = view.type?.runtimeClassName
     if (runtimeClass !== undefined && runtimeClass !== '' && !view.runtimeClasses.has(runtimeClass)) {
       problems.push({
@@ -151,6 +105,9 @@ export function instanceProblems(view: InstanceView): { problems: SpecProblem[],
     const restricted = podSecurityForbidsPod(view.namespaceObject)
     if (restricted !== undefined) problems.push(restricted)
     if (resolved.sshPublicKey !== undefined) {
+      if (view.sshImageProblem !== undefined) {
+        problems.push({ field: 'spec.sshPublicKey', reason: SETTING_INVALID, message: `spec.sshPublicKey: ${view.sshImageProblem}; an admin must fix the Setting` })
+      }
       const key = sshKeyProblem(resolved.sshPublicKey.name, view.namespace, view.secret)
       if (key !== undefined) problems.push(key)
       const policy = podSecurityForbidsSSH(view.namespaceObject)

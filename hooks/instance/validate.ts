@@ -22,11 +22,13 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { ACCELERATOR_FAMILIES, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec, type PortProtocol } from '../api/instance.ts'
+import type { TSchema } from '@sinclair/typebox'
+import { ACCELERATOR_FAMILIES, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { SSH_PORT } from './labels.ts'
+import { isSshPort, portIdentity, protocolOf, type ResolvedPort } from './ports.ts'
 
 /** One problem with a spec: the field, a CamelCase reason for the condition, and a message. */
 export interface SpecProblem {
@@ -35,12 +37,7 @@ export interface SpecProblem {
   message: string
 }
 
-/** A port with its protocol filled in. */
-export interface ResolvedPort {
-  port: number
-  protocol: PortProtocol
-  name?: string
-}
+export type { ResolvedPort }
 
 /** An accelerator request with family and count filled in; only present when count ≥ 1. */
 export interface ResolvedAccelerator {
@@ -73,6 +70,10 @@ export interface ResolvedSpec
 export const INVALID_SPEC = 'InvalidSpec'
 /** The reason when `spec.type` names no InstanceType. */
 export const INSTANCE_TYPE_NOT_FOUND = 'InstanceTypeNotFound'
+/** The reason when the InstanceType `spec.type` names is stored in a shape the hooks cannot use. */
+export const INSTANCE_TYPE_INVALID = 'InstanceTypeInvalid'
+/** The reason when a Setting the Instance needs is stored in a shape the hooks cannot use. */
+export const SETTING_INVALID = 'SettingInvalid'
 /** The reason when the InstanceType cannot serve the accelerator request. */
 export const ACCELERATOR_NOT_OFFERED = 'AcceleratorNotOffered'
 
@@ -92,16 +93,26 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
  */
 export function specProblems(spec: unknown): SpecProblem[] {
   if (!isRecord(spec)) return [invalid('spec', `spec must be an object, not ${describe(spec)}`)]
-  const problems: SpecProblem[] = []
-  const seen = new Set<string>()
-  for (const error of SPEC_CHECK.Check(spec) ? [] : Value.Errors(InstanceSpecSchema, spec)) {
-    // TypeBox reports a missing property twice (required, then its type): keep the first.
-    if (seen.has(error.path)) continue
-    seen.add(error.path)
-    problems.push(invalid(fieldOf(error.path), schemaMessage(error)))
-  }
+  // The compiled check is cheap; the error walk runs only for a spec that fails it.
+  const problems = SPEC_CHECK.Check(spec) ? [] : schemaMessages(InstanceSpecSchema, spec, 'spec').map((m) => invalid(m.field, m.message))
   // spec.type's 63-character limit (it becomes a label value) is the schema's maxLength.
   return [...problems, ...specRuleProblems(spec)]
+}
+
+/**
+ * One message per field of `value` that `schema` refuses, each naming the field under `root`
+ * (`spec.ports[1].port`), the value and the rule. TypeBox reports a missing property twice
+ * (required, then its type): the first is kept.
+ */
+export function schemaMessages(schema: TSchema, value: unknown, root: string): { field: string, message: string }[] {
+  const out: { field: string, message: string }[] = []
+  const seen = new Set<string>()
+  for (const error of Value.Errors(schema, value)) {
+    if (seen.has(error.path)) continue
+    seen.add(error.path)
+    out.push({ field: fieldOf(error.path, root), message: schemaMessage(error, root) })
+  }
+  return out
 }
 
 /**
@@ -200,14 +211,16 @@ function copyJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyJson) as T
   if (typeof value !== 'object' || value === null) return value
   const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key])
+  for (const key of Object.keys(value)) {
+    const member = copyJson((value as Record<string, unknown>)[key])
+    // An own `__proto__` key stays an own key; assigning it would replace the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true })
+    else out[key] = member
+  }
   return out as T
 }
 
-/** True for the port entry sshd serves (22/TCP); with SSH on it is declared on `sshd`, never on `main`. */
-export function isSshPort(port: ResolvedPort): boolean {
-  return port.port === SSH_PORT && port.protocol === 'TCP'
-}
+export { isSshPort }
 
 /** The CEL rules of the CRD and the uniqueness of its list-map keys, restated. */
 function specRuleProblems(spec: Record<string, unknown>): SpecProblem[] {
@@ -230,8 +243,8 @@ function portProblems(ports: unknown[], ssh: boolean): SpecProblem[] {
   ports.forEach((entry, i) => {
     if (!isRecord(entry) || typeof entry.port !== 'number') return
     const at = `spec.ports[${i}]`
-    const protocol = typeof entry.protocol === 'string' ? entry.protocol : 'TCP'
-    const id = `${entry.port}/${protocol}`
+    const protocol = protocolOf(entry)
+    const id = portIdentity(entry.port, protocol)
     const twin = byIdentity.get(id)
     if (twin !== undefined) problems.push(invalid(at, `${at}: port ${id} is listed twice (also spec.ports[${twin}]); list each port once`))
     else byIdentity.set(id, i)
@@ -338,22 +351,33 @@ function notOffered(field: string, message: string): SpecProblem {
   return { field, reason: ACCELERATOR_NOT_OFFERED, message }
 }
 
-/** `/ports/1/name` → `spec.ports[1].name`. */
-function fieldOf(path: string): string {
-  let field = 'spec'
-  for (const part of path.split('/').slice(1)) field += /^\d+$/.test(part) ? `[${part}]` : `.${part}`
+/** `/ports/1/name` → `spec.ports[1].name` (JSON pointer escapes undone). */
+function fieldOf(path: string, root: string): string {
+  let field = root
+  for (const raw of path.split('/').slice(1)) {
+    const whole = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    const part = whole.length > 63 ? `${whole.slice(0, 63)}…` : whole
+    field += /^\d+$/.test(part) ? `[${part}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`
+  }
   return field
 }
 
-/** A value as a message shows it: strings bare, everything else as JSON. */
+/** The longest value a message quotes; longer ones are cut, so status stays small whatever the input. */
+const MAX_DESCRIBED = 120
+
+/** A value as a message shows it: strings bare, everything else as JSON, cut to a readable length. */
 export function describe(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? '""' : value
+  if (typeof value === 'string') return value === '' ? '""' : cut(value)
   if (value === undefined) return 'nothing'
-  return canonicalJson(value)
+  return cut(canonicalJson(value) ?? typeof value)
 }
 
-function schemaMessage(error: ValueError): string {
-  const field = fieldOf(error.path)
+function cut(text: string): string {
+  return text.length > MAX_DESCRIBED ? `${text.slice(0, MAX_DESCRIBED)}… (${text.length} characters)` : text
+}
+
+function schemaMessage(error: ValueError, root: string): string {
+  const field = fieldOf(error.path, root)
   const value = describe(error.value)
   const schema = error.schema as { enum?: unknown; minimum?: number; maximum?: number; minLength?: number; maxLength?: number; maxItems?: number; pattern?: string }
   switch (error.type) {

@@ -20,8 +20,8 @@
  * destination, as isolation.md says ("to anywhere").
  */
 import type { NetworkPolicyPeer, NetworkPolicySpec } from 'kubernetes-types/networking/v1.d.ts'
-import { RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL } from '../instance/labels.ts'
-import { isRecord, MANAGED_BY, MANAGED_BY_LABEL, type KubeObject } from '../k8s/objects.ts'
+import { MANAGED_BY, MANAGED_BY_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL } from '../k8s/labels.ts'
+import { isRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
 import type { PodCidrs } from './cidrs.ts'
 
 /** Name of the policy the decorator renders in each namespace. */
@@ -94,8 +94,9 @@ export function policyDrift(observed: KubeObject | undefined, rendered: KubeObje
   if (observed === undefined || !isRecord(observed.spec) || !isRecord(rendered.spec)) return []
   const paths: string[] = []
   for (const key of Object.keys(observed.spec)) {
-    if (!(key in rendered.spec) && SERVER_DEFAULTED_SPEC_FIELDS.has(key)) continue
-    collectDrift(`spec${pathSegment(key)}`, observed.spec[key], key in rendered.spec, rendered.spec[key], paths)
+    const renders = Object.hasOwn(rendered.spec, key)
+    if (!renders && SERVER_DEFAULTED_SPEC_FIELDS.has(key)) continue
+    collectDrift(`spec${pathSegment(key)}`, observed.spec[key], renders, ownValue(rendered.spec, key), paths)
   }
   return paths.sort()
 }
@@ -107,7 +108,8 @@ function collectDrift(path: string, observed: unknown, rendersIt: boolean, rende
   }
   if (!isRecord(observed) || !isRecord(rendered)) return
   for (const key of Object.keys(observed)) {
-    collectDrift(`${path}${pathSegment(key)}`, observed[key], key in rendered, rendered[key], paths)
+    // Own members only: an observed key such as `constructor` is drift, not a member of every object.
+    collectDrift(`${path}${pathSegment(key)}`, observed[key], Object.hasOwn(rendered, key), ownValue(rendered, key), paths)
   }
 }
 

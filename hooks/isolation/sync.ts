@@ -25,18 +25,13 @@
  *   the first ten bad entries with `; ` and counts the rest, so that a pathological value cannot
  *   push the Namespace's annotations past the API server's size limit.
  */
-import { Type, type Static } from '@sinclair/typebox'
-import { INSTANCE_TYPE_KEY } from '../api/instance.ts'
+import type { Static } from '@sinclair/typebox'
+import { INSTANCE_KEY } from '../api/instance.ts'
 import { ISOLATION_POD_CIDRS_SETTING, SETTING_TYPE_KEY } from '../api/setting.ts'
 import type { KubeObject } from '../k8s/objects.ts'
 import { keepAsIs, objectKey, observedObject, observedOfType, typeKey } from '../metacontroller/observed.ts'
-import {
-  ObjectMapSchema,
-  ObjectMetaSchema,
-  TypedObjectsSchema,
-  type DecoratorResponse
-} from '../metacontroller/schemas.ts'
-import { parsePodCidrs } from './cidrs.ts'
+import { decoratorRequestSchema, type DecoratorResponse } from '../metacontroller/schemas.ts'
+import { parsePodCidrs, type PodCidrSetting } from './cidrs.ts'
 import { carriesHoldsInstances, HOLDS_INSTANCES_LABEL } from './customize.ts'
 import { isTerminating, NamespaceSchema } from './namespace.ts'
 import { buildPolicy, NETWORK_POLICY_API_VERSION, POLICY_NAME, policyDrift } from './policy.ts'
@@ -51,37 +46,12 @@ export const NETWORK_POLICY_TYPE_KEY = typeKey(NETWORK_POLICY_API_VERSION, 'Netw
  */
 export const ISOLATION_ANNOTATION = 'gpustack.ai/instance-isolation'
 
-/** A related Setting: the hook reads its top-level string `value`. */
-const SettingObjectSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: ObjectMetaSchema,
-    value: Type.Optional(Type.String())
-  },
-  { additionalProperties: true }
-)
-
-/** Related objects as customize asked for them: the Setting and the namespace's Instances. */
-const IsolationRelatedSchema = Type.Object(
-  {
-    [SETTING_TYPE_KEY]: Type.Optional(Type.Union([Type.Record(Type.String(), SettingObjectSchema), Type.Null()])),
-    [INSTANCE_TYPE_KEY]: Type.Optional(Type.Union([ObjectMapSchema, Type.Null()]))
-  },
-  { additionalProperties: true }
-)
-
-/** DecoratorController sync request of the isolation decorator: the object is a Namespace. */
-export const IsolationSyncRequestSchema = Type.Object(
-  {
-    controller: Type.Optional(Type.Unknown()),
-    object: NamespaceSchema,
-    attachments: TypedObjectsSchema,
-    related: Type.Optional(Type.Union([IsolationRelatedSchema, Type.Null()])),
-    finalizing: Type.Optional(Type.Boolean())
-  },
-  { additionalProperties: true }
-)
+/**
+ * DecoratorController sync request of the isolation decorator: the object is a Namespace. Related
+ * objects stay open: a Setting stored in an unexpected shape is reported in the annotation, never
+ * refused with a 400 that Metacontroller would retry forever.
+ */
+export const IsolationSyncRequestSchema = decoratorRequestSchema(NamespaceSchema)
 export type IsolationSyncRequest = Static<typeof IsolationSyncRequestSchema>
 
 /**
@@ -104,7 +74,10 @@ export function sync(request: IsolationSyncRequest): DecoratorResponse {
 
   const seesInstance = holdsInstance(request, namespace)
   const labels: Record<string, string> = seesInstance ? { [HOLDS_INSTANCES_LABEL]: 'true' } : {}
-  const setting = parsePodCidrs(request.related?.[SETTING_TYPE_KEY]?.[ISOLATION_POD_CIDRS_SETTING]?.value)
+  const value = observedObject(request.related, SETTING_TYPE_KEY, ISOLATION_POD_CIDRS_SETTING)?.value
+  const setting: PodCidrSetting = value === undefined || typeof value === 'string'
+    ? parsePodCidrs(value)
+    : { state: 'invalid', errors: [`the value must be a string of comma-separated CIDRs, not ${typeof value}`] }
   switch (setting.state) {
     case 'off':
       return answer([], labels, { [ISOLATION_ANNOTATION]: null })
@@ -136,10 +109,8 @@ function errorReport(errors: string[]): string {
 }
 
 function holdsInstance(request: IsolationSyncRequest, namespace: string): boolean {
-  const instances = request.related?.[INSTANCE_TYPE_KEY]
-  if (instances === null || instances === undefined) return false
   // The customize rule names the namespace; checking again keeps a stray match from counting.
-  return Object.values(instances).some((instance) => instance.metadata.namespace === namespace)
+  return observedOfType(request.related, INSTANCE_KEY).some((instance) => instance.metadata.namespace === namespace)
 }
 
 function answer(

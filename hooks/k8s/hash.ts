@@ -6,21 +6,29 @@
  * sorted at every depth, arrays kept in order, `undefined` members dropped as JSON.stringify does.
  */
 import { createHash } from 'node:crypto'
+import { recordOf } from './objects.ts'
 
 /** JSON text of `value` with object keys sorted at every depth. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value))
 }
 
-function sortKeys(value: unknown): unknown {
+/**
+ * `value` with object keys sorted at every depth (arrays keep their order, `undefined` members are
+ * dropped), for byte-stable JSON and YAML. Own keys only, written as own data properties, so a
+ * key such as `__proto__` survives as a key. Recursion follows the nesting of its input, which
+ * every caller has bounded (request bodies by their parser, see `json.ts`).
+ */
+export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys)
   if (typeof value !== 'object' || value === null) return value
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value).sort()) {
-    const member = (value as Record<string, unknown>)[key]
-    if (member !== undefined) out[key] = sortKeys(member)
-  }
-  return out
+  const record = value as Record<string, unknown>
+  return recordOf(
+    Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => [key, sortKeys(record[key])] as const)
+  )
 }
 
 /** First `length` hex digits of the SHA-256 of the canonical JSON of `value`. */

@@ -14,24 +14,66 @@ export interface KubeObject {
   [field: string]: unknown
 }
 
-/** The label every object the product writes carries. */
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by'
-/** The value of {@link MANAGED_BY_LABEL}. */
-export const MANAGED_BY = 'gpuhooks'
+/** Re-exported from their home, `labels.ts`, for the modules that import them from here. */
+export { MANAGED_BY, MANAGED_BY_LABEL } from './labels.ts'
+
+/**
+ * Metadata the API server writes and a desired object never carries (metacontroller.md rule 5):
+ * answering them back would record them as "last applied" and a later answer without them would
+ * strip them.
+ */
+export const SYSTEM_METADATA_FIELDS = [
+  'managedFields',
+  'ownerReferences',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'selfLink'
+] as const
 
 /** True when `value` is a non-null, non-array object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** Reads a string label, or undefined. */
-export function labelOf(obj: KubeObject | undefined, key: string): string | undefined {
-  return obj?.metadata.labels?.[key]
+/**
+ * `record[key]` when `key` is an own property of `record`, else undefined.
+ *
+ * Keys in hook requests are chosen by users (names of types, namespaces, Secrets, labels): read
+ * by plain indexing, `constructor`, `toString` or `__proto__` would find a member of every
+ * JavaScript object. Every lookup by such a key goes through here or through a `Map`.
+ */
+export function ownValue(record: unknown, key: string): unknown {
+  return isRecord(record) && Object.hasOwn(record, key) ? record[key] : undefined
 }
 
-/** Reads a string annotation, or undefined. */
+/** Reads a string label, or undefined (also when the stored value is not a string). */
+export function labelOf(obj: KubeObject | undefined, key: string): string | undefined {
+  const value = ownValue(obj?.metadata.labels, key)
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Reads a string annotation, or undefined (also when the stored value is not a string). */
 export function annotationOf(obj: KubeObject | undefined, key: string): string | undefined {
-  return obj?.metadata.annotations?.[key]
+  const value = ownValue(obj?.metadata.annotations, key)
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * A record with the given entries, built with own data properties only: a key such as
+ * `__proto__` becomes an ordinary key instead of replacing the prototype, as `out[key] = v`
+ * would. Entries are taken in order; a later duplicate key wins.
+ */
+export function recordOf<V>(entries: Iterable<readonly [string, V]>): Record<string, V> {
+  return Object.fromEntries(entries)
+}
+
+/** `map` with its keys in sorted order (own keys only), for byte-stable output. */
+export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string, V> {
+  return recordOf(Object.keys(map).sort().map((key) => [key, map[key] as V] as const))
 }
 
 /** A deep copy of JSON data, so builders never share structure with their inputs. */

@@ -1,7 +1,8 @@
 /**
  * Reading observed objects out of a v2 hook request, and answering an observed child unchanged.
  */
-import { type KubeObject, isRecord } from '../k8s/objects.ts'
+import { SYSTEM_METADATA_FIELDS, type KubeObject, annotationOf, isRecord, ownValue } from '../k8s/objects.ts'
+import { parseJsonBounded } from '../k8s/json.ts'
 import type { TypedObjects } from './schemas.ts'
 
 /** Annotation in which Metacontroller's dynamic apply records what it last applied. */
@@ -22,35 +23,37 @@ export function objectKey(name: string, namespace?: string): string {
   return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`
 }
 
-/** The observed objects of one type, sorted by key so that iteration order is fixed. */
-export function observedOfType(objects: TypedObjects | null | undefined, key: string): KubeObject[] {
-  const map = objects?.[key]
-  if (map === null || map === undefined) return []
-  return Object.keys(map)
-    .sort()
-    .map((k) => map[k] as KubeObject)
+/** True for a value a hook may read as a Kubernetes object: a record whose metadata is a record. */
+export function isKubeObject(value: unknown): value is KubeObject {
+  return isRecord(value) && isRecord(value.metadata)
 }
 
-/** One observed object by type key and object key. */
+/**
+ * The observed objects of one type, sorted by key so that iteration order is fixed. Only own
+ * members count (a type key is a request-chosen string), and an entry that is not an object with
+ * metadata is skipped.
+ */
+export function observedOfType(objects: TypedObjects | null | undefined, key: string): KubeObject[] {
+  const map = ownValue(objects, key)
+  if (!isRecord(map)) return []
+  return Object.keys(map)
+    .sort()
+    .map((k) => map[k])
+    .filter(isKubeObject)
+}
+
+/**
+ * One observed object by type key and object key; own members only, so a name such as
+ * `constructor` or `toString` finds an object only if one by that name was observed.
+ */
 export function observedObject(
   objects: TypedObjects | null | undefined,
   type: string,
   key: string
 ): KubeObject | undefined {
-  return objects?.[type]?.[key]
+  const found = ownValue(ownValue(objects, type), key)
+  return isKubeObject(found) ? found : undefined
 }
-
-const SYSTEM_METADATA = [
-  'managedFields',
-  'ownerReferences',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'selfLink'
-] as const
 
 /**
  * The desired form of an observed child that must stay exactly as it is (metacontroller.md rule 5).
@@ -61,19 +64,17 @@ const SYSTEM_METADATA = [
  * without a readable record is answered as observed minus status and system metadata.
  */
 export function keepAsIs(observed: KubeObject): KubeObject {
-  const recorded = observed.metadata.annotations?.[LAST_APPLIED_ANNOTATION]
+  const recorded = annotationOf(observed, LAST_APPLIED_ANNOTATION)
   if (recorded !== undefined) {
-    try {
-      const parsed: unknown = JSON.parse(recorded)
-      if (isRecord(parsed) && isRecord(parsed.metadata)) return parsed as KubeObject
-    } catch {
-      // An unreadable record is treated as no record at all.
-    }
+    // An unreadable record (not JSON, or nested past the bound every input has) is treated as
+    // no record at all.
+    const parsed = parseJsonBounded(recorded)
+    if (isKubeObject(parsed)) return parsed
   }
   const { status: _status, ...rest } = observed
   const metadata: Record<string, unknown> = { ...observed.metadata }
-  for (const field of SYSTEM_METADATA) delete metadata[field]
-  if (observed.metadata.annotations !== undefined) {
+  for (const field of SYSTEM_METADATA_FIELDS) delete metadata[field]
+  if (isRecord(observed.metadata.annotations)) {
     const annotations = { ...observed.metadata.annotations }
     delete annotations[LAST_APPLIED_ANNOTATION]
     delete annotations[DECORATOR_ANNOTATION]

@@ -8,6 +8,7 @@
  * documented fields, because v2 decodes them strictly.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { KubeObject } from '../k8s/objects.ts'
 
 const metaFields = {
   uid: Type.Optional(Type.String()),
@@ -43,8 +44,11 @@ export const NamespacedObjectSchema = Type.Object(
   { additionalProperties: true }
 )
 
-/** Objects of one type keyed `namespace/name` (or `name` for cluster-scoped ones). */
-export const ObjectMapSchema = Type.Record(Type.String(), KubeObjectSchema)
+/**
+ * Objects of one type keyed `namespace/name` (or `name` for cluster-scoped ones). Typed as open
+ * objects: every field beyond metadata is there to be read defensively.
+ */
+export const ObjectMapSchema = Type.Record(Type.String(), Type.Unsafe<KubeObject>(KubeObjectSchema))
 export type ObjectMap = Static<typeof ObjectMapSchema>
 
 /** Observed objects keyed by type (`Pod.v1`, `NetworkPolicy.networking.k8s.io/v1`). */

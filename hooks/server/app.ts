@@ -2,16 +2,22 @@
  * The HTTP transport: decode, call the pure hook, encode, log, count. Nothing here decides what a
  * controller does.
  *
- * Three error tiers (style.md rule 6): a request that is not JSON, too large, or of the wrong
- * shape is a 400-class answer with a JSON reason naming the field; a bad parent spec is not an
- * HTTP error (the hook answers 200 with a status condition); a bug is a 500 whose body only points
- * at the log line carrying the request id.
+ * The app is composed from one plugin per concern (`plugins/`): the depth-bounded JSON parser,
+ * the error handler (the error tiers of style.md rule 6, plus 503 under load), the load bounds,
+ * ETag, metrics and the probes; then one POST route per hook.
  */
-import { createHash } from 'node:crypto'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type FastifyError } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema, Static } from '@sinclair/typebox'
+import { MAX_JSON_DEPTH } from '../k8s/json.ts'
 import { createMetrics, type HookMetrics } from './metrics.ts'
+import { nextRequestId } from './request-id.ts'
+import { errorsPlugin } from './plugins/errors.ts'
+import { etagPlugin } from './plugins/etag.ts'
+import { jsonPlugin } from './plugins/json.ts'
+import { loadPlugin } from './plugins/load.ts'
+import { metricsPlugin } from './plugins/metrics.ts'
+import { probesPlugin } from './plugins/probes.ts'
 
 /** Which listener a route belongs to: plain-HTTP hooks, or the HTTPS admission webhooks. */
 export type Surface = 'hooks' | 'admission'
@@ -54,111 +60,102 @@ export interface AppOptions {
   clock?: () => Date
   /** Readiness, consulted by `/readyz`; `main` turns it false while draining. */
   ready?: () => boolean
+  /**
+   * Bounds on load, nesting and time; each unset one takes its default ({@link DEFAULT_LIMITS}),
+   * except the two sampled ones (event-loop delay, heap), which stay off unless given: they
+   * depend on how busy the machine is, so an app built for a test answers the same under any load.
+   * `main` passes every bound from the environment.
+   */
+  limits?: Partial<Limits>
 }
 
 /** Default `BODY_LIMIT`: Metacontroller requests relating many objects are large. */
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024
 
-interface ValidationItem { instancePath?: string, message?: string }
-
-/** `/parent/metadata/name` → `parent.metadata.name`; the body itself is `body`. */
-function fieldName(path: string | undefined): string {
-  if (path === undefined || path === '' || path === '/') return 'body'
-  return path.replace(/^\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.')
+/** Bounds on what one process takes on; every one is a variable of the process contract. */
+export interface Limits {
+  /** Deepest JSON nesting accepted (`JSON_MAX_DEPTH`). */
+  maxJsonDepth: number
+  /** Mean event-loop delay past which requests get 503 (`MAX_EVENT_LOOP_DELAY_MS`; 0 off). */
+  maxEventLoopDelayMs: number
+  /** V8 heap in use past which requests get 503 (`MAX_HEAP_USED_BYTES`; 0 off). */
+  maxHeapUsedBytes: number
+  /** Request body bytes in flight past which requests get 503 (`MAX_INFLIGHT_BYTES`; 0 off). */
+  maxInflightBytes: number
+  /** `Retry-After` of a 503, seconds (`RETRY_AFTER_SECONDS`). */
+  retryAfterSeconds: number
+  /** Longest time to receive a whole request (`REQUEST_TIMEOUT_SECONDS`). */
+  requestTimeoutMs: number
+  /** Longest time to receive a request's headers (`HEADERS_TIMEOUT_SECONDS`). */
+  headersTimeoutMs: number
+  /** How long an idle keep-alive connection stays open (`KEEP_ALIVE_TIMEOUT_SECONDS`). */
+  keepAliveTimeoutMs: number
 }
 
-/** A one-line reason naming each distinct field that failed, at most five. */
-function describeValidation(items: readonly ValidationItem[]): { message: string, fields: string[] } {
-  const seen = new Map<string, string>()
-  for (const item of items) {
-    const field = fieldName(item.instancePath)
-    if (!seen.has(field)) seen.set(field, item.message ?? 'is invalid')
-  }
-  const fields = [...seen.keys()].slice(0, 5)
-  const phrase = (text: string): string => (text === 'Expected required property' ? 'is required' : text.toLowerCase())
-  const message = fields.map((f) => `${f}: ${phrase(seen.get(f) ?? '')}`).join('; ')
-  return { message, fields }
+/** The defaults of {@link Limits}. */
+export const DEFAULT_LIMITS: Limits = {
+  maxJsonDepth: MAX_JSON_DEPTH,
+  maxEventLoopDelayMs: 1000,
+  maxHeapUsedBytes: 1024 * 1024 * 1024,
+  maxInflightBytes: 4 * DEFAULT_BODY_LIMIT,
+  retryAfterSeconds: 5,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  // Above the 90 s idle timeout of Go's default HTTP transport (Metacontroller, the API server
+  // calling a webhook): the client closes an idle connection first, so it never sends a request
+  // on a connection the server is closing at that very moment.
+  keepAliveTimeoutMs: 95_000
 }
 
-/** Builds the app; does not listen. */
+/**
+ * Builds the app from one plugin per concern; does not listen.
+ *
+ * Order matters only where one concern reads another's work: the JSON parser and the load bounds
+ * come before any route, the error handler before the routes whose errors it answers.
+ */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const surfaces = new Set<Surface>(options.surfaces ?? ['hooks', 'admission'])
   const metrics = options.metrics ?? createMetrics()
   const clock = options.clock ?? (() => new Date())
-  const ready = options.ready ?? (() => true)
-  const serverOptions: FastifyServerOptions & { https?: { cert: string | Buffer, key: string | Buffer } } = {
+  const limits: Limits = { ...DEFAULT_LIMITS, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, ...options.limits }
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const serverOptions: FastifyServerOptions & { https?: { cert: string | Buffer, key: string | Buffer }, http?: { headersTimeout: number, connectionsCheckingInterval: number } } = {
     ...(options.loggerInstance !== undefined ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit,
     requestIdHeader: false,
+    genReqId: nextRequestId,
     // Metacontroller polls every parent on each resync: a log line per request would drown the
     // log, so requests are counted in /metrics and only failures are logged.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true
+    return503OnClosing: true,
+    // On close, idle keep-alive connections are ended cleanly; busy ones after their answer.
+    forceCloseConnections: 'idle',
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs
   }
-  if (options.https !== undefined) serverOptions.https = options.https
+  // Node enforces the header and request timeouts when it sweeps its connections; every second
+  // (rather than its default 30 s) so that a slow client is cut off close to the timeout.
+  const timeouts = { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 }
+  if (options.https !== undefined) serverOptions.https = { ...options.https, ...timeouts }
+  else serverOptions.http = timeouts
   const app = Fastify(serverOptions).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   // Responses are plain data built to the documented shape; JSON.stringify keeps every field of
   // the Kubernetes objects inside them, where a schema-driven serializer would drop unknown ones.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data))
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const hook = (request.routeOptions.config as { hook?: string } | undefined)?.hook ?? 'none'
-    if (error.validation !== undefined) {
-      const { message, fields } = describeValidation(error.validation)
-      metrics.errors.inc({ hook, tier: 'request' })
-      request.log.info({ hook, fields }, 'request rejected: %s', message)
-      return reply.code(400).send({ error: 'Bad Request', message, fields })
-    }
-    const status = error.statusCode ?? 500
-    if (status >= 400 && status < 500) {
-      metrics.errors.inc({ hook, tier: 'request' })
-      request.log.info({ hook, code: error.code }, 'request rejected: %s', error.message)
-      return reply.code(status).send({ error: httpReason(status), message: error.message })
-    }
-    metrics.errors.inc({ hook, tier: 'internal' })
-    request.log.error({ err: error, hook }, 'hook failed')
-    return reply.code(500).send({
-      error: 'Internal Server Error',
-      message: `internal error; the service log has the details under request id ${request.id}`,
-      requestId: request.id
-    })
+  await app.register(jsonPlugin, { maxDepth: limits.maxJsonDepth })
+  await app.register(errorsPlugin, { metrics })
+  await app.register(loadPlugin, {
+    maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
+    maxHeapUsedBytes: limits.maxHeapUsedBytes,
+    maxInflightBytes: limits.maxInflightBytes,
+    bodyLimit,
+    retryAfterSeconds: limits.retryAfterSeconds
   })
-
-  // ETag for the Metacontroller hooks (a hook's `etag: {enabled: true}`): the tag is a hash of
-  // the answer, taken after the hook ran, so a timer resync still sees a fresh answer; a request
-  // whose If-None-Match holds that tag gets 304 and Metacontroller reuses its cached body.
-  app.addHook('onSend', async (request, reply, payload) => {
-    const hook = (request.routeOptions.config as { hook?: string } | undefined)?.hook
-    if (hook === undefined || reply.statusCode !== 200 || typeof payload !== 'string') return payload
-    if (!request.url.startsWith('/hooks/')) return payload
-    const etag = `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
-    reply.header('etag', etag)
-    if (request.headers['if-none-match'] === etag) {
-      reply.code(304)
-      return ''
-    }
-    return payload
-  })
-
-  app.addHook('onResponse', async (request, reply) => {
-    const hook = (request.routeOptions.config as { hook?: string } | undefined)?.hook
-    if (hook === undefined) return
-    metrics.requests.inc({ hook, code: String(reply.statusCode) })
-    metrics.duration.observe({ hook }, reply.elapsedTime / 1000)
-  })
-
-  app.get('/healthz', () => ({ status: 'ok' }))
-  app.get('/readyz', async (_request, reply) => {
-    if (ready()) return { status: 'ready' }
-    return reply.code(503).send({ status: 'draining' })
-  })
-  if (options.serveMetrics ?? true) {
-    app.get('/metrics', async (_request, reply) => {
-      reply.type(metrics.registry.contentType)
-      return reply.send(await metrics.registry.metrics())
-    })
-  }
+  await app.register(etagPlugin)
+  await app.register(metricsPlugin, { metrics, serve: options.serveMetrics ?? true })
+  await app.register(probesPlugin, { ready: options.ready ?? (() => true) })
 
   for (const route of options.routes) {
     if (!surfaces.has(route.surface)) continue
@@ -168,18 +165,5 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return answer
     })
   }
-  // Loaded before it is handed out: a route or schema that cannot compile fails here, not on a request.
-  await app.ready()
   return app
-}
-
-function httpReason(status: number): string {
-  switch (status) {
-    case 400: return 'Bad Request'
-    case 404: return 'Not Found'
-    case 405: return 'Method Not Allowed'
-    case 413: return 'Payload Too Large'
-    case 415: return 'Unsupported Media Type'
-    default: return 'Client Error'
-  }
 }

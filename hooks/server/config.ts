@@ -1,7 +1,7 @@
 /**
  * The process contract's environment (spec README): parsed once at start, every problem named.
  */
-import { DEFAULT_BODY_LIMIT } from './app.ts'
+import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS, type Limits } from './app.ts'
 
 /** The parsed environment. */
 export interface Config {
@@ -10,7 +10,11 @@ export interface Config {
   tls: { certFile: string, keyFile: string } | undefined
   logLevel: string
   bodyLimit: number
+  /** On SIGTERM: how long `/readyz` answers 503 before the listeners close. */
+  shutdownDelayMs: number
+  /** On SIGTERM: the whole drain, delay included; past it the process exits 1. */
   shutdownTimeoutMs: number
+  limits: Limits
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -32,6 +36,24 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const webhookPort = integer('WEBHOOK_PORT', 9443, 0, 65535)
   const bodyLimit = integer('BODY_LIMIT', DEFAULT_BODY_LIMIT, 1024, 1024 * 1024 * 1024)
   const shutdownTimeoutMs = integer('SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000
+  const shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', 5, 0, 3600) * 1000
+  if (shutdownDelayMs >= shutdownTimeoutMs) {
+    problems.push(`SHUTDOWN_DELAY_SECONDS=${shutdownDelayMs / 1000} must be below SHUTDOWN_TIMEOUT_SECONDS=${shutdownTimeoutMs / 1000}, or nothing in flight could finish`)
+  }
+  const seconds = (name: string, fallbackMs: number, min: number): number => integer(name, fallbackMs / 1000, min, 3600) * 1000
+  const limits: Limits = {
+    maxJsonDepth: integer('JSON_MAX_DEPTH', DEFAULT_LIMITS.maxJsonDepth, 32, 1000),
+    maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', DEFAULT_LIMITS.maxEventLoopDelayMs, 0, 600_000),
+    maxHeapUsedBytes: integer('MAX_HEAP_USED_BYTES', DEFAULT_LIMITS.maxHeapUsedBytes, 0, Number.MAX_SAFE_INTEGER),
+    maxInflightBytes: integer('MAX_INFLIGHT_BYTES', Math.max(DEFAULT_LIMITS.maxInflightBytes, bodyLimit), 0, Number.MAX_SAFE_INTEGER),
+    retryAfterSeconds: integer('RETRY_AFTER_SECONDS', DEFAULT_LIMITS.retryAfterSeconds, 1, 3600),
+    requestTimeoutMs: seconds('REQUEST_TIMEOUT_SECONDS', DEFAULT_LIMITS.requestTimeoutMs, 1),
+    headersTimeoutMs: seconds('HEADERS_TIMEOUT_SECONDS', DEFAULT_LIMITS.headersTimeoutMs, 1),
+    keepAliveTimeoutMs: seconds('KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULT_LIMITS.keepAliveTimeoutMs, 1)
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    problems.push(`HEADERS_TIMEOUT_SECONDS=${limits.headersTimeoutMs / 1000} must not exceed REQUEST_TIMEOUT_SECONDS=${limits.requestTimeoutMs / 1000}`)
+  }
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL
   if (!LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL=${logLevel} must be one of ${LEVELS.join(', ')}`)
   const certFile = env.TLS_CERT_FILE ?? ''
@@ -41,5 +63,5 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   const tls = certFile !== '' && keyFile !== '' ? { certFile, keyFile } : undefined
-  return { port, webhookPort, tls, logLevel, bodyLimit, shutdownTimeoutMs }
+  return { port, webhookPort, tls, logLevel, bodyLimit, shutdownDelayMs, shutdownTimeoutMs, limits }
 }

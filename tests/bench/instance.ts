@@ -216,8 +216,8 @@ function instanceRequest(parent: InstanceSyncRequest['parent'], children: KubeOb
   return {
     controller: controllerObject('instance.yaml', 'CompositeController'),
     parent,
-    children: byType(children, [POD_KEY, SERVICE_KEY]) as InstanceSyncRequest['children'],
-    related: byType([...related, ...services], [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY, RUNTIME_CLASS_KEY]) as InstanceSyncRequest['related'],
+    children: byType(children, [POD_KEY, SERVICE_KEY]),
+    related: byType([...related, ...services], [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY, RUNTIME_CLASS_KEY]),
     finalizing: false
   }
 }

@@ -52,11 +52,11 @@ export function isolationRequest(namespace: string, instances: readonly KubeObje
   return {
     controller: controllerObject('isolation.yaml', 'DecoratorController'),
     object: object as IsolationSyncRequest['object'],
-    attachments: { [NETWORK_POLICY_TYPE_KEY]: { [objectKey(POLICY_NAME, namespace)]: policy } } as IsolationSyncRequest['attachments'],
+    attachments: { [NETWORK_POLICY_TYPE_KEY]: { [objectKey(POLICY_NAME, namespace)]: policy } },
     related: {
       [SETTING_TYPE_KEY]: { [ISOLATION_POD_CIDRS_SETTING]: setting(ISOLATION_POD_CIDRS_SETTING, POD_CIDRS, 907) },
       [INSTANCE_TYPE_KEY]: map
-    } as IsolationSyncRequest['related'],
+    },
     finalizing: false
   }
 }

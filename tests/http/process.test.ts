@@ -23,12 +23,70 @@ t.test('readConfig', async (t) => {
     {
       name: 'defaults follow the process contract',
       given: {},
-      expected: { port: 8080, webhookPort: 9443, tls: undefined, logLevel: 'info', bodyLimit: 16 * 1024 * 1024, shutdownTimeoutMs: 25000 }
+      expected: {
+        port: 8080,
+        webhookPort: 9443,
+        tls: undefined,
+        logLevel: 'info',
+        bodyLimit: 16 * 1024 * 1024,
+        shutdownDelayMs: 5000,
+        shutdownTimeoutMs: 25000,
+        limits: {
+          maxJsonDepth: 100,
+          maxEventLoopDelayMs: 1000,
+          maxHeapUsedBytes: 1024 * 1024 * 1024,
+          maxInflightBytes: 64 * 1024 * 1024,
+          retryAfterSeconds: 5,
+          requestTimeoutMs: 30000,
+          headersTimeoutMs: 10000,
+          keepAliveTimeoutMs: 95000
+        }
+      }
     },
     {
       name: 'every variable is read',
-      given: { PORT: '1', WEBHOOK_PORT: '2', TLS_CERT_FILE: '/c', TLS_KEY_FILE: '/k', LOG_LEVEL: 'debug', BODY_LIMIT: '2048', SHUTDOWN_TIMEOUT_SECONDS: '5' },
-      expected: { port: 1, webhookPort: 2, tls: { certFile: '/c', keyFile: '/k' }, logLevel: 'debug', bodyLimit: 2048, shutdownTimeoutMs: 5000 }
+      given: {
+        PORT: '1',
+        WEBHOOK_PORT: '2',
+        TLS_CERT_FILE: '/c',
+        TLS_KEY_FILE: '/k',
+        LOG_LEVEL: 'debug',
+        BODY_LIMIT: '2048',
+        SHUTDOWN_DELAY_SECONDS: '2',
+        SHUTDOWN_TIMEOUT_SECONDS: '5',
+        JSON_MAX_DEPTH: '64',
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        MAX_HEAP_USED_BYTES: '1000',
+        MAX_INFLIGHT_BYTES: '4096',
+        RETRY_AFTER_SECONDS: '9',
+        REQUEST_TIMEOUT_SECONDS: '7',
+        HEADERS_TIMEOUT_SECONDS: '3',
+        KEEP_ALIVE_TIMEOUT_SECONDS: '11'
+      },
+      expected: {
+        port: 1,
+        webhookPort: 2,
+        tls: { certFile: '/c', keyFile: '/k' },
+        logLevel: 'debug',
+        bodyLimit: 2048,
+        shutdownDelayMs: 2000,
+        shutdownTimeoutMs: 5000,
+        limits: {
+          maxJsonDepth: 64,
+          maxEventLoopDelayMs: 0,
+          maxHeapUsedBytes: 1000,
+          maxInflightBytes: 4096,
+          retryAfterSeconds: 9,
+          requestTimeoutMs: 7000,
+          headersTimeoutMs: 3000,
+          keepAliveTimeoutMs: 11000
+        }
+      }
+    },
+    {
+      name: 'a body limit above the in-flight default raises the in-flight default with it',
+      given: { BODY_LIMIT: String(100 * 1024 * 1024) },
+      expected: { ...readConfig({}), bodyLimit: 100 * 1024 * 1024, limits: { ...readConfig({}).limits, maxInflightBytes: 100 * 1024 * 1024 } }
     }
   ]
   for (const row of rows) t.test(row.name, async (t) => t.same(readConfig(row.given), row.expected))
@@ -37,7 +95,10 @@ t.test('readConfig', async (t) => {
     { name: 'a port out of range is named', given: { WEBHOOK_PORT: '70000' }, message: /WEBHOOK_PORT=70000/ },
     { name: 'half a TLS pair is refused', given: { TLS_CERT_FILE: '/c' }, message: /TLS_CERT_FILE and TLS_KEY_FILE must be set together/ },
     { name: 'an unknown log level is refused', given: { LOG_LEVEL: 'loud' }, message: /LOG_LEVEL=loud must be one of/ },
-    { name: 'all problems are reported together', given: { PORT: 'x', LOG_LEVEL: 'loud' }, message: /PORT=x.*; LOG_LEVEL=loud/ }
+    { name: 'all problems are reported together', given: { PORT: 'x', LOG_LEVEL: 'loud' }, message: /PORT=x.*; LOG_LEVEL=loud/ },
+    { name: 'a shutdown delay as long as the timeout is refused', given: { SHUTDOWN_DELAY_SECONDS: '25' }, message: /SHUTDOWN_DELAY_SECONDS=25 must be below SHUTDOWN_TIMEOUT_SECONDS=25/ },
+    { name: 'a headers timeout above the request timeout is refused', given: { HEADERS_TIMEOUT_SECONDS: '40' }, message: /HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/ },
+    { name: 'a JSON depth below 32 is refused', given: { JSON_MAX_DEPTH: '8' }, message: /JSON_MAX_DEPTH=8 must be an integer from 32 to 1000/ }
   ]
   for (const row of bad) t.test(row.name, async (t) => t.throws(() => readConfig(row.given), row.message))
 })
@@ -50,7 +111,12 @@ interface Started { child: ChildProcess, lines: () => Record<string, unknown>[],
 
 /** Starts the service like `npm start` and waits until `readyLine` is logged. */
 async function start(env: Record<string, string>, readyLines: number): Promise<Started> {
-  const child = spawn(COMMAND[0], COMMAND[1], { cwd: BUILT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // The sampled load bounds off: they depend on how busy the machine is.
+  const child = spawn(COMMAND[0], COMMAND[1], {
+    cwd: BUILT,
+    env: { ...process.env, MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   const parsed: Record<string, unknown>[] = []
   let buffer = ''
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
@@ -106,7 +172,7 @@ function get(port: number, path: string): Promise<{ status: number, body: string
 
 t.test('without TLS the hooks serve HTTP, the admission listener is off and the log says so once', async (t) => {
   const port = await freePort()
-  const service = await start({ PORT: String(port), LOG_LEVEL: 'info' }, 1)
+  const service = await start({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
   t.teardown(() => void service.child.kill('SIGKILL'))
   const health = await get(port, '/healthz')
   t.equal(health.status, 200)
@@ -121,7 +187,7 @@ t.test('without TLS the hooks serve HTTP, the admission listener is off and the 
 
 t.test('SIGTERM finishes a request in flight, then exits 0', async (t) => {
   const port = await freePort()
-  const service = await start({ PORT: String(port), LOG_LEVEL: 'info' }, 1)
+  const service = await start({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
   t.teardown(() => void service.child.kill('SIGKILL'))
   const body = JSON.stringify({ controller: {}, parent: { metadata: { name: 'n' } } })
   const answer = new Promise<number>((resolve, reject) => {
@@ -153,7 +219,7 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
   const key = join(dir, 'tls.key')
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
-  const service = await start({ PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key }, 2)
+  const service = await start({ PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, SHUTDOWN_DELAY_SECONDS: '0' }, 2)
   t.teardown(() => void service.child.kill('SIGKILL'))
   const ca = readFileSync(cert)
   const post = (path: string, payload: string) =>

@@ -77,7 +77,7 @@ function readyGuests(request: CellPoolSyncRequest): Map<string, string> {
 }
 
 function cnsRow(request: CellPoolSyncRequest, name: string): { row: Record<string, unknown> | undefined, matched: boolean } {
-  const cns = Object.values(request.children[CNS_KEY] ?? {})[0] as KubeObject | undefined
+  const cns = Object.values(request.children[CNS_KEY] ?? {})[0]
   const status = (cns?.status ?? {}) as { nodes?: Array<Record<string, unknown>>, observedGeneration?: number }
   return { row: status.nodes?.find((n) => n.name === name), matched: status.observedGeneration === cns?.metadata.generation }
 }

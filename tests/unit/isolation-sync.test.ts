@@ -358,12 +358,18 @@ t.test('the request is not modified', async (t) => {
   t.strictSame(given, before)
 })
 
-t.test('a Setting value that is not a string fails the request schema', async (t) => {
-  const body = request({ setting: '10.244.0.0/16' }) as unknown as { related: Record<string, Record<string, Record<string, unknown>>> }
+t.test('a Setting value that is not a string is reported in the annotation and every policy is kept', async (t) => {
+  const body = request({ setting: '10.244.0.0/16', policies: [currentPolicy] }) as unknown as { related: Record<string, Record<string, Record<string, unknown>>> }
   const setting = body.related['Setting.gpustack.ai/v1alpha1']?.['instance-isolation-pod-cidrs']
   if (setting === undefined) throw new Error('fixture lost its Setting')
   setting.value = 42
-  t.notOk(Value.Check(IsolationSyncRequestSchema, body))
+  t.ok(Value.Check(IsolationSyncRequestSchema, body), 'the request is accepted: the problem is the Setting, not the call')
+  const answer = sync(body as unknown as IsolationSyncRequest)
+  t.strictSame(answer.attachments, [recorded(currentPolicy)])
+  t.equal(
+    answer.annotations?.[ANNOTATION],
+    'error: Setting instance-isolation-pod-cidrs has an invalid value, so no policy was changed: the value must be a string of comma-separated CIDRs, not number'
+  )
 })
 
 t.test('customize relates the namespace\'s Instances and the Setting by name', async (t) => {

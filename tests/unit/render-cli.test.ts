@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
-import { sync as instanceSync, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import { sync as instanceSync } from '../../hooks/instance/sync.ts'
 import { finalize as instanceFinalize } from '../../hooks/instance/finalize.ts'
-import { sync as isolationSync, type IsolationSyncRequest } from '../../hooks/isolation/sync.ts'
+import { sync as isolationSync } from '../../hooks/isolation/sync.ts'
 
 const NOW = new Date('2026-03-04T05:06:07Z')
 const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-render-'))
@@ -84,7 +84,7 @@ t.test('the output is the sync hook\'s answer to that request, as YAML', async (
     children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
     related: { 'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType }, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': { 'team-a': namespace }, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
     finalizing: false
-  } as InstanceSyncRequest, NOW)
+  }, NOW)
   t.same(parse(out), JSON.parse(JSON.stringify(expected)))
   const children = (parse(out) as { children: { kind: string, metadata: { name: string } }[] }).children
   t.same(children.map((c) => `${c.kind}/${c.metadata.name}`).sort(), ['Pod/nb', 'Service/nb'])
@@ -99,7 +99,7 @@ t.test('--finalize calls the finalize hook with finalizing true', async (t) => {
     children: { 'Pod.v1': {}, 'Service.v1': {} },
     related: { 'InstanceType.worker.gpustack.ai/v1alpha1': {}, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': {}, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
     finalizing: true
-  } as InstanceSyncRequest, NOW)
+  }, NOW)
   t.same(parse(out), JSON.parse(JSON.stringify(expected)))
 })
 
@@ -122,7 +122,7 @@ t.test('a Namespace renders the isolation decorator: object, attachments, relate
   let out = ''
   t.equal(runRender([nsFile, '--related', related], { stdout: (s) => (out += s), stderr: () => {} }), 0)
   const answer = parse(out) as { attachments: { metadata: { name: string, namespace: string } }[] }
-  t.same(answer, JSON.parse(JSON.stringify(isolationSync(expectedRequest as IsolationSyncRequest))))
+  t.same(answer, JSON.parse(JSON.stringify(isolationSync(expectedRequest))))
   t.same(answer.attachments.map((a) => `${a.metadata.namespace}/${a.metadata.name}`), ['team-a/gpustack-instance-isolation'])
 })
 
