@@ -11,26 +11,17 @@
  * nothing (an empty `names` list is not a rule worth sending); the sync hook reports the spec
  * error.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
 import { isRecord } from '../k8s/objects.ts'
 import {
-  NamespacedObjectSchema,
+  OpenSpecParentSchema,
   customizeRequestSchema,
   type CustomizeResponse,
   type RelatedResourceRule
 } from '../metacontroller/schemas.ts'
 
 /** A GPUCellPool as the customize hook reads it: a namespace and an open spec. */
-export const CellPoolCustomizeParentSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: NamespacedObjectSchema.properties.metadata,
-    spec: Type.Record(Type.String(), Type.Unknown()),
-    status: Type.Optional(Type.Unknown())
-  },
-  { additionalProperties: true }
-)
+export const CellPoolCustomizeParentSchema = OpenSpecParentSchema
 
 /** Customize request of the cellpool controller. */
 export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolCustomizeParentSchema)

@@ -13,7 +13,7 @@
  * `<cell>`). Any other observed child is a stray: it is kept exactly as it is and reported, so a
  * relabelled VM is never deleted by mistake.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
 import {
   CELL_INDEX_LABEL,
   CELL_LABEL,
@@ -26,7 +26,7 @@ import {
 import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
 import { objectKey } from '../metacontroller/observed.ts'
-import { NamespacedObjectSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
+import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
 import { TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
 import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
@@ -35,16 +35,7 @@ import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
  * refused with a 400 (README, "Hook endpoints").
  */
-export const CellPoolParentSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: NamespacedObjectSchema.properties.metadata,
-    spec: Type.Record(Type.String(), Type.Unknown()),
-    status: Type.Optional(Type.Unknown())
-  },
-  { additionalProperties: true }
-)
+export const CellPoolParentSchema = OpenSpecParentSchema
 
 /** Sync and finalize request of the GPUCellPool controller. */
 export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)

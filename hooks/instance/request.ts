@@ -8,13 +8,13 @@
  * is checked before use. A related object of the wrong shape becomes a problem naming the object
  * and the field, which sync reports in status; nothing here throws.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { INSTANCE_TYPE_TYPE_KEY, InstanceTypeSpecSchema, type InstanceTypeSpec } from '../api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, settingValue } from '../api/setting.ts'
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
-import { NamespacedObjectSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
+import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
 import { describe, schemaMessages } from './validate.ts'
 
 /** Type keys of the children (metacontroller/instance.yaml). */
@@ -29,16 +29,7 @@ export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
  * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
  * refused with a 400 (README, "Hook endpoints").
  */
-export const InstanceParentSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: NamespacedObjectSchema.properties.metadata,
-    spec: Type.Record(Type.String(), Type.Unknown()),
-    status: Type.Optional(Type.Unknown())
-  },
-  { additionalProperties: true }
-)
+export const InstanceParentSchema = OpenSpecParentSchema
 
 /** Sync and finalize request of the Instance controller. */
 export const InstanceSyncRequestSchema = compositeRequestSchema(InstanceParentSchema)

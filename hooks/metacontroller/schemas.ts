@@ -45,6 +45,22 @@ export const NamespacedObjectSchema = Type.Object(
 )
 
 /**
+ * A namespaced parent as a controller's hooks read it: name and namespace required, the spec an
+ * open object. A wrong spec is reported in the parent's status, never refused with a 400 that
+ * Metacontroller would retry forever (README, "Hook endpoints").
+ */
+export const OpenSpecParentSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: NamespacedObjectSchema.properties.metadata,
+    spec: Type.Record(Type.String(), Type.Unknown()),
+    status: Type.Optional(Type.Unknown())
+  },
+  { additionalProperties: true }
+)
+
+/**
  * Objects of one type keyed `namespace/name` (or `name` for cluster-scoped ones). Typed as open
  * objects: every field beyond metadata is there to be read defensively.
  */
