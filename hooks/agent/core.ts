@@ -10,6 +10,7 @@
 import {
   HAMI_REGISTER_ANNOTATION,
   INSTANCE_LABEL,
+  MANAGED_ANNOTATION,
   POOL_UID_LABEL,
   WORKLOAD_NODES_FINALIZER,
   type CellNode,
@@ -224,7 +225,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     }
     const instance = view.labels[INSTANCE_LABEL] ?? ''
     const wanted = entry.instance ?? ''
-    if (wanted !== '' && instance === wanted) {
+    if (wanted !== '' && (instance === wanted || isFreshRegistration(view))) {
       const patch = ensurePatch(view, entry, desiredLabels(entry, pool, poolUID))
       if (patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch })
     } else if (!view.live) {
@@ -277,6 +278,19 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
   status.observedTime = changed || due ? stamp : (previousTime)
   return { status: orderStatus(status), writeStatus: changed || due, actions }
+}
+
+/**
+ * A live Node as its kubelet registered it, not yet written by the agent: no instance label and
+ * no managed record. The kubelet cannot carry the instance label itself: its `--node-labels` come
+ * from the bootstrap Secret, rendered before the guest (and so its uid) exists. The pool creates
+ * the guest only after this agent has reported the Node name absent, so such a Node is the
+ * guest's own registration, and the agent adopts it by writing the entry's labels, the instance
+ * among them. A Node that carries another instance, or that the agent has written before, is
+ * never adopted; one that is not live is stale as before.
+ */
+function isFreshRegistration(view: NodeView): boolean {
+  return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
 }
 
 /** The status row of a present Node. */

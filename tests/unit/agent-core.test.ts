@@ -178,6 +178,9 @@ t.test('listed Node, same instance', async (t) => {
 })
 
 t.test('listed Node, another or no instance', async (t) => {
+  // What a cell's kubelet registers from its bootstrap's --node-labels: the cell labels without
+  // the instance, which is not known when the bootstrap Secret is rendered.
+  const { 'cells.kubeswift.io/instance': _instance, ...registered } = cellLabels(GUEST)
   const cases: Array<{ name: string; entry: CellNode; node: ObservedNode; actions: Action[]; row: Record<string, unknown> }> = [
     {
       name: 'another instance and not live: stale, deleted and recorded',
@@ -200,6 +203,33 @@ t.test('listed Node, another or no instance', async (t) => {
     {
       name: 'the entry has no instance yet and the Node is live: conflict',
       entry: entry({ instance: '' }), node: node({ labels: cellLabels('uid-old') }),
+      actions: [],
+      row: { conflict: true }
+    },
+    {
+      name: 'a live Node as its kubelet registered it (no instance label, never written by the agent) is adopted: the instance label is set',
+      entry: entry(), node: node({ labels: registered }),
+      actions: [{
+        type: 'patchNode', name: 'pool-a-0',
+        patch: { metadata: { labels: { 'cells.kubeswift.io/instance': GUEST }, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } }
+      }],
+      row: { conflict: undefined }
+    },
+    {
+      name: 'a Node without an instance label that the agent has written before is not adopted: conflict while live',
+      entry: entry(), node: node({ labels: registered, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }),
+      actions: [],
+      row: { conflict: true }
+    },
+    {
+      name: 'a Node without an instance label that is not live is stale',
+      entry: entry(), node: node({ labels: registered, beats: DEAD }),
+      actions: [{ type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Stale', instance: '' }],
+      row: { conflict: undefined }
+    },
+    {
+      name: 'the entry has no instance yet: a freshly registered live Node is a conflict, not adopted',
+      entry: entry({ instance: '' }), node: node({ labels: registered }),
       actions: [],
       row: { conflict: true }
     },
