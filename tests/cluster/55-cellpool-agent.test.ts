@@ -39,6 +39,7 @@ const { kube, cluster } = env
 const workload = await startWorkloadCluster(cluster, binariesDir())
 const wl = workload.admin
 const driver = env.driver('gpuhooks-cellpool')
+// Assigned once the teardown that stops it is registered.
 let agent: ChildProcess | undefined
 /** Lease renewals of the test's kubelets, by Node name. */
 const kubelets = new Map<string, NodeJS.Timeout>()
@@ -67,7 +68,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 // --- the workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
 for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
-  const object = doc.toJS() as Obj
+  const object = doc.toJS()
   const resource = ({ ClusterRole: 'clusterroles', Role: 'roles', ClusterRoleBinding: 'clusterrolebindings', RoleBinding: 'rolebindings', ServiceAccount: 'serviceaccounts' } as Record<string, string>)[object.kind as string] as string
   await wl.create({ apiVersion: String(object.apiVersion), resource, namespace: object.metadata.namespace }, object)
 }
@@ -98,6 +99,7 @@ await kube.create({ apiVersion: 'v1', resource: 'secrets', namespace: NS }, {
 const [agentPort] = (await freePorts(1)) as [number]
 const agentLog = join(cluster.dir, 'agent.log')
 // node itself, with tsx as a loader: a signal reaches the agent, not a wrapper process.
+// eslint-disable-next-line prefer-const -- declared before the teardown that stops it
 agent = spawn(process.execPath, ['--import', 'tsx', 'hooks/agent/main.ts'], {
   cwd: ROOT,
   env: {

@@ -39,7 +39,7 @@ t.test('Setting maps keyed by prototype names are no Setting', async (t) => {
   for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
     const settings = JSON.parse(`{${JSON.stringify(key)}: {"metadata": {"name": "x"}, "value": "10.0.0.0/8"}}`) as Record<string, unknown>
     const answer = sync(request('tenant', settings, { 'tenant/box': { metadata: { name: 'box', namespace: 'tenant' } } }))
-    t.strictSame(answer, { attachments: [], annotations: { [ANNOTATION]: null }, status: null }, key)
+    t.strictSame(answer, { attachments: [], labels: { 'gpustack.ai/holds-instances': 'true' }, annotations: { [ANNOTATION]: null }, status: null }, key)
   }
 })
 
