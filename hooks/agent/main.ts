@@ -5,7 +5,8 @@
  * - `KUBECONFIG` or the in-cluster service account: the infrastructure cluster.
  * - `WATCH_NAMESPACE`: serve CellNodeSets (and read Secrets) of this namespace only; default all.
  * - `RESYNC_SECONDS` (15): a pass per CellNodeSet at least this often, and on every change.
- * - `PORT` (8081): `/healthz`, `/readyz`, `/metrics`. `LOG_LEVEL` (info): pino, JSON lines.
+ * - `PORT` (8081): `/healthz`, `/readyz` (200 once the informers have synced, on the standby too:
+ *   probes.ts), `/metrics`. `LOG_LEVEL` (info): pino, JSON lines.
  * - `LEASE_NAMESPACE` (else `POD_NAMESPACE`, else `default`), `LEASE_NAME`
  *   (`gpuhooks-workload-agent`), `POD_NAME` (else the host name): leader election; only the leader
  *   runs passes. `LEADER_ELECTION=false` turns it off (one replica only).
@@ -27,6 +28,7 @@ import { HeartbeatTracker } from './liveness.ts'
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts'
 import { runPass } from './pass.ts'
 import { readAgentConfig } from './config.ts'
+import { readiness } from './probes.ts'
 
 type Cache = { get(name: string, namespace?: string): KubernetesObject | undefined; list(namespace?: string): ReadonlyArray<KubernetesObject> }
 
@@ -232,8 +234,8 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     if (req.method !== 'GET') return reply(405, '{"error":"method not allowed"}')
     if (path === '/healthz') return reply(200, '{"status":"ok"}')
     if (path === '/readyz') {
-      const ready = !stopping && cnsState.synced() && secretState.synced()
-      return reply(ready ? 200 : 503, JSON.stringify({ status: ready ? 'ready' : 'not ready', leader: isLeader() }))
+      const { code, body } = readiness({ stopping, cellNodeSetsSynced: cnsState.synced(), secretsSynced: secretState.synced(), leader: isLeader() })
+      return reply(code, JSON.stringify(body))
     }
     if (path === '/metrics') {
       metrics.registry.metrics().then((text) => reply(200, text, metrics.registry.contentType), () => reply(500, '{"error":"metrics"}'))
