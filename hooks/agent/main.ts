@@ -17,7 +17,10 @@
  *
  * SIGTERM or SIGINT: the pass in progress finishes, the Lease is released, the process exits 0.
  */
+import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, type V1Lease } from '@kubernetes/client-node'
 import { pino, type Logger } from 'pino'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
@@ -73,6 +76,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readAgentConfig(env)
   const log = pino({ level: config.logLevel, base: { component: 'workload-agent' } })
   const metrics: AgentMetrics = createAgentMetrics(true)
+  // Without any of these the client falls back to http://localhost:8080 and every call fails with
+  // a message about TLS; saying what is missing is clearer than retrying that for ever.
+  if ((env.KUBECONFIG ?? '') === '' && (env.KUBERNETES_SERVICE_HOST ?? '') === '' && !existsSync(join(homedir(), '.kube', 'config'))) {
+    throw new Error('no infrastructure cluster: set KUBECONFIG, or run in a Pod (KUBERNETES_SERVICE_HOST and its service account token)')
+  }
   const kc = new KubeConfig()
   kc.loadFromDefault()
   const infra = infraApi(kc)
