@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse, parseAllDocuments } from 'yaml'
-import { buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
+import { asStored, buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
 import { sync as instanceSync } from '../../hooks/instance/sync.ts'
 import { finalize as instanceFinalize } from '../../hooks/instance/finalize.ts'
 import { sync as isolationSync } from '../../hooks/isolation/sync.ts'
@@ -254,4 +254,15 @@ t.test('a GPUCellPool whose join Secret is not given: no cell, the reason in sta
   const answer = parse(out) as Answer
   t.same(answer.children.filter((c) => c.kind !== 'CellNodeSet'), [])
   t.match(condition(answer, 'Progressing'), { status: 'False', reason: 'JoinSecretMissing' })
+})
+
+t.test('a Secret\'s stringData is read as the API server stores it; other objects pass unchanged', async (t) => {
+  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { a: 'b2xk', keep: 'a2VlcA==' }, stringData: { a: 'new', c: 'x', odd: 7 } }
+  t.same(asStored(secret), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { a: 'bmV3', keep: 'a2VlcA==', c: 'eA==' } }, 'stringData wins, a non-string value is dropped')
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, stringData: { a: 'b' } }
+  t.equal(asStored(configMap), configMap)
+  const proto = JSON.parse('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"p"},"stringData":{"__proto__":"eA"}}') as typeof secret
+  const stored = asStored(proto)
+  t.same(Object.keys(stored.data as object), ['__proto__'], 'a key named __proto__ is data, not a prototype')
+  t.equal(Object.getPrototypeOf(stored.data), Object.prototype)
 })
