@@ -5,7 +5,8 @@
  * - `KUBECONFIG` or the in-cluster service account: the infrastructure cluster.
  * - `WATCH_NAMESPACE`: serve CellNodeSets (and read Secrets) of this namespace only; default all.
  * - `RESYNC_SECONDS` (15): a pass per CellNodeSet at least this often, and on every change.
- * - `PORT` (8081): `/healthz`, `/readyz`, `/metrics`. `LOG_LEVEL` (info): pino, JSON lines.
+ * - `PORT` (8081): `/healthz`, `/readyz` (200 once the informers have synced, on the standby too:
+ *   probes.ts), `/metrics`. `LOG_LEVEL` (info): pino, JSON lines.
  * - `LEASE_NAMESPACE` (else `POD_NAMESPACE`, else `default`), `LEASE_NAME`
  *   (`gpuhooks-workload-agent`), `POD_NAME` (else the host name): leader election; only the leader
  *   runs passes. `LEADER_ELECTION=false` turns it off (one replica only).
@@ -16,7 +17,10 @@
  *
  * SIGTERM or SIGINT: the pass in progress finishes, the Lease is released, the process exits 0.
  */
+import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, type V1Lease } from '@kubernetes/client-node'
 import { pino, type Logger } from 'pino'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
@@ -27,6 +31,7 @@ import { HeartbeatTracker } from './liveness.ts'
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts'
 import { runPass } from './pass.ts'
 import { readAgentConfig } from './config.ts'
+import { readiness } from './probes.ts'
 
 type Cache = { get(name: string, namespace?: string): KubernetesObject | undefined; list(namespace?: string): ReadonlyArray<KubernetesObject> }
 
@@ -71,6 +76,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readAgentConfig(env)
   const log = pino({ level: config.logLevel, base: { component: 'workload-agent' } })
   const metrics: AgentMetrics = createAgentMetrics(true)
+  // Without any of these the client falls back to http://localhost:8080 and every call fails with
+  // a message about TLS; saying what is missing is clearer than retrying that for ever.
+  if ((env.KUBECONFIG ?? '') === '' && (env.KUBERNETES_SERVICE_HOST ?? '') === '' && !existsSync(join(homedir(), '.kube', 'config'))) {
+    throw new Error('no infrastructure cluster: set KUBECONFIG, or run in a Pod (KUBERNETES_SERVICE_HOST and its service account token)')
+  }
   const kc = new KubeConfig()
   kc.loadFromDefault()
   const infra = infraApi(kc)
@@ -232,8 +242,8 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     if (req.method !== 'GET') return reply(405, '{"error":"method not allowed"}')
     if (path === '/healthz') return reply(200, '{"status":"ok"}')
     if (path === '/readyz') {
-      const ready = !stopping && cnsState.synced() && secretState.synced()
-      return reply(ready ? 200 : 503, JSON.stringify({ status: ready ? 'ready' : 'not ready', leader: isLeader() }))
+      const { code, body } = readiness({ stopping, cellNodeSetsSynced: cnsState.synced(), secretsSynced: secretState.synced(), leader: isLeader() })
+      return reply(code, JSON.stringify(body))
     }
     if (path === '/metrics') {
       metrics.registry.metrics().then((text) => reply(200, text, metrics.registry.contentType), () => reply(500, '{"error":"metrics"}'))

@@ -11,6 +11,12 @@ import { InstanceSyncRequestSchema, POD_KEY, SERVICE_KEY, sync as instanceSync }
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
 import { IsolationSyncRequestSchema, NETWORK_POLICY_TYPE_KEY, sync as isolationSync } from '../isolation/sync.ts'
+import { CELL_NODE_SET_TYPE_KEY } from '../api/cellnodeset.ts'
+import { SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
+import { CellPoolCustomizeRequestSchema, customize as cellPoolCustomize } from '../cellpool/customize.ts'
+import { CellPoolSyncRequestSchema } from '../cellpool/request.ts'
+import { sync as cellPoolSync } from '../cellpool/sync.ts'
+import { finalize as cellPoolFinalize } from '../cellpool/finalize.ts'
 
 /** One controller as the render CLI drives it. */
 export interface RenderController {
@@ -31,7 +37,7 @@ export interface RenderController {
   finalize?: (request: never, now: Date) => unknown
 }
 
-/** Every parent the CLI renders. The GPUCellPool row comes with hooks/cellpool/. */
+/** Every parent the CLI renders, in the order the usage text names them. */
 export const RENDER_CONTROLLERS: readonly RenderController[] = [
   {
     apiVersion: 'worker.gpustack.ai/v1alpha1',
@@ -55,6 +61,19 @@ export const RENDER_CONTROLLERS: readonly RenderController[] = [
     customize: isolationCustomize,
     syncSchema: IsolationSyncRequestSchema,
     sync: (request: never) => isolationSync(request)
+  },
+  {
+    apiVersion: 'cells.kubeswift.io/v1alpha1',
+    kind: 'GPUCellPool',
+    name: 'gpuhooks-cellpool',
+    shape: 'composite',
+    // metacontroller/cellpool.yaml's childResources; the join Secret is its related object (v1 Secret).
+    childTypes: [SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, CELL_NODE_SET_TYPE_KEY],
+    customizeSchema: CellPoolCustomizeRequestSchema,
+    customize: cellPoolCustomize,
+    syncSchema: CellPoolSyncRequestSchema,
+    sync: cellPoolSync,
+    finalize: cellPoolFinalize
   }
 ]
 

@@ -26,10 +26,11 @@ export class InputError extends Error {}
 
 const USAGE = `usage: gpuhooks render PARENT.yaml [--children FILE]... [--related FILE]... [--finalize] [--now RFC3339]
 
-Prints what the gpuhooks hooks would answer Metacontroller for PARENT (an Instance or a Namespace):
-the desired children and the status, as YAML. --children and --related take multi-document YAML
-files (or List objects) of observed objects; --finalize calls the finalize hook as for a parent
-being deleted; --now fixes the clock (default: the current time).`
+Prints what the gpuhooks hooks would answer Metacontroller for PARENT (an Instance, a Namespace or
+a GPUCellPool): the desired children and the status, as YAML. --children and --related take
+multi-document YAML files (or List objects) of observed objects (a Secret's stringData is read as
+the API server stores it, in data); --finalize calls the finalize hook as for a parent being
+deleted; --now fixes the clock (default: the current time).`
 
 /** The parsed command line. */
 export interface RenderArgs {
@@ -105,6 +106,21 @@ function checkObject(value: unknown, where: string): KubeObject {
   return value as KubeObject
 }
 
+/**
+ * A Secret as the API server stores and Metacontroller sends it: `stringData` written into `data`
+ * (base64, winning over a `data` key of the same name) and dropped. Manifests such as
+ * deploy/examples/cellpool.yaml write their Secrets with stringData; the hooks read data only.
+ */
+export function asStored(object: KubeObject): KubeObject {
+  if (object.apiVersion !== 'v1' || object.kind !== 'Secret' || !isRecord(object.stringData)) return object
+  const data = new Map<string, unknown>(isRecord(object.data) ? Object.entries(object.data) : [])
+  for (const [key, value] of Object.entries(object.stringData)) {
+    if (typeof value === 'string') data.set(key, Buffer.from(value, 'utf8').toString('base64'))
+  }
+  const { stringData: _dropped, ...rest } = object
+  return { ...rest, data: Object.fromEntries(data) }
+}
+
 function keyOf(object: KubeObject): string {
   const ns = object.metadata.namespace
   return objectKey(object.metadata.name as string, typeof ns === 'string' ? ns : undefined)
@@ -162,7 +178,7 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
 
   const children = new Map<string, Record<string, KubeObject>>(row.childTypes.map((t) => [t, {}]))
   for (const file of args.children) {
-    for (const child of readObjects(file)) {
+    for (const child of readObjects(file).map(asStored)) {
       const map = children.get(typeOf(child))
       if (map === undefined) throw new InputError(`${file}: ${typeOf(child)} ${keyOf(child)} is not a child type of the ${row.kind} controller (${row.childTypes.join(', ')})`)
       map[keyOf(child)] = child
@@ -174,7 +190,7 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
     if (key !== undefined && !related.has(key)) related.set(key, {})
   }
   for (const file of args.related) {
-    for (const object of readObjects(file)) {
+    for (const object of readObjects(file).map(asStored)) {
       if (!rules.some((rule) => ruleSelects(rule, object))) {
         io.stderr(`gpuhooks render: ${file}: ${typeOf(object)} ${keyOf(object)} ignored: the customize hook does not relate it\n`)
         continue

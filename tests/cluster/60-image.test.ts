@@ -77,3 +77,14 @@ t.test('the render CLI and the certificate entry point run on production depende
   t.equal(certs.code, 1)
   t.match(certs.stderr, /invalid environment: NAMESPACE is required/, 'loads, reads its environment, refuses to guess')
 })
+
+t.test('the workload agent entry point loads on production dependencies and says what it lacks', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'gpuhooks-home-'))
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  // No KUBECONFIG, no ~/.kube/config, not in a Pod: a clear message and exit 1, no stack.
+  const agent = await run(process.execPath, ['dist/hooks/agent/main.js'], { cwd: app, env: { PATH: process.env['PATH'] ?? '', HOME: home } })
+    .then(() => ({ code: 0, stderr: '' }), (err: { code?: number, stderr?: string }) => ({ code: err.code ?? 0, stderr: err.stderr ?? '' }))
+  t.equal(agent.code, 1)
+  t.match(agent.stderr, /^workload agent failed to start: no infrastructure cluster: set KUBECONFIG, or run in a Pod/)
+  t.notMatch(agent.stderr, /\n\s+at /, 'no stack trace')
+})

@@ -129,22 +129,26 @@ if (helm === undefined) {
     t.same(crds.map((c) => c.metadata.name).sort(), staleCopiesSource())
     for (const crd of crds) t.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep', crd.metadata.name)
     const controllers = [...find(all, 'CompositeController'), ...find(all, 'DecoratorController')]
-    t.same(controllers.map((c) => c.metadata.name).sort(), ['gpuhooks-instance', 'gpuhooks-instance-isolation'])
+    t.same(controllers.map((c) => c.metadata.name).sort(), ['gpuhooks-cellpool', 'gpuhooks-instance', 'gpuhooks-instance-isolation'])
     for (const controller of controllers) {
       const hooks = (controller as unknown as { spec: { hooks: Record<string, { webhook: { service: { name: string, namespace: string } } }> } }).spec.hooks
       for (const [name, hook] of Object.entries(hooks)) t.same(hook.webhook.service, { ...hook.webhook.service, name: 'gpuhooks', namespace: 'elsewhere' }, `${controller.metadata.name} ${name}`)
     }
   })
 
-  t.test('namespace users read the resources and write only Instances, through the aggregated roles', async (t) => {
+  t.test('namespace users read the resources and write only Instances and GPUCellPools, through the aggregated roles', async (t) => {
     const all = docs(template())
     const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
     const [edit] = find(all, 'ClusterRole', 'gpuhooks-edit')
     t.equal(view?.metadata && (view as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels['rbac.authorization.k8s.io/aggregate-to-view'], 'true')
     t.same((edit as unknown as { rules: unknown[] }).rules, [
-      { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
+      { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }
+    ], 'CellNodeSets are not written by tenants')
+    t.same((view as unknown as { rules: unknown[] }).rules, [
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instances', 'instances/status', 'instancetypes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets', 'cellnodesets/status', 'gpucellpools', 'gpucellpools/status'], verbs: ['get', 'list', 'watch'] }
     ])
-    t.same((view as unknown as { rules: { verbs: string[] }[] }).rules.flatMap((r) => r.verbs), ['get', 'list', 'watch', 'get', 'list', 'watch'])
   })
 
   t.test('Settings are seeded from values as post-install hooks, and not at all in the plain manifest', async (t) => {
@@ -158,33 +162,76 @@ if (helm === undefined) {
     t.same(find(docs(readFileSync(PLAIN_MANIFEST, 'utf8')), 'Setting'), [])
   })
 
-  t.test('with the GPUCellPool CRD in the chart: the agent with its RBAC and the cell pool webhook', async (t) => {
+  t.test('without the GPUCellPool CRD in the chart: no agent, no cell pool webhook', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const chart = join(dir, 'gpuhooks')
     cpSync(CHART, chart, { recursive: true })
-    const before = docs(template([], chart))
-    t.same(find(before, 'Deployment').map((d) => d.metadata.name), ['gpuhooks'], 'no agent before')
-    writeFileSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'), [
-      'apiVersion: apiextensions.k8s.io/v1', 'kind: CustomResourceDefinition', 'metadata: {name: gpucellpools.cells.kubeswift.io}',
-      'spec: {group: cells.kubeswift.io, names: {kind: GPUCellPool, plural: gpucellpools}, scope: Namespaced, versions: []}', ''
-    ].join('\n'))
-    const after = docs(template(['--set', 'agent.secretNamespaces={team-a}'], chart))
-    const [agent] = find(after, 'Deployment', 'gpuhooks-agent')
-    t.match(agent, { spec: { replicas: 2, template: { spec: { serviceAccountName: 'gpuhooks-agent', containers: [{ command: ['node', 'dist/hooks/agent/main.js'], env: [{ name: 'PORT', value: '8081' }] }] } } } })
-    const [role] = find(after, 'ClusterRole', 'gpuhooks-agent')
+    rmSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'))
+    const without = docs(template([], chart))
+    t.same(find(without, 'Deployment').map((d) => d.metadata.name), ['gpuhooks'], 'no agent')
+    t.same(find(without, 'ValidatingWebhookConfiguration').map((d) => d.metadata.name), ['gpuhooks-instance'])
+    t.same(find(without, 'ClusterRole').filter((r) => r.metadata.name.startsWith('gpuhooks-agent')), [])
+  })
+
+  t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as workload.md lists it', async (t) => {
+    const all = docs(template())
+    const [agent] = find(all, 'Deployment', 'gpuhooks-agent')
+    t.match(agent, { spec: { replicas: 2, template: { spec: { serviceAccountName: 'gpuhooks-agent', containers: [{
+      command: ['node', 'dist/hooks/agent/main.js'],
+      readinessProbe: { httpGet: { path: '/readyz', port: 'http' } },
+      livenessProbe: { httpGet: { path: '/healthz', port: 'http' } },
+      ports: [{ name: 'http', containerPort: 8081 }]
+    }] } } } })
+    const env = (agent as unknown as { spec: { template: { spec: { containers: { env: { name: string, value?: string, valueFrom?: unknown }[] }[] } } } })
+      .spec.template.spec.containers[0]?.env ?? []
+    t.same(env.map((e) => e.name), ['PORT', 'LOG_LEVEL', 'WATCH_NAMESPACE', 'RESYNC_SECONDS', 'POD_NAME', 'LEASE_NAME', 'POD_NAMESPACE'],
+      'names hooks/agent/config.ts reads')
+    t.same(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+      [['PORT', '8081'], ['LOG_LEVEL', 'info'], ['WATCH_NAMESPACE', ''], ['RESYNC_SECONDS', '15'], ['LEASE_NAME', 'gpuhooks-agent']])
+    t.same(env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } }, 'the Lease in the Pod\'s namespace')
+    const [role] = find(all, 'ClusterRole', 'gpuhooks-agent')
     t.same((role as unknown as { rules: unknown[] }).rules, [
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] }
     ])
+    const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
+    t.equal(leader?.metadata.namespace, 'gpuhooks-system')
+    t.same((leader as unknown as { rules: unknown[] }).rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }])
+    t.same(find(all, 'RoleBinding', 'gpuhooks-agent-leader').map((b) => b.metadata.namespace), ['gpuhooks-system'])
+    t.equal(find(all, 'ClusterRoleBinding', 'gpuhooks-agent-secrets').length, 1, 'no namespaces listed: Secrets read cluster-wide')
+  })
+
+  t.test('the chart\'s agent RBAC grants what deploy/agent-rbac/infrastructure-cluster.yaml does', async (t) => {
+    type Rule = { apiGroups: string[], resources: string[], verbs: string[] }
+    const rules = (all: Doc[], kind: string, name: string): Rule[] => (find(all, kind, name)[0] as unknown as { rules: Rule[] } | undefined)?.rules ?? []
+    const norm = (rs: Rule[]): string[] => rs.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))).sort()
+    const chart = docs(template())
+    const manual = docs(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'infrastructure-cluster.yaml'), 'utf8'))
+    t.same(norm(rules(chart, 'ClusterRole', 'gpuhooks-agent')), norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent')))
+    t.same(norm(rules(chart, 'ClusterRole', 'gpuhooks-agent-secrets')), norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent-secrets')))
+    t.same(norm(rules(chart, 'Role', 'gpuhooks-agent-leader')), norm(rules(manual, 'Role', 'gpuhooks-workload-agent-leader')))
+  })
+
+  t.test('agent Secret access limited to listed namespaces: RoleBindings there, and the watched namespace must be one of them', async (t) => {
+    const after = docs(template(['--set', 'agent.secretNamespaces={team-a}', '--set', 'agent.watchNamespace=team-a']))
     t.same(find(after, 'RoleBinding', 'gpuhooks-agent-secrets').map((b) => b.metadata.namespace), ['team-a'])
     t.same(find(after, 'ClusterRoleBinding', 'gpuhooks-agent-secrets'), [], 'no cluster-wide Secret access when namespaces are listed')
+    const refused = spawnSync(helm, ['template', 'gpuhooks', CHART, '--set', 'agent.secretNamespaces={team-a}'], { encoding: 'utf8' })
+    t.not(refused.status, 0)
+    t.match(refused.stderr, /agent\.secretNamespaces \[team-a\] needs agent\.watchNamespace/)
+  })
+
+  t.test('with the GPUCellPool CRD in the chart: the cell pool webhook and controller', async (t) => {
+    const after = docs(template())
     const [vwc] = find(after, 'ValidatingWebhookConfiguration', 'gpuhooks-cellpool')
     t.match(vwc, { webhooks: [{ failurePolicy: 'Fail', clientConfig: { service: { path: '/admission/cellpool' } }, rules: [{ resources: ['gpucellpools'], operations: ['CREATE', 'UPDATE'] }] }] })
-    const [job] = find(after, 'Job')
-    t.match(job, { spec: { template: { spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] } } } })
+    const [controller] = find(after, 'CompositeController', 'gpuhooks-cellpool')
+    t.match(controller, { spec: { parentResource: { apiVersion: 'cells.kubeswift.io/v1alpha1', resource: 'gpucellpools' } } })
+    t.same((controller as unknown as { spec: { childResources: { apiVersion: string, resource: string }[] } }).spec.childResources.map((c) => `${c.apiVersion} ${c.resource}`),
+      ['v1 secrets', 'seed.kubeswift.io/v1alpha1 swiftseedprofiles', 'swift.kubeswift.io/v1alpha1 swiftguests', 'cells.kubeswift.io/v1alpha1 cellnodesets'])
   })
 
   t.test('a multi-document file of metacontroller/ renders every document, Metacontroller\'s identity from values', async (t) => {
@@ -204,16 +251,30 @@ if (helm === undefined) {
     const [policy] = find(all, 'ValidatingAdmissionPolicy', 'only-metacontroller')
     t.match(policy, { spec: { validations: [{ expression: 'request.userInfo.username == "system:serviceaccount:mc:controller"' }] } })
     t.equal(find(all, 'ValidatingAdmissionPolicyBinding', 'only-metacontroller').length, 1)
-    t.equal(find(all, 'CompositeController').length, 1, 'the other files still render')
+    t.same(find(all, 'CompositeController').map((c) => c.metadata.name).sort(), ['gpuhooks-cellpool', 'gpuhooks-instance'], 'the other files still render')
+  })
+
+  t.test('the CellNodeSet policy and its binding render, only Metacontroller\'s identity (a value) writing the spec', async (t) => {
+    const source = readFileSync(join(ROOT, 'metacontroller', 'cellnodeset-policy.yaml'), 'utf8')
+    t.match(source, "expression: \"'system:serviceaccount:metacontroller:metacontroller'\"", 'the repository file names the default identity literally')
+    for (const [args, identity] of [[[], 'system:serviceaccount:metacontroller:metacontroller'], [['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:mc-metacontroller'], 'system:serviceaccount:mc:mc-metacontroller']] as const) {
+      const all = docs(template([...args]))
+      const [policy] = find(all, 'ValidatingAdmissionPolicy', 'gpuhooks-cellnodeset-spec-writers')
+      t.match(policy, {
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], operations: ['CREATE', 'UPDATE'] }] },
+          variables: [{ name: 'writer', expression: `'${identity}'` }]
+        }
+      }, identity)
+      t.notMatch(JSON.stringify(policy), args.length > 0 ? 'metacontroller:metacontroller' : 'mc:mc-metacontroller')
+      const [binding] = find(all, 'ValidatingAdmissionPolicyBinding', 'gpuhooks-cellnodeset-spec-writers')
+      t.match(binding, { spec: { policyName: 'gpuhooks-cellnodeset-spec-writers', validationActions: ['Deny'] } })
+    }
   })
 
   t.test('the certificate Job names both webhook configurations when cell pools are in the chart', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const chart = join(dir, 'gpuhooks')
-    cpSync(CHART, chart, { recursive: true })
-    writeFileSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'), 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gpucellpools.cells.kubeswift.io}\n')
-    const [job] = find(docs(template([], chart)), 'Job')
+    const [job] = find(docs(template()), 'Job')
     t.match(job, { spec: { template: { spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] } } } })
   })
 }

@@ -29,6 +29,24 @@ spec:
       app.kubernetes.io/instance: gpuhooks
       app.kubernetes.io/component: hooks
 ---
+# Source: gpuhooks/templates/agent.yaml
+# The workload agent (workload.md): reads CellNodeSets, acts on the workload clusters named by
+# their kubeconfig Secrets, writes the CellNodeSets' status. One replica is active at a time
+# (a coordination.k8s.io Lease in this namespace); the other stands by.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: v1
 kind: ServiceAccount
@@ -464,6 +482,721 @@ spec:
     served: true
     storage: true
     subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpucellpools.cells.kubeswift.io
+spec:
+  group: cells.kubeswift.io
+  names:
+    categories:
+    - kubeswift
+    kind: GPUCellPool
+    listKind: GPUCellPoolList
+    plural: gpucellpools
+    shortNames:
+    - cellpool
+    singular: gpucellpool
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: Cells asked for in spec.replicas.
+      jsonPath: .spec.replicas
+      name: Desired
+      type: integer
+    - description: Cells in phase Ready.
+      jsonPath: .status.readyCells
+      name: Ready
+      type: integer
+    - description: 'The Ready condition: enough cells are Ready.'
+      jsonPath: .status.conditions[?(@.type=="Ready")].status
+      name: Available
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: 'A pool of GPU cells: KubeSwift VMs with one whole GPU each,
+          joined to a workload cluster as nodes that HAMi shares.'
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: cells.kubeswift.io/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: GPUCellPool.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: The desired pool.
+            properties:
+              autoscaling:
+                description: Demand-driven desired size; the hook never writes spec.replicas.
+                properties:
+                  enabled:
+                    default: false
+                    description: 'true: the pool sizes itself from pending GPU Pods
+                      in the workload cluster (status.desiredReplicas).'
+                    type: boolean
+                  maxReplicas:
+                    description: Ceiling; required when enabled.
+                    maximum: 100000
+                    minimum: 1
+                    type: integer
+                  minReplicas:
+                    description: Floor; default spec.replicas. Required with scaleDown
+                      Auto.
+                    maximum: 100000
+                    minimum: 0
+                    type: integer
+                  scaleDown:
+                    default: Manual
+                    description: 'Manual: only spec changes shrink the pool. Auto:
+                      an idle cell drains once demand is gone.'
+                    enum:
+                    - Manual
+                    - Auto
+                    type: string
+                  scaleDownStabilizationWindow:
+                    default: 30m
+                    description: How long demand must stay absent, and the time since
+                      the last scale action, before a scale-down.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                  stabilizationWindow:
+                    default: 10m
+                    description: Time after a scale-up before the next scale-up.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                type: object
+                x-kubernetes-validations:
+                - message: maxReplicas is required when autoscaling is enabled
+                  rule: '!(has(self.enabled) && self.enabled) || has(self.maxReplicas)'
+                - message: minReplicas must not exceed maxReplicas
+                  rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas
+                    <= self.maxReplicas'
+                - message: scaleDown Auto needs minReplicas
+                  rule: '!has(self.scaleDown) || self.scaleDown != ''Auto'' || has(self.minReplicas)'
+              bootstrap:
+                description: How a cell joins the workload cluster.
+                properties:
+                  hostname:
+                    default: CellName
+                    description: 'CellName: the guest hostname, and so the Node name,
+                      is the cell name (through the seed metadata). None: the image
+                      decides.'
+                    enum:
+                    - CellName
+                    - None
+                    type: string
+                  joinSecretKey:
+                    default: user-data
+                    description: Key of the template in the join Secret.
+                    maxLength: 253
+                    type: string
+                  joinSecretRef:
+                    description: 'Secret in the pool namespace holding the cloud-init
+                      join template. Required. Tokens: {{ cellName }}, {{ poolName
+                      }}, {{ nodeLabels }} (required), {{ nodeIPInterface }}, {{ expectedGPUs
+                      }}, {{ nodeName }}, {{ cellIndex }}, {{ nodeTaints }}.'
+                    properties:
+                      name:
+                        description: Name of the referent, in the pool namespace.
+                        maxLength: 253
+                        type: string
+                    required:
+                    - name
+                    type: object
+                    x-kubernetes-map-type: atomic
+                  provider:
+                    default: Opaque
+                    description: 'Opaque: the join template is used as written, with
+                      the tokens replaced. The only value.'
+                    enum:
+                    - Opaque
+                    type: string
+                  readyTimeout:
+                    default: 15m
+                    description: Budget of each phase up to Joining before a cell
+                      first becomes Ready; past it the cell fails.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a positive duration such as 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                type: object
+              capacity:
+                description: How a cell GPU capacity is recognised in the workload
+                  cluster.
+                properties:
+                  hami:
+                    description: HAMi settings.
+                    properties:
+                      deviceClassName:
+                        description: HAMi DeviceClass of DRA mode. Declared for gpucellpool
+                          manifests; not acted on.
+                        type: string
+                      expectedDevicesPerCell:
+                        description: 'Healthy HAMi devices a cell Node must register
+                          before it counts Ready. Default: cell.gpu.count.'
+                        minimum: 1
+                        type: integer
+                      mode:
+                        default: DevicePlugin
+                        description: 'DevicePlugin: HAMi Node registration annotations.
+                          DRA is declared for gpucellpool manifests and refused: not
+                          in this version.'
+                        enum:
+                        - DevicePlugin
+                        - DRA
+                        type: string
+                      resourceName:
+                        default: nvidia.com/gpu
+                        description: 'HAMi whole-device resource name; demand is read
+                          for it and its gpumem and gpucores siblings. Not in gpucellpool:
+                          added because a HAMi installation may rename its resources.'
+                        maxLength: 253
+                        type: string
+                    type: object
+                  provider:
+                    default: HAMi
+                    description: The GPU sharing layer inside the cells; HAMi is the
+                      only value.
+                    enum:
+                    - HAMi
+                    type: string
+                  readyTimeout:
+                    default: 5m
+                    description: Budget of AwaitingGPUCapacity (Node Ready, GPU not
+                      yet registered by HAMi) before a cell first becomes Ready.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a positive duration such as 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                type: object
+              cell:
+                description: 'The shape of one cell: its VM and its GPU.'
+                properties:
+                  clusterAPI:
+                    description: Settings of the ClusterAPI provisioner, declared
+                      so gpucellpool manifests apply; this version refuses provisioner
+                      ClusterAPI.
+                    properties:
+                      bootstrapConfigTemplateRef:
+                        description: A Cluster API bootstrap config template. Not
+                          acted on.
+                        properties:
+                          apiGroup:
+                            description: API group of the bootstrap config template.
+                            minLength: 1
+                            type: string
+                          kind:
+                            description: Kind of the bootstrap config template.
+                            minLength: 1
+                            type: string
+                          name:
+                            description: Name of the template in the pool namespace.
+                            minLength: 1
+                            type: string
+                        required:
+                        - apiGroup
+                        - kind
+                        - name
+                        type: object
+                      clusterName:
+                        description: The Cluster API Cluster the cells would join.
+                          Not acted on.
+                        maxLength: 63
+                        minLength: 1
+                        type: string
+                      version:
+                        description: Kubernetes version for the Machines. Not acted
+                          on.
+                        type: string
+                    required:
+                    - clusterName
+                    type: object
+                  gpu:
+                    description: The one whole GPU passed into each cell VM.
+                    properties:
+                      backend:
+                        default: DRA
+                        description: 'DRA: the scheduler allocates the GPU through
+                          a ResourceClaim. Native: KubeSwift allocates it from a SwiftGPUProfile.'
+                        enum:
+                        - DRA
+                        - Native
+                        type: string
+                      count:
+                        default: 1
+                        description: Whole GPUs per cell; 1 is the only value (HAMi
+                          shares it inside the cell).
+                        maximum: 1
+                        minimum: 1
+                        type: integer
+                      dra:
+                        description: 'DRA backend: the claim the cell launcher pod
+                          carries. Exactly one of resourceClaimTemplateName and resourceClaimName.'
+                        properties:
+                          hugepages:
+                            description: 'Hugepage size backing the GPU memory of
+                              the VM: 1Gi, 2Mi or empty (none).'
+                            enum:
+                            - ""
+                            - 1Gi
+                            - 2Mi
+                            type: string
+                          requestName:
+                            default: gpu
+                            description: The device request inside the claim whose
+                              allocation the VM gets.
+                            maxLength: 63
+                            type: string
+                          resourceClaimName:
+                            description: One pre-created ResourceClaim shared by the
+                              cells. A VFIO device backs one running VM, so only for
+                              a pool of at most one cell.
+                            maxLength: 253
+                            type: string
+                          resourceClaimTemplateName:
+                            description: 'A ResourceClaimTemplate: each cell gets
+                              its own claim. Recommended.'
+                            maxLength: 253
+                            type: string
+                          tier:
+                            default: pcie
+                            description: KubeSwift hypervisor and firmware tier; pcie
+                              (Cloud Hypervisor) is the only one a cell supports.
+                            enum:
+                            - pcie
+                            type: string
+                        type: object
+                        x-kubernetes-validations:
+                        - message: set exactly one of resourceClaimTemplateName and
+                            resourceClaimName
+                          rule: (has(self.resourceClaimTemplateName) && self.resourceClaimTemplateName
+                            != '') != (has(self.resourceClaimName) && self.resourceClaimName
+                            != '')
+                      native:
+                        description: 'Native backend: the SwiftGPUProfile the VM takes
+                          its GPU from.'
+                        properties:
+                          gpuProfileRef:
+                            description: The SwiftGPUProfile in the pool namespace.
+                            properties:
+                              name:
+                                description: Name of the referent, in the pool namespace.
+                                maxLength: 253
+                                type: string
+                            required:
+                            - name
+                            type: object
+                            x-kubernetes-map-type: atomic
+                        required:
+                        - gpuProfileRef
+                        type: object
+                    type: object
+                    x-kubernetes-validations:
+                    - message: backend DRA needs dra and no native; backend Native
+                        needs native and no dra
+                      rule: '(has(self.backend) && self.backend == ''Native'') ? (has(self.native)
+                        && !has(self.dra)) : (has(self.dra) && !has(self.native))'
+                  guestTemplate:
+                    description: 'A KubeSwift SwiftGuestSpec, copied verbatim into
+                      every cell guest. Set by the controller, so refused here: seedProfileRef,
+                      gpuProfileRef, gpuResourceClaim, nodeName, migration, runPolicy.
+                      Not supported on the GPU path: kernelRef, cloneFromSnapshot,
+                      vhostUserDevices, filesystems, osType windows. Required: guestClassRef,
+                      imageRef.'
+                    type: object
+                    x-kubernetes-preserve-unknown-fields: true
+                  nodeIPFrom:
+                    description: 'Name of a guestTemplate interface whose IP is the
+                      node address (the {{ nodeIPInterface }} token). Empty: the primary
+                      interface.'
+                    maxLength: 63
+                    type: string
+                  provisioner:
+                    default: SwiftGuest
+                    description: 'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI
+                      is declared for gpucellpool manifests and refused: Metacontroller
+                      owns its children with a controller reference, which Cluster
+                      API refuses on the Machines it manages.'
+                    enum:
+                    - SwiftGuest
+                    - ClusterAPI
+                    type: string
+                  spreadPolicy:
+                    default: Spread
+                    description: 'Accepted for gpucellpool manifests, not acted on:
+                      KubeSwift GPU launcher pods ignore topology spread constraints.'
+                    enum:
+                    - Spread
+                    - Pack
+                    type: string
+                required:
+                - guestTemplate
+                - gpu
+                type: object
+              deletion:
+                description: What deleting the pool does to cells still in use.
+                properties:
+                  drainTimeout:
+                    default: 10m
+                    description: Longest wait for draining after the pool deletion,
+                      measured from its deletionTimestamp.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                  policy:
+                    default: Drain
+                    description: 'Drain: deleting the pool waits for each cell GPU
+                      Pods to end (up to drainTimeout). Force: cells go at once.'
+                    enum:
+                    - Drain
+                    - Force
+                    type: string
+                type: object
+              replicas:
+                default: 1
+                description: Number of cells (the scale subresource); with autoscaling,
+                  the default floor.
+                maximum: 100000
+                minimum: 0
+                type: integer
+              updatePolicy:
+                description: What a change of guestTemplate, gpu, nodeIPFrom or bootstrap.hostname
+                  does to existing cells.
+                properties:
+                  type:
+                    default: Manual
+                    description: 'Manual: existing cells keep their template. RollingUpdate:
+                      outdated cells drain and are rebuilt one at a time.'
+                    enum:
+                    - Manual
+                    - RollingUpdate
+                    type: string
+                type: object
+              workloadCluster:
+                description: The cluster the cells join as nodes.
+                properties:
+                  key:
+                    default: value
+                    description: Key of the kubeconfig in that Secret.
+                    maxLength: 253
+                    type: string
+                  kubeconfigSecretRef:
+                    description: 'Secret with a kubeconfig for the workload cluster,
+                      read by the workload agent. It must carry the label cells.kubeswift.io/workload-kubeconfig:
+                      "true".'
+                    properties:
+                      name:
+                        description: Name of the Secret, in the pool namespace.
+                        maxLength: 253
+                        type: string
+                    required:
+                    - name
+                    type: object
+                    x-kubernetes-map-type: atomic
+                  node:
+                    description: What each cell Node carries.
+                    properties:
+                      annotations:
+                        additionalProperties:
+                          type: string
+                        description: Annotations of each cell Node, set by the workload
+                          agent after the Node joins.
+                        type: object
+                      labels:
+                        additionalProperties:
+                          type: string
+                        description: Labels of each cell Node. Labels a kubelet may
+                          set on itself are set at registration ({{ nodeLabels }});
+                          the others (node-role.kubernetes.io/...) by the workload
+                          agent after the Node joins.
+                        type: object
+                      taints:
+                        description: 'Taints of each cell Node: at registration ({{
+                          nodeTaints }}) and ensured by the workload agent.'
+                        items:
+                          description: A Node taint; taints are matched by key and
+                            effect.
+                          properties:
+                            effect:
+                              description: NoSchedule, PreferNoSchedule or NoExecute.
+                              enum:
+                              - NoSchedule
+                              - PreferNoSchedule
+                              - NoExecute
+                              type: string
+                            key:
+                              description: The taint key.
+                              minLength: 1
+                              type: string
+                            timeAdded:
+                              description: Accepted for compatibility with gpucellpool
+                                manifests (an RFC 3339 time); ignored.
+                              type: string
+                            value:
+                              description: The taint value (may be empty).
+                              type: string
+                          required:
+                          - key
+                          - effect
+                          type: object
+                        maxItems: 64
+                        type: array
+                    type: object
+                required:
+                - kubeconfigSecretRef
+                type: object
+            required:
+            - cell
+            - workloadCluster
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .cell.gpu.dra.resourceClaimName
+              message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool
+                of at most one cell; use resourceClaimTemplateName'
+              rule: '!has(self.cell.gpu.dra) || !has(self.cell.gpu.dra.resourceClaimName)
+                || self.cell.gpu.dra.resourceClaimName == '''' || ((!has(self.replicas)
+                || self.replicas <= 1) && (!has(self.autoscaling) || !has(self.autoscaling.enabled)
+                || !self.autoscaling.enabled || !has(self.autoscaling.maxReplicas)
+                || self.autoscaling.maxReplicas <= 1))'
+          status:
+            description: What the controller observed.
+            properties:
+              cellDeviceShape:
+                description: The GPU of a Ready cell, remembered so a pool scaled
+                  to zero can still judge demand.
+                properties:
+                  cores:
+                    description: Compute of one cell GPU, percent (HAMi devcore).
+                    type: integer
+                  memoryMiB:
+                    description: Device memory of one cell GPU, MiB.
+                    type: integer
+                  type:
+                    description: The device type HAMi reported.
+                    type: string
+                required:
+                - memoryMiB
+                - cores
+                type: object
+              cells:
+                description: One row per cell the pool owns.
+                items:
+                  description: One cell of the pool.
+                  properties:
+                    devices:
+                      description: PCI addresses of the GPUs passed into the VM.
+                      items:
+                        type: string
+                      type: array
+                    failureCount:
+                      description: Failures of this index since the spec last changed.
+                      minimum: 0
+                      type: integer
+                    guestUID:
+                      description: 'The uid of the SwiftGuest: this incarnation of
+                        the cell.'
+                      type: string
+                    hostNode:
+                      description: Infrastructure node whose GPU the cell holds.
+                      type: string
+                    index:
+                      description: The cell index.
+                      minimum: 0
+                      type: integer
+                    lastTransitionTime:
+                      description: When the phase last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know about the cell.
+                      type: string
+                    name:
+                      description: 'The cell name <pool>-<index>: also the SwiftGuest
+                        name and the Node name.'
+                      type: string
+                    nodeIP:
+                      description: 'The node address: the nodeIPFrom interface IP,
+                        else the primary IP.'
+                      type: string
+                    nodeName:
+                      description: The cell Node in the workload cluster, once present.
+                      type: string
+                    phase:
+                      description: Pending, AllocatingGPU, GuestProvisioning, Booting,
+                        Joining, AwaitingGPUCapacity, Ready, Draining, Deleting or
+                        Failed.
+                      enum:
+                      - Pending
+                      - AllocatingGPU
+                      - GuestProvisioning
+                      - Booting
+                      - Joining
+                      - AwaitingGPUCapacity
+                      - Ready
+                      - Draining
+                      - Deleting
+                      - Failed
+                      type: string
+                    readyOnce:
+                      description: The cell has been Ready since it was built; phase
+                        budgets stop applying.
+                      type: boolean
+                    reason:
+                      description: One CamelCase word on why the cell is in its phase.
+                      type: string
+                    templateHash:
+                      description: Hash of what the cell was built from (guestTemplate,
+                        gpu, nodeIPFrom, hostname).
+                      type: string
+                  required:
+                  - name
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              conditions:
+                description: Ready, Progressing, Updated, WorkloadClusterReachable
+                  and (autoscaling only) ScalingActive.
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Ready, Progressing, Updated, WorkloadClusterReachable
+                        or ScalingActive.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              creatingCells:
+                description: Cells being created (Pending through AwaitingGPUCapacity,
+                  before their first Ready).
+                type: integer
+              demand:
+                description: 'The autoscaler input: demand in the workload cluster.'
+                properties:
+                  lastObserved:
+                    description: When the workload agent read them.
+                    format: date-time
+                    type: string
+                  pendingPods:
+                    description: Pending GPU Pods that could run on a pool Node.
+                    type: integer
+                  satisfiable:
+                    description: Of those, Pods one cell could run.
+                    type: integer
+                required:
+                - pendingPods
+                - satisfiable
+                type: object
+              demandFreeSince:
+                description: Since when no satisfiable Pod has been pending.
+                format: date-time
+                type: string
+              desiredReplicas:
+                description: 'The size the pool is heading for: spec.replicas, or
+                  the autoscaler decision.'
+                type: integer
+              drainingCells:
+                description: Cells draining.
+                type: integer
+              failedCells:
+                description: Cells in phase Failed.
+                type: integer
+              lastScaleDownTime:
+                description: When the autoscaler last scaled down.
+                format: date-time
+                type: string
+              lastScaleUpTime:
+                description: When the autoscaler last scaled up.
+                format: date-time
+                type: string
+              observedGeneration:
+                description: The generation Metacontroller last synced.
+                type: integer
+              readyCells:
+                description: Cells in phase Ready.
+                type: integer
+              replicas:
+                description: Cells the pool owns (the scale subresource).
+                type: integer
+              selector:
+                description: Label selector of the cells (cells.kubeswift.io/pool=<pool>),
+                  for the scale subresource.
+                type: string
+            type: object
+        required:
+        - spec
+        type: object
+        x-kubernetes-validations:
+        - message: a GPUCellPool name must be a DNS label of at most 57 characters
+            (lower-case letters, digits and -, starting and ending with a letter or
+            digit), so that its cell names <pool>-<index> stay Node names
+          rule: size(self.metadata.name) <= 57 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    served: true
+    storage: true
+    subresources:
+      scale:
+        labelSelectorPath: .status.selector
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
       status: {}
 ---
 # Source: gpuhooks/templates/crds.yaml
@@ -1191,6 +1924,55 @@ spec:
     served: true
     storage: true
 ---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-agent
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets]
+    # patch: its finalizer cells.kubeswift.io/workload-nodes
+    verbs: [get, list, watch, patch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets/status]
+    verbs: [update, patch]
+  # The owner check: a CellNodeSet is served only when its controller is a GPUCellPool of the same uid.
+  - apiGroups: [cells.kubeswift.io]
+    resources: [gpucellpools]
+    verbs: [get, list, watch]
+  # A Warning Event (core/v1) when a deleted CellNodeSet leaves Nodes behind.
+  - apiGroups: [""]
+    resources: [events]
+    verbs: [create]
+---
+# Source: gpuhooks/templates/agent.yaml
+# The kubeconfig Secrets of the workload clusters.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-agent-secrets
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get, list, watch]
+---
 # Source: gpuhooks/templates/user-roles.yaml
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -1211,7 +1993,7 @@ rules:
     resources: [instances, instances/status, instancetypes]
     verbs: [get, list, watch]
   - apiGroups: [cells.kubeswift.io]
-    resources: [cellnodesets, cellnodesets/status]
+    resources: [cellnodesets, cellnodesets/status, gpucellpools, gpucellpools/status]
     verbs: [get, list, watch]
 ---
 # Source: gpuhooks/templates/user-roles.yaml
@@ -1232,6 +2014,96 @@ rules:
   - apiGroups: [worker.gpustack.ai]
     resources: [instances]
     verbs: [create, update, patch, delete, deletecollection]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [gpucellpools]
+    verbs: [create, update, patch, delete, deletecollection]
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: gpuhooks-agent
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: gpuhooks-agent
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: gpuhooks-agent-secrets
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: gpuhooks-agent-secrets
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/agent.yaml
+# Leader election: the Lease LEASE_NAME in this namespace (read, created, replaced).
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: gpuhooks-agent-leader
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get, create, update, patch]
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: gpuhooks-agent-leader
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: gpuhooks-agent-leader
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
 ---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: v1
@@ -1256,6 +2128,105 @@ spec:
   ports:
     - {name: http, port: 80, targetPort: http, protocol: TCP}
     - {name: webhook, port: 443, targetPort: webhook, protocol: TCP}
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+spec:
+  replicas: 2
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: agent
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: gpuhooks
+        app.kubernetes.io/instance: gpuhooks
+        app.kubernetes.io/component: agent
+    spec:
+      serviceAccountName: gpuhooks-agent
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: agent
+          image: ghcr.io/gpustack/gpuhooks:0.1.0
+          imagePullPolicy: IfNotPresent
+          command: ["node", "dist/hooks/agent/main.js"]
+          env:
+            - {name: PORT, value: "8081"}
+            - {name: LOG_LEVEL, value: "info"}
+            - {name: WATCH_NAMESPACE, value: ""}
+            - {name: RESYNC_SECONDS, value: "15"}
+            - name: POD_NAME
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+            - {name: LEASE_NAME, value: "gpuhooks-agent"}
+            # The Lease's namespace: the Pod's own, where the Role above grants Leases.
+            - name: POD_NAMESPACE
+              valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+          ports:
+            - {name: http, containerPort: 8081, protocol: TCP}
+          livenessProbe:
+            httpGet: {path: /healthz, port: http}
+            periodSeconds: 10
+            failureThreshold: 3
+            timeoutSeconds: 5
+          # Ready means healthy and able to serve if elected (informers synced), leader or not:
+          # the standby is ready too, so both replicas become available and helm --wait ends.
+          readinessProbe:
+            httpGet: {path: /readyz, port: http}
+            periodSeconds: 10
+          resources:
+            limits:
+              memory: 384Mi
+            requests:
+              cpu: 50m
+              memory: 128Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            capabilities:
+              drop: [ALL]
+            seccompProfile:
+              type: RuntimeDefault
+          volumeMounts:
+            - {name: tmp, mountPath: /tmp}
+      volumes:
+        - name: tmp
+          emptyDir: {sizeLimit: 64Mi}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    app.kubernetes.io/name: gpuhooks
+                    app.kubernetes.io/instance: gpuhooks
+                    app.kubernetes.io/component: agent
 ---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: apps/v1
@@ -1408,6 +2379,68 @@ kind: CompositeController
 metadata:
   labels:
     app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellpool
+spec:
+  childResources:
+  - apiVersion: v1
+    resource: secrets
+    updateStrategy:
+      method: InPlace
+  - apiVersion: seed.kubeswift.io/v1alpha1
+    resource: swiftseedprofiles
+    updateStrategy:
+      method: InPlace
+  - apiVersion: swift.kubeswift.io/v1alpha1
+    resource: swiftguests
+    updateStrategy:
+      method: InPlace
+  - apiVersion: cells.kubeswift.io/v1alpha1
+    resource: cellnodesets
+    updateStrategy:
+      method: InPlace
+  generateSelector: true
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    finalize:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/finalize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  parentResource:
+    apiVersion: cells.kubeswift.io/v1alpha1
+    resource: gpucellpools
+  resyncPeriodSeconds: 30
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-instance
 spec:
   childResources:
@@ -1515,6 +2548,50 @@ metadata:
 spec:
   selfSigned: {}
 ---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellnodeset-spec-writers
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - cells.kubeswift.io
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - cellnodesets
+  validations:
+  - expression: request.userInfo.username == variables.writer || variables.specUnchanged
+    messageExpression: '''only '' + variables.writer + '' (Metacontroller) may write
+      the spec of a CellNodeSet; '' + request.userInfo.username + '' may not'''
+    reason: Forbidden
+  variables:
+  - expression: '''system:serviceaccount:metacontroller:metacontroller'''
+    name: writer
+  - expression: request.operation == 'UPDATE' && has(oldObject.spec) == has(object.spec)
+      && (!has(object.spec) || object.spec == oldObject.spec)
+    name: specUnchanged
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellnodeset-spec-writers
+spec:
+  policyName: gpuhooks-cellnodeset-spec-writers
+  validationActions:
+  - Deny
+---
 # Source: gpuhooks/templates/webhooks.yaml
 # Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
 # update is refused rather than let through unchecked. The caBundle is written after install by
@@ -1550,6 +2627,44 @@ webhooks:
       - apiGroups: ["worker.gpustack.ai"]
         apiVersions: [v1alpha1]
         resources: [instances]
+        operations: [CREATE, UPDATE]
+        scope: Namespaced
+---
+# Source: gpuhooks/templates/webhooks.yaml
+# Admission for gpucellpools: failurePolicy Fail, so while the hooks are unreachable a create or
+# update is refused rather than let through unchecked. The caBundle is written after install by
+# cert-manager's cainjector; an apply of this manifest leaves it in place.
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: gpuhooks-cellpool
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+  annotations:
+    cert-manager.io/inject-ca-from: gpuhooks-system/gpuhooks-webhook
+webhooks:
+  - name: gpucellpools.cells.kubeswift.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    matchPolicy: Equivalent
+    timeoutSeconds: 10
+    clientConfig:
+      service:
+        name: gpuhooks
+        namespace: gpuhooks-system
+        port: 443
+        path: /admission/cellpool
+    rules:
+      - apiGroups: ["cells.kubeswift.io"]
+        apiVersions: [v1alpha1]
+        resources: [gpucellpools]
         operations: [CREATE, UPDATE]
         scope: Namespaced
 ---
@@ -1596,6 +2711,24 @@ spec:
       app.kubernetes.io/name: gpuhooks
       app.kubernetes.io/instance: gpuhooks
       app.kubernetes.io/component: hooks
+---
+# Source: gpuhooks/templates/agent.yaml
+# The workload agent (workload.md): reads CellNodeSets, acts on the workload clusters named by
+# their kubeconfig Secrets, writes the CellNodeSets' status. One replica is active at a time
+# (a coordination.k8s.io Lease in this namespace); the other stands by.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
 ---
 # Source: gpuhooks/templates/certs.yaml
 # The webhook certificate, made in the cluster by the chart's own image: no key is part of this
@@ -2060,6 +3193,721 @@ metadata:
     helm.sh/resource-policy: keep
   labels:
     app.kubernetes.io/part-of: gpuhooks
+  name: gpucellpools.cells.kubeswift.io
+spec:
+  group: cells.kubeswift.io
+  names:
+    categories:
+    - kubeswift
+    kind: GPUCellPool
+    listKind: GPUCellPoolList
+    plural: gpucellpools
+    shortNames:
+    - cellpool
+    singular: gpucellpool
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: Cells asked for in spec.replicas.
+      jsonPath: .spec.replicas
+      name: Desired
+      type: integer
+    - description: Cells in phase Ready.
+      jsonPath: .status.readyCells
+      name: Ready
+      type: integer
+    - description: 'The Ready condition: enough cells are Ready.'
+      jsonPath: .status.conditions[?(@.type=="Ready")].status
+      name: Available
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: 'A pool of GPU cells: KubeSwift VMs with one whole GPU each,
+          joined to a workload cluster as nodes that HAMi shares.'
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: cells.kubeswift.io/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: GPUCellPool.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: The desired pool.
+            properties:
+              autoscaling:
+                description: Demand-driven desired size; the hook never writes spec.replicas.
+                properties:
+                  enabled:
+                    default: false
+                    description: 'true: the pool sizes itself from pending GPU Pods
+                      in the workload cluster (status.desiredReplicas).'
+                    type: boolean
+                  maxReplicas:
+                    description: Ceiling; required when enabled.
+                    maximum: 100000
+                    minimum: 1
+                    type: integer
+                  minReplicas:
+                    description: Floor; default spec.replicas. Required with scaleDown
+                      Auto.
+                    maximum: 100000
+                    minimum: 0
+                    type: integer
+                  scaleDown:
+                    default: Manual
+                    description: 'Manual: only spec changes shrink the pool. Auto:
+                      an idle cell drains once demand is gone.'
+                    enum:
+                    - Manual
+                    - Auto
+                    type: string
+                  scaleDownStabilizationWindow:
+                    default: 30m
+                    description: How long demand must stay absent, and the time since
+                      the last scale action, before a scale-down.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                  stabilizationWindow:
+                    default: 10m
+                    description: Time after a scale-up before the next scale-up.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                type: object
+                x-kubernetes-validations:
+                - message: maxReplicas is required when autoscaling is enabled
+                  rule: '!(has(self.enabled) && self.enabled) || has(self.maxReplicas)'
+                - message: minReplicas must not exceed maxReplicas
+                  rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas
+                    <= self.maxReplicas'
+                - message: scaleDown Auto needs minReplicas
+                  rule: '!has(self.scaleDown) || self.scaleDown != ''Auto'' || has(self.minReplicas)'
+              bootstrap:
+                description: How a cell joins the workload cluster.
+                properties:
+                  hostname:
+                    default: CellName
+                    description: 'CellName: the guest hostname, and so the Node name,
+                      is the cell name (through the seed metadata). None: the image
+                      decides.'
+                    enum:
+                    - CellName
+                    - None
+                    type: string
+                  joinSecretKey:
+                    default: user-data
+                    description: Key of the template in the join Secret.
+                    maxLength: 253
+                    type: string
+                  joinSecretRef:
+                    description: 'Secret in the pool namespace holding the cloud-init
+                      join template. Required. Tokens: {{ cellName }}, {{ poolName
+                      }}, {{ nodeLabels }} (required), {{ nodeIPInterface }}, {{ expectedGPUs
+                      }}, {{ nodeName }}, {{ cellIndex }}, {{ nodeTaints }}.'
+                    properties:
+                      name:
+                        description: Name of the referent, in the pool namespace.
+                        maxLength: 253
+                        type: string
+                    required:
+                    - name
+                    type: object
+                    x-kubernetes-map-type: atomic
+                  provider:
+                    default: Opaque
+                    description: 'Opaque: the join template is used as written, with
+                      the tokens replaced. The only value.'
+                    enum:
+                    - Opaque
+                    type: string
+                  readyTimeout:
+                    default: 15m
+                    description: Budget of each phase up to Joining before a cell
+                      first becomes Ready; past it the cell fails.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a positive duration such as 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                type: object
+              capacity:
+                description: How a cell GPU capacity is recognised in the workload
+                  cluster.
+                properties:
+                  hami:
+                    description: HAMi settings.
+                    properties:
+                      deviceClassName:
+                        description: HAMi DeviceClass of DRA mode. Declared for gpucellpool
+                          manifests; not acted on.
+                        type: string
+                      expectedDevicesPerCell:
+                        description: 'Healthy HAMi devices a cell Node must register
+                          before it counts Ready. Default: cell.gpu.count.'
+                        minimum: 1
+                        type: integer
+                      mode:
+                        default: DevicePlugin
+                        description: 'DevicePlugin: HAMi Node registration annotations.
+                          DRA is declared for gpucellpool manifests and refused: not
+                          in this version.'
+                        enum:
+                        - DevicePlugin
+                        - DRA
+                        type: string
+                      resourceName:
+                        default: nvidia.com/gpu
+                        description: 'HAMi whole-device resource name; demand is read
+                          for it and its gpumem and gpucores siblings. Not in gpucellpool:
+                          added because a HAMi installation may rename its resources.'
+                        maxLength: 253
+                        type: string
+                    type: object
+                  provider:
+                    default: HAMi
+                    description: The GPU sharing layer inside the cells; HAMi is the
+                      only value.
+                    enum:
+                    - HAMi
+                    type: string
+                  readyTimeout:
+                    default: 5m
+                    description: Budget of AwaitingGPUCapacity (Node Ready, GPU not
+                      yet registered by HAMi) before a cell first becomes Ready.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a positive duration such as 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                type: object
+              cell:
+                description: 'The shape of one cell: its VM and its GPU.'
+                properties:
+                  clusterAPI:
+                    description: Settings of the ClusterAPI provisioner, declared
+                      so gpucellpool manifests apply; this version refuses provisioner
+                      ClusterAPI.
+                    properties:
+                      bootstrapConfigTemplateRef:
+                        description: A Cluster API bootstrap config template. Not
+                          acted on.
+                        properties:
+                          apiGroup:
+                            description: API group of the bootstrap config template.
+                            minLength: 1
+                            type: string
+                          kind:
+                            description: Kind of the bootstrap config template.
+                            minLength: 1
+                            type: string
+                          name:
+                            description: Name of the template in the pool namespace.
+                            minLength: 1
+                            type: string
+                        required:
+                        - apiGroup
+                        - kind
+                        - name
+                        type: object
+                      clusterName:
+                        description: The Cluster API Cluster the cells would join.
+                          Not acted on.
+                        maxLength: 63
+                        minLength: 1
+                        type: string
+                      version:
+                        description: Kubernetes version for the Machines. Not acted
+                          on.
+                        type: string
+                    required:
+                    - clusterName
+                    type: object
+                  gpu:
+                    description: The one whole GPU passed into each cell VM.
+                    properties:
+                      backend:
+                        default: DRA
+                        description: 'DRA: the scheduler allocates the GPU through
+                          a ResourceClaim. Native: KubeSwift allocates it from a SwiftGPUProfile.'
+                        enum:
+                        - DRA
+                        - Native
+                        type: string
+                      count:
+                        default: 1
+                        description: Whole GPUs per cell; 1 is the only value (HAMi
+                          shares it inside the cell).
+                        maximum: 1
+                        minimum: 1
+                        type: integer
+                      dra:
+                        description: 'DRA backend: the claim the cell launcher pod
+                          carries. Exactly one of resourceClaimTemplateName and resourceClaimName.'
+                        properties:
+                          hugepages:
+                            description: 'Hugepage size backing the GPU memory of
+                              the VM: 1Gi, 2Mi or empty (none).'
+                            enum:
+                            - ""
+                            - 1Gi
+                            - 2Mi
+                            type: string
+                          requestName:
+                            default: gpu
+                            description: The device request inside the claim whose
+                              allocation the VM gets.
+                            maxLength: 63
+                            type: string
+                          resourceClaimName:
+                            description: One pre-created ResourceClaim shared by the
+                              cells. A VFIO device backs one running VM, so only for
+                              a pool of at most one cell.
+                            maxLength: 253
+                            type: string
+                          resourceClaimTemplateName:
+                            description: 'A ResourceClaimTemplate: each cell gets
+                              its own claim. Recommended.'
+                            maxLength: 253
+                            type: string
+                          tier:
+                            default: pcie
+                            description: KubeSwift hypervisor and firmware tier; pcie
+                              (Cloud Hypervisor) is the only one a cell supports.
+                            enum:
+                            - pcie
+                            type: string
+                        type: object
+                        x-kubernetes-validations:
+                        - message: set exactly one of resourceClaimTemplateName and
+                            resourceClaimName
+                          rule: (has(self.resourceClaimTemplateName) && self.resourceClaimTemplateName
+                            != '') != (has(self.resourceClaimName) && self.resourceClaimName
+                            != '')
+                      native:
+                        description: 'Native backend: the SwiftGPUProfile the VM takes
+                          its GPU from.'
+                        properties:
+                          gpuProfileRef:
+                            description: The SwiftGPUProfile in the pool namespace.
+                            properties:
+                              name:
+                                description: Name of the referent, in the pool namespace.
+                                maxLength: 253
+                                type: string
+                            required:
+                            - name
+                            type: object
+                            x-kubernetes-map-type: atomic
+                        required:
+                        - gpuProfileRef
+                        type: object
+                    type: object
+                    x-kubernetes-validations:
+                    - message: backend DRA needs dra and no native; backend Native
+                        needs native and no dra
+                      rule: '(has(self.backend) && self.backend == ''Native'') ? (has(self.native)
+                        && !has(self.dra)) : (has(self.dra) && !has(self.native))'
+                  guestTemplate:
+                    description: 'A KubeSwift SwiftGuestSpec, copied verbatim into
+                      every cell guest. Set by the controller, so refused here: seedProfileRef,
+                      gpuProfileRef, gpuResourceClaim, nodeName, migration, runPolicy.
+                      Not supported on the GPU path: kernelRef, cloneFromSnapshot,
+                      vhostUserDevices, filesystems, osType windows. Required: guestClassRef,
+                      imageRef.'
+                    type: object
+                    x-kubernetes-preserve-unknown-fields: true
+                  nodeIPFrom:
+                    description: 'Name of a guestTemplate interface whose IP is the
+                      node address (the {{ nodeIPInterface }} token). Empty: the primary
+                      interface.'
+                    maxLength: 63
+                    type: string
+                  provisioner:
+                    default: SwiftGuest
+                    description: 'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI
+                      is declared for gpucellpool manifests and refused: Metacontroller
+                      owns its children with a controller reference, which Cluster
+                      API refuses on the Machines it manages.'
+                    enum:
+                    - SwiftGuest
+                    - ClusterAPI
+                    type: string
+                  spreadPolicy:
+                    default: Spread
+                    description: 'Accepted for gpucellpool manifests, not acted on:
+                      KubeSwift GPU launcher pods ignore topology spread constraints.'
+                    enum:
+                    - Spread
+                    - Pack
+                    type: string
+                required:
+                - guestTemplate
+                - gpu
+                type: object
+              deletion:
+                description: What deleting the pool does to cells still in use.
+                properties:
+                  drainTimeout:
+                    default: 10m
+                    description: Longest wait for draining after the pool deletion,
+                      measured from its deletionTimestamp.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: must be a duration such as 0s, 90s, 15m or 1h30m
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                  policy:
+                    default: Drain
+                    description: 'Drain: deleting the pool waits for each cell GPU
+                      Pods to end (up to drainTimeout). Force: cells go at once.'
+                    enum:
+                    - Drain
+                    - Force
+                    type: string
+                type: object
+              replicas:
+                default: 1
+                description: Number of cells (the scale subresource); with autoscaling,
+                  the default floor.
+                maximum: 100000
+                minimum: 0
+                type: integer
+              updatePolicy:
+                description: What a change of guestTemplate, gpu, nodeIPFrom or bootstrap.hostname
+                  does to existing cells.
+                properties:
+                  type:
+                    default: Manual
+                    description: 'Manual: existing cells keep their template. RollingUpdate:
+                      outdated cells drain and are rebuilt one at a time.'
+                    enum:
+                    - Manual
+                    - RollingUpdate
+                    type: string
+                type: object
+              workloadCluster:
+                description: The cluster the cells join as nodes.
+                properties:
+                  key:
+                    default: value
+                    description: Key of the kubeconfig in that Secret.
+                    maxLength: 253
+                    type: string
+                  kubeconfigSecretRef:
+                    description: 'Secret with a kubeconfig for the workload cluster,
+                      read by the workload agent. It must carry the label cells.kubeswift.io/workload-kubeconfig:
+                      "true".'
+                    properties:
+                      name:
+                        description: Name of the Secret, in the pool namespace.
+                        maxLength: 253
+                        type: string
+                    required:
+                    - name
+                    type: object
+                    x-kubernetes-map-type: atomic
+                  node:
+                    description: What each cell Node carries.
+                    properties:
+                      annotations:
+                        additionalProperties:
+                          type: string
+                        description: Annotations of each cell Node, set by the workload
+                          agent after the Node joins.
+                        type: object
+                      labels:
+                        additionalProperties:
+                          type: string
+                        description: Labels of each cell Node. Labels a kubelet may
+                          set on itself are set at registration ({{ nodeLabels }});
+                          the others (node-role.kubernetes.io/...) by the workload
+                          agent after the Node joins.
+                        type: object
+                      taints:
+                        description: 'Taints of each cell Node: at registration ({{
+                          nodeTaints }}) and ensured by the workload agent.'
+                        items:
+                          description: A Node taint; taints are matched by key and
+                            effect.
+                          properties:
+                            effect:
+                              description: NoSchedule, PreferNoSchedule or NoExecute.
+                              enum:
+                              - NoSchedule
+                              - PreferNoSchedule
+                              - NoExecute
+                              type: string
+                            key:
+                              description: The taint key.
+                              minLength: 1
+                              type: string
+                            timeAdded:
+                              description: Accepted for compatibility with gpucellpool
+                                manifests (an RFC 3339 time); ignored.
+                              type: string
+                            value:
+                              description: The taint value (may be empty).
+                              type: string
+                          required:
+                          - key
+                          - effect
+                          type: object
+                        maxItems: 64
+                        type: array
+                    type: object
+                required:
+                - kubeconfigSecretRef
+                type: object
+            required:
+            - cell
+            - workloadCluster
+            type: object
+            x-kubernetes-validations:
+            - fieldPath: .cell.gpu.dra.resourceClaimName
+              message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool
+                of at most one cell; use resourceClaimTemplateName'
+              rule: '!has(self.cell.gpu.dra) || !has(self.cell.gpu.dra.resourceClaimName)
+                || self.cell.gpu.dra.resourceClaimName == '''' || ((!has(self.replicas)
+                || self.replicas <= 1) && (!has(self.autoscaling) || !has(self.autoscaling.enabled)
+                || !self.autoscaling.enabled || !has(self.autoscaling.maxReplicas)
+                || self.autoscaling.maxReplicas <= 1))'
+          status:
+            description: What the controller observed.
+            properties:
+              cellDeviceShape:
+                description: The GPU of a Ready cell, remembered so a pool scaled
+                  to zero can still judge demand.
+                properties:
+                  cores:
+                    description: Compute of one cell GPU, percent (HAMi devcore).
+                    type: integer
+                  memoryMiB:
+                    description: Device memory of one cell GPU, MiB.
+                    type: integer
+                  type:
+                    description: The device type HAMi reported.
+                    type: string
+                required:
+                - memoryMiB
+                - cores
+                type: object
+              cells:
+                description: One row per cell the pool owns.
+                items:
+                  description: One cell of the pool.
+                  properties:
+                    devices:
+                      description: PCI addresses of the GPUs passed into the VM.
+                      items:
+                        type: string
+                      type: array
+                    failureCount:
+                      description: Failures of this index since the spec last changed.
+                      minimum: 0
+                      type: integer
+                    guestUID:
+                      description: 'The uid of the SwiftGuest: this incarnation of
+                        the cell.'
+                      type: string
+                    hostNode:
+                      description: Infrastructure node whose GPU the cell holds.
+                      type: string
+                    index:
+                      description: The cell index.
+                      minimum: 0
+                      type: integer
+                    lastTransitionTime:
+                      description: When the phase last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know about the cell.
+                      type: string
+                    name:
+                      description: 'The cell name <pool>-<index>: also the SwiftGuest
+                        name and the Node name.'
+                      type: string
+                    nodeIP:
+                      description: 'The node address: the nodeIPFrom interface IP,
+                        else the primary IP.'
+                      type: string
+                    nodeName:
+                      description: The cell Node in the workload cluster, once present.
+                      type: string
+                    phase:
+                      description: Pending, AllocatingGPU, GuestProvisioning, Booting,
+                        Joining, AwaitingGPUCapacity, Ready, Draining, Deleting or
+                        Failed.
+                      enum:
+                      - Pending
+                      - AllocatingGPU
+                      - GuestProvisioning
+                      - Booting
+                      - Joining
+                      - AwaitingGPUCapacity
+                      - Ready
+                      - Draining
+                      - Deleting
+                      - Failed
+                      type: string
+                    readyOnce:
+                      description: The cell has been Ready since it was built; phase
+                        budgets stop applying.
+                      type: boolean
+                    reason:
+                      description: One CamelCase word on why the cell is in its phase.
+                      type: string
+                    templateHash:
+                      description: Hash of what the cell was built from (guestTemplate,
+                        gpu, nodeIPFrom, hostname).
+                      type: string
+                  required:
+                  - name
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              conditions:
+                description: Ready, Progressing, Updated, WorkloadClusterReachable
+                  and (autoscaling only) ScalingActive.
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: Ready, Progressing, Updated, WorkloadClusterReachable
+                        or ScalingActive.
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              creatingCells:
+                description: Cells being created (Pending through AwaitingGPUCapacity,
+                  before their first Ready).
+                type: integer
+              demand:
+                description: 'The autoscaler input: demand in the workload cluster.'
+                properties:
+                  lastObserved:
+                    description: When the workload agent read them.
+                    format: date-time
+                    type: string
+                  pendingPods:
+                    description: Pending GPU Pods that could run on a pool Node.
+                    type: integer
+                  satisfiable:
+                    description: Of those, Pods one cell could run.
+                    type: integer
+                required:
+                - pendingPods
+                - satisfiable
+                type: object
+              demandFreeSince:
+                description: Since when no satisfiable Pod has been pending.
+                format: date-time
+                type: string
+              desiredReplicas:
+                description: 'The size the pool is heading for: spec.replicas, or
+                  the autoscaler decision.'
+                type: integer
+              drainingCells:
+                description: Cells draining.
+                type: integer
+              failedCells:
+                description: Cells in phase Failed.
+                type: integer
+              lastScaleDownTime:
+                description: When the autoscaler last scaled down.
+                format: date-time
+                type: string
+              lastScaleUpTime:
+                description: When the autoscaler last scaled up.
+                format: date-time
+                type: string
+              observedGeneration:
+                description: The generation Metacontroller last synced.
+                type: integer
+              readyCells:
+                description: Cells in phase Ready.
+                type: integer
+              replicas:
+                description: Cells the pool owns (the scale subresource).
+                type: integer
+              selector:
+                description: Label selector of the cells (cells.kubeswift.io/pool=<pool>),
+                  for the scale subresource.
+                type: string
+            type: object
+        required:
+        - spec
+        type: object
+        x-kubernetes-validations:
+        - message: a GPUCellPool name must be a DNS label of at most 57 characters
+            (lower-case letters, digits and -, starting and ending with a letter or
+            digit), so that its cell names <pool>-<index> stay Node names
+          rule: size(self.metadata.name) <= 57 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    served: true
+    storage: true
+    subresources:
+      scale:
+        labelSelectorPath: .status.selector
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
   name: instances.worker.gpustack.ai
 spec:
   group: worker.gpustack.ai
@@ -2777,6 +4625,55 @@ spec:
     served: true
     storage: true
 ---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-agent
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets]
+    # patch: its finalizer cells.kubeswift.io/workload-nodes
+    verbs: [get, list, watch, patch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellnodesets/status]
+    verbs: [update, patch]
+  # The owner check: a CellNodeSet is served only when its controller is a GPUCellPool of the same uid.
+  - apiGroups: [cells.kubeswift.io]
+    resources: [gpucellpools]
+    verbs: [get, list, watch]
+  # A Warning Event (core/v1) when a deleted CellNodeSet leaves Nodes behind.
+  - apiGroups: [""]
+    resources: [events]
+    verbs: [create]
+---
+# Source: gpuhooks/templates/agent.yaml
+# The kubeconfig Secrets of the workload clusters.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-agent-secrets
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get, list, watch]
+---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -2793,7 +4690,7 @@ metadata:
 rules:
   - apiGroups: [admissionregistration.k8s.io]
     resources: [validatingwebhookconfigurations]
-    resourceNames: ["gpuhooks-instance"]
+    resourceNames: ["gpuhooks-instance","gpuhooks-cellpool"]
     verbs: [get, update]
 ---
 # Source: gpuhooks/templates/user-roles.yaml
@@ -2816,7 +4713,7 @@ rules:
     resources: [instances, instances/status, instancetypes]
     verbs: [get, list, watch]
   - apiGroups: [cells.kubeswift.io]
-    resources: [cellnodesets, cellnodesets/status]
+    resources: [cellnodesets, cellnodesets/status, gpucellpools, gpucellpools/status]
     verbs: [get, list, watch]
 ---
 # Source: gpuhooks/templates/user-roles.yaml
@@ -2837,6 +4734,53 @@ rules:
   - apiGroups: [worker.gpustack.ai]
     resources: [instances]
     verbs: [create, update, patch, delete, deletecollection]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [gpucellpools]
+    verbs: [create, update, patch, delete, deletecollection]
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: gpuhooks-agent
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: gpuhooks-agent
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: gpuhooks-agent-secrets
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: gpuhooks-agent-secrets
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
@@ -2859,6 +4803,26 @@ subjects:
   - kind: ServiceAccount
     name: gpuhooks-certs
     namespace: gpuhooks-system
+---
+# Source: gpuhooks/templates/agent.yaml
+# Leader election: the Lease LEASE_NAME in this namespace (read, created, replaced).
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: gpuhooks-agent-leader
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get, create, update, patch]
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
@@ -2888,6 +4852,29 @@ rules:
     resources: [deployments]
     resourceNames: [gpuhooks]
     verbs: [get, patch]
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: gpuhooks-agent-leader
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: gpuhooks-agent-leader
+subjects:
+  - kind: ServiceAccount
+    name: gpuhooks-agent
+    namespace: gpuhooks-system
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
@@ -2935,6 +4922,105 @@ spec:
   ports:
     - {name: http, port: 80, targetPort: http, protocol: TCP}
     - {name: webhook, port: 443, targetPort: webhook, protocol: TCP}
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+spec:
+  replicas: 2
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: agent
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: gpuhooks
+        app.kubernetes.io/instance: gpuhooks
+        app.kubernetes.io/component: agent
+    spec:
+      serviceAccountName: gpuhooks-agent
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: agent
+          image: ghcr.io/gpustack/gpuhooks:0.1.0
+          imagePullPolicy: IfNotPresent
+          command: ["node", "dist/hooks/agent/main.js"]
+          env:
+            - {name: PORT, value: "8081"}
+            - {name: LOG_LEVEL, value: "info"}
+            - {name: WATCH_NAMESPACE, value: ""}
+            - {name: RESYNC_SECONDS, value: "15"}
+            - name: POD_NAME
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+            - {name: LEASE_NAME, value: "gpuhooks-agent"}
+            # The Lease's namespace: the Pod's own, where the Role above grants Leases.
+            - name: POD_NAMESPACE
+              valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+          ports:
+            - {name: http, containerPort: 8081, protocol: TCP}
+          livenessProbe:
+            httpGet: {path: /healthz, port: http}
+            periodSeconds: 10
+            failureThreshold: 3
+            timeoutSeconds: 5
+          # Ready means healthy and able to serve if elected (informers synced), leader or not:
+          # the standby is ready too, so both replicas become available and helm --wait ends.
+          readinessProbe:
+            httpGet: {path: /readyz, port: http}
+            periodSeconds: 10
+          resources:
+            limits:
+              memory: 384Mi
+            requests:
+              cpu: 50m
+              memory: 128Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 1000
+            runAsGroup: 1000
+            capabilities:
+              drop: [ALL]
+            seccompProfile:
+              type: RuntimeDefault
+          volumeMounts:
+            - {name: tmp, mountPath: /tmp}
+      volumes:
+        - name: tmp
+          emptyDir: {sizeLimit: 64Mi}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    app.kubernetes.io/name: gpuhooks
+                    app.kubernetes.io/instance: gpuhooks
+                    app.kubernetes.io/component: agent
 ---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: apps/v1
@@ -3096,7 +5182,7 @@ spec:
               valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
             - {name: SECRET_NAME, value: gpuhooks-webhook-tls}
             - {name: SERVICE_NAME, value: gpuhooks}
-            - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance"}
+            - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance,gpuhooks-cellpool"}
             - {name: DEPLOYMENT_NAME, value: gpuhooks}
             - {name: CA_VALIDITY_DAYS, value: "3650"}
             - {name: CERT_VALIDITY_DAYS, value: "730"}
@@ -3167,7 +5253,7 @@ spec:
                   valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
                 - {name: SECRET_NAME, value: gpuhooks-webhook-tls}
                 - {name: SERVICE_NAME, value: gpuhooks}
-                - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance"}
+                - {name: WEBHOOK_CONFIGURATIONS, value: "gpuhooks-instance,gpuhooks-cellpool"}
                 - {name: DEPLOYMENT_NAME, value: gpuhooks}
                 - {name: CA_VALIDITY_DAYS, value: "3650"}
                 - {name: CERT_VALIDITY_DAYS, value: "730"}
@@ -3188,6 +5274,68 @@ spec:
                   drop: [ALL]
                 seccompProfile:
                   type: RuntimeDefault
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellpool
+spec:
+  childResources:
+  - apiVersion: v1
+    resource: secrets
+    updateStrategy:
+      method: InPlace
+  - apiVersion: seed.kubeswift.io/v1alpha1
+    resource: swiftseedprofiles
+    updateStrategy:
+      method: InPlace
+  - apiVersion: swift.kubeswift.io/v1alpha1
+    resource: swiftguests
+    updateStrategy:
+      method: InPlace
+  - apiVersion: cells.kubeswift.io/v1alpha1
+    resource: cellnodesets
+    updateStrategy:
+      method: InPlace
+  generateSelector: true
+  hooks:
+    customize:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/customize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    finalize:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/finalize
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+    sync:
+      version: v2
+      webhook:
+        path: /hooks/cellpool/sync
+        service:
+          name: gpuhooks
+          namespace: gpuhooks-system
+          port: 80
+          protocol: http
+        timeout: 10s
+  parentResource:
+    apiVersion: cells.kubeswift.io/v1alpha1
+    resource: gpucellpools
+  resyncPeriodSeconds: 30
 ---
 # Source: gpuhooks/templates/metacontroller.yaml
 apiVersion: metacontroller.k8s.io/v1alpha1
@@ -3284,6 +5432,50 @@ spec:
     resource: namespaces
   resyncPeriodSeconds: 300
 ---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellnodeset-spec-writers
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - cells.kubeswift.io
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - cellnodesets
+  validations:
+  - expression: request.userInfo.username == variables.writer || variables.specUnchanged
+    messageExpression: '''only '' + variables.writer + '' (Metacontroller) may write
+      the spec of a CellNodeSet; '' + request.userInfo.username + '' may not'''
+    reason: Forbidden
+  variables:
+  - expression: '''system:serviceaccount:metacontroller:metacontroller'''
+    name: writer
+  - expression: request.operation == 'UPDATE' && has(oldObject.spec) == has(object.spec)
+      && (!has(object.spec) || object.spec == oldObject.spec)
+    name: specUnchanged
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-cellnodeset-spec-writers
+spec:
+  policyName: gpuhooks-cellnodeset-spec-writers
+  validationActions:
+  - Deny
+---
 # Source: gpuhooks/templates/webhooks.yaml
 # Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
 # update is refused rather than let through unchecked. The caBundle is written after install by
@@ -3317,6 +5509,42 @@ webhooks:
       - apiGroups: ["worker.gpustack.ai"]
         apiVersions: [v1alpha1]
         resources: [instances]
+        operations: [CREATE, UPDATE]
+        scope: Namespaced
+---
+# Source: gpuhooks/templates/webhooks.yaml
+# Admission for gpucellpools: failurePolicy Fail, so while the hooks are unreachable a create or
+# update is refused rather than let through unchecked. The caBundle is written after install by
+# the certificate Job; an apply of this manifest leaves it in place.
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: gpuhooks-cellpool
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: webhook
+webhooks:
+  - name: gpucellpools.cells.kubeswift.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    matchPolicy: Equivalent
+    timeoutSeconds: 10
+    clientConfig:
+      service:
+        name: gpuhooks
+        namespace: gpuhooks-system
+        port: 443
+        path: /admission/cellpool
+    rules:
+      - apiGroups: ["cells.kubeswift.io"]
+        apiVersions: [v1alpha1]
+        resources: [gpucellpools]
         operations: [CREATE, UPDATE]
         scope: Namespaced
 ---

@@ -1,0 +1,26 @@
+/**
+ * The agent's readiness: healthy and able to serve if elected. The standby of a two-replica
+ * Deployment must be ready, or the chart's readiness probe would keep it unready for ever.
+ */
+import t from 'tap'
+import { readiness } from '../../hooks/agent/probes.ts'
+
+const synced = { stopping: false, cellNodeSetsSynced: true, secretsSynced: true }
+
+t.test('a standby with synced informers is ready, and says it is not the leader', async (t) => {
+  t.same(readiness({ ...synced, leader: false }), { code: 200, body: { status: 'ready', leader: false } })
+})
+
+t.test('the leader with synced informers is ready', async (t) => {
+  t.same(readiness({ ...synced, leader: true }), { code: 200, body: { status: 'ready', leader: true } })
+})
+
+t.test('not ready until both informers have listed once', async (t) => {
+  t.same(readiness({ ...synced, cellNodeSetsSynced: false, leader: true }), { code: 503, body: { status: 'not ready', leader: true } })
+  t.same(readiness({ ...synced, secretsSynced: false, leader: false }), { code: 503, body: { status: 'not ready', leader: false } })
+})
+
+t.test('not ready while shutting down, leader or not', async (t) => {
+  t.same(readiness({ ...synced, stopping: true, leader: true }), { code: 503, body: { status: 'not ready', leader: true } })
+  t.same(readiness({ ...synced, stopping: true, leader: false }), { code: 503, body: { status: 'not ready', leader: false } })
+})
