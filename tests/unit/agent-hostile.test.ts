@@ -5,7 +5,7 @@ import t from 'tap'
 import { decide, type Action, type CellNodeSetInput, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'
 import { ensurePatch } from '../../hooks/agent/ensure.ts'
 import { parseRegistration, podDeviceCount } from '../../hooks/agent/hami.ts'
-import { kubeconfigFromSecret, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
+import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
 import type { NodeHeartbeats } from '../../hooks/agent/liveness.ts'
 import type { CellNode } from '../../hooks/api/cellnodeset.ts'
 
@@ -91,7 +91,7 @@ t.test('a __proto__ key is an ordinary key: wanted, it is set; set by the agent 
   const wantedLabels = parsed<Record<string, string>>(JSON.parse('{"__proto__":"on"}'))
   t.ok(Object.hasOwn(wantedLabels, '__proto__'), 'the fixture carries an own __proto__ key')
   const set = ensurePatch(
-    { name: 'pool-a-0', labels: {}, annotations: {}, taints: [], unschedulable: false },
+    { labels: {}, annotations: {}, taints: [], unschedulable: false },
     entry('pool-a-0'),
     wantedLabels
   )
@@ -177,4 +177,14 @@ t.test('the kubeconfig Secret key is looked up as an own key', async (t) => {
   const protoLabels = JSON.parse('{"__proto__":{"cells.kubeswift.io/workload-kubeconfig":"true"}}') as Record<string, unknown>
   t.strictSame(kubeconfigFromSecret({ metadata: { name: 'kc', labels: protoLabels }, data: { value: text } }, { namespace: 'ns', name: 'kc', key: 'value' }),
     { ok: false, problem: { reason: 'CredentialInvalid', message: 'Secret ns/kc lacks the label cells.kubeswift.io/workload-kubeconfig: "true" (an admin\'s opt-in)' } }, 'the opt-in label is not read through __proto__')
+})
+
+t.test('owner references with fields of the wrong type are reported, never thrown on', async (t) => {
+  const cnsObject = (ref: Record<string, unknown>, poolUID: unknown = 'uid-p'): unknown => ({ metadata: { name: 'p', namespace: 'ns', ownerReferences: [{ controller: true, ...ref }] }, spec: { poolUID } })
+  t.equal(ownerProblem(cnsObject({ kind: { toString: 'x' }, apiVersion: 'cells.kubeswift.io/v1alpha1' }), undefined), 'its controller is a {"toString":"x"}, not a GPUCellPool')
+  t.equal(ownerProblem(cnsObject({ kind: 'GPUCellPool', apiVersion: 'cells.kubeswift.io/v1alpha1', uid: { valueOf: 1, toString: null } }), undefined),
+    'its controller\'s uid {"valueOf":1,"toString":null} is not spec.poolUID uid-p')
+  t.equal(ownerProblem(cnsObject({ kind: 'GPUCellPool', apiVersion: 'cells.kubeswift.io/v1alpha1', uid: 'uid-p', name: { toString: 'x' } }), { metadata: { uid: ['constructor'] } }),
+    'GPUCellPool {"toString":"x"} has uid ["constructor"], not spec.poolUID uid-p')
+  t.equal(ownerProblem(cnsObject({ kind: 'GPUCellPool', apiVersion: 'cells.kubeswift.io/v1alpha1', uid: 'uid-p', name: 'constructor' }), { metadata: { uid: 'uid-p' } }), undefined, 'a pool named constructor is served')
 })
