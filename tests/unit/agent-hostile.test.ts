@@ -3,6 +3,7 @@
 // None of them may reach a prototype, throw, or lose a key. Every expectation is written out here.
 import t from 'tap'
 import { decide, type Action, type CellNodeSetInput, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'
+import { demandOf } from '../../hooks/agent/demand.ts'
 import { ensurePatch } from '../../hooks/agent/ensure.ts'
 import { parseRegistration, podDeviceCount } from '../../hooks/agent/hami.ts'
 import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
@@ -187,4 +188,22 @@ t.test('owner references with fields of the wrong type are reported, never throw
   t.equal(ownerProblem(cnsObject({ kind: 'GPUCellPool', apiVersion: 'cells.kubeswift.io/v1alpha1', uid: 'uid-p', name: { toString: 'x' } }), { metadata: { uid: ['constructor'] } }),
     'GPUCellPool {"toString":"x"} has uid ["constructor"], not spec.poolUID uid-p')
   t.equal(ownerProblem(cnsObject({ kind: 'GPUCellPool', apiVersion: 'cells.kubeswift.io/v1alpha1', uid: 'uid-p', name: 'constructor' }), { metadata: { uid: 'uid-p' } }), undefined, 'a pool named constructor is served')
+})
+
+t.test('pending-Pod demand reads selectors, affinity and resources by own keys only', async (t) => {
+  const pending = (spec: Record<string, unknown>): unknown => ({
+    spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': '1' } } }], ...spec },
+    status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
+  })
+  const spec = { resources: ['nvidia.com/gpu'], nodeLabels: { gpu: 'on' }, taints: [] }
+  const shape = { devices: 1, memoryMiB: 0, cores: 0 }
+  t.equal(demandOf(pending({ nodeSelector: { constructor: 'x' } }), spec), undefined, 'a selector on constructor does not match a Node without that label')
+  t.strictSame(demandOf(pending({ nodeSelector: { constructor: 'a' } }), { ...spec, nodeLabels: { constructor: 'a' } }), shape, 'a pool label constructor matches')
+  const affinity = (key: string, operator: string): Record<string, unknown> => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator }] }] } } } })
+  t.strictSame(demandOf(pending(affinity('hasOwnProperty', 'DoesNotExist')), spec), shape, 'hasOwnProperty does not exist on the pool\'s Nodes')
+  t.equal(demandOf(pending(affinity('hasOwnProperty', 'Exists')), spec), undefined)
+  const limitsOnly = { spec: { containers: [{ resources: { limits: { constructor: '1' } } }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }
+  t.strictSame(demandOf(limitsOnly, { ...spec, resources: ['constructor', 'toString'] }), shape, 'a resource named constructor counts only where a container asks for it')
+  const noLimits = { spec: { containers: [{ resources: { limits: {} } }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }
+  t.equal(demandOf(noLimits, { ...spec, resources: ['constructor', 'toString', 'valueOf'] }), undefined, 'inherited members are not requests')
 })
