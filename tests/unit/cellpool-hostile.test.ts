@@ -134,11 +134,13 @@ t.test('observed children and related objects keyed by prototype names are found
   t.match(conditionOf(answer, 'Progressing')?.message, /Secret constructor carries no consistent cell labels of this pool/)
 
   // Related and children maps whose type keys are prototype names hold nothing of use.
-  const odd = fromJson<CellPoolSyncRequest>(JSON.stringify({ ...world.request(), related: { constructor: {}, __proto__: { [SECRET_KEY]: { 'ml/join': {} } } }, children: { toString: {}, [CNS_KEY]: {} } }))
+  const base = JSON.stringify(world.request())
+  const odd = fromJson<CellPoolSyncRequest>(`${base.slice(0, -1)},"related":{"constructor":{},"__proto__":{${JSON.stringify(SECRET_KEY)}:{"ml/join":${JSON.stringify(joinSecretWithKey('user-data'))}}}},"children":{"toString":{},${JSON.stringify(CNS_KEY)}:{}}}`)
+  t.ok(Object.hasOwn(odd.related as object, '__proto__'), 'the request carries an own __proto__ type key')
   const blocked = sync(odd, world.now)
   t.equal(conditionOf(blocked, 'Progressing')?.reason, 'JoinSecretMissing', 'no join Secret is found through __proto__')
   const fin = finalize({ ...odd, finalizing: true }, world.now)
-  t.equal(typeof fin.finalized, 'boolean')
+  t.strictSame([fin.children, fin.finalized], [[], true], 'nothing observed of a known type: the pool is finalized')
 })
 
 t.test('customize relates a join Secret named constructor, in the pool\'s namespace only', async (t) => {
