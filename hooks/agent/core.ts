@@ -22,7 +22,7 @@ import {
 } from '../api/cellnodeset.ts'
 import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, recordOf } from '../k8s/objects.ts'
 import { readDemand } from './demand.ts'
 import { desiredLabels, ensurePatch, type NodePatch } from './ensure.ts'
 import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
@@ -101,9 +101,8 @@ export interface CoreOptions {
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const stringMap = (value: unknown): Record<string, string> => {
-  const out: Record<string, string> = {}
-  if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v
-  return out
+  // Own data properties only: a key such as `__proto__` stays a key.
+  return isRecord(value) ? recordOf(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {}
 }
 
 /** The fields of a Node the core reads, defensively. */

@@ -17,7 +17,7 @@ import {
   type CellNode,
   type Taint
 } from '../api/cellnodeset.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, recordOf } from '../k8s/objects.ts'
 
 /** What the agent set on a Node, as recorded in {@link MANAGED_ANNOTATION}. */
 export interface Managed {
@@ -106,13 +106,12 @@ export function ensurePatch(node: NodeFacts, entry: CellNode, labels: Record<str
   const metadata: NonNullable<NodePatch['metadata']> = {}
 
   const mapPatch = (have: Record<string, string>, want: Record<string, string>, owned: string[]): Record<string, string | null> => {
-    const out: Record<string, string | null> = {}
-    for (const [key, value] of Object.entries(want)) if (!Object.hasOwn(have, key) || have[key] !== value) out[key] = value
-    for (const key of owned) if (!Object.hasOwn(want, key) && Object.hasOwn(have, key)) out[key] = null
-    return out
+    // Built with own data properties: a key such as `__proto__` stays a key of the patch.
+    const set = Object.entries(want).filter(([key, value]) => !Object.hasOwn(have, key) || have[key] !== value)
+    const removed = owned.filter((key) => !Object.hasOwn(want, key) && Object.hasOwn(have, key)).map((key) => [key, null] as const)
+    return recordOf<string | null>([...set, ...removed])
   }
-  const wantAnnotations: Record<string, string> = {}
-  for (const [key, value] of Object.entries(entry.annotations ?? {})) if (key !== MANAGED_ANNOTATION) wantAnnotations[key] = value
+  const wantAnnotations = recordOf(Object.entries(entry.annotations ?? {}).filter(([key]) => key !== MANAGED_ANNOTATION))
   const labelPatch = mapPatch(node.labels, labels, before.labels)
   const annotationPatch = mapPatch(node.annotations, wantAnnotations, before.annotations.filter((k) => k !== MANAGED_ANNOTATION))
 

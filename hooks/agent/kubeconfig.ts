@@ -161,6 +161,14 @@ export function kubeconfigFromSecret(secret: unknown, ref: { namespace: string; 
   return reduceKubeconfig(Buffer.from(value, 'base64').toString('utf8'))
 }
 
+/** A value for a message: strings as they are, anything else as JSON (`String()` of an object with a `toString` field that is not a function throws). */
+function text(value: unknown): string {
+  if (typeof value === 'string') return value
+  // JSON.stringify gives undefined for undefined (and functions), though typed as string.
+  const json: string | undefined = JSON.stringify(value)
+  return json ?? 'undefined'
+}
+
 /** Why a CellNodeSet is not served, or undefined when it is (workload.md step 0, owner check). */
 export function ownerProblem(cns: unknown, pool: unknown): string | undefined {
   if (!isRecord(cns) || !isRecord(cns.metadata) || !isRecord(cns.spec)) return 'not a CellNodeSet'
@@ -169,12 +177,12 @@ export function ownerProblem(cns: unknown, pool: unknown): string | undefined {
   const controller = refs.find((r) => r.controller === true)
   if (controller === undefined) return 'it has no controller owner reference'
   if (controller.kind !== 'GPUCellPool' || typeof controller.apiVersion !== 'string' || !controller.apiVersion.startsWith('cells.kubeswift.io/')) {
-    return `its controller is a ${String(controller.kind)}, not a GPUCellPool`
+    return `its controller is a ${text(controller.kind)}, not a GPUCellPool`
   }
-  if (controller.uid !== poolUID) return `its controller's uid ${String(controller.uid)} is not spec.poolUID ${String(poolUID)}`
+  if (controller.uid !== poolUID) return `its controller's uid ${text(controller.uid)} is not spec.poolUID ${text(poolUID)}`
   // A CellNodeSet being deleted may outlive its pool; the reference alone then vouches for it.
   if (cns.metadata.deletionTimestamp !== undefined && pool === undefined) return undefined
-  if (!isRecord(pool) || !isRecord(pool.metadata)) return `its GPUCellPool ${String(controller.name)} does not exist`
-  if (pool.metadata.uid !== poolUID) return `GPUCellPool ${String(controller.name)} has uid ${String(pool.metadata.uid)}, not spec.poolUID ${String(poolUID)}`
+  if (!isRecord(pool) || !isRecord(pool.metadata)) return `its GPUCellPool ${text(controller.name)} does not exist`
+  if (pool.metadata.uid !== poolUID) return `GPUCellPool ${text(controller.name)} has uid ${text(pool.metadata.uid)}, not spec.poolUID ${text(poolUID)}`
   return undefined
 }

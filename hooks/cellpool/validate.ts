@@ -353,9 +353,12 @@ function taintProblems(taints: unknown): PoolProblem[] {
     if (typeof taint.value === 'string' && !isLabelValue(taint.value)) {
       problems.push({ field: `${field}.value`, message: `${field}.value ${clip(taint.value)} is not a valid taint value (at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit)` })
     }
-    const identity = `${String(taint.key)}:${String(taint.effect)}`
+    // Only string keys and effects are compared: the schema check reports any other type, and
+    // `String()` of an object with a `toString` field that is not a function throws.
+    if (typeof taint.key !== 'string' || typeof taint.effect !== 'string') return
+    const identity = `${taint.key}:${taint.effect}`
     if (seen.has(identity)) {
-      problems.push({ field, message: `${field} repeats key ${clip(String(taint.key))} with effect ${String(taint.effect)}; a Node carries one taint per key and effect` })
+      problems.push({ field, message: `${field} repeats key ${clip(taint.key)} with effect ${taint.effect}; a Node carries one taint per key and effect` })
     }
     seen.add(identity)
   })

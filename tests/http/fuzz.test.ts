@@ -3,7 +3,8 @@
  * one mutation at a time: a value of the wrong type at any path, a prototype member's name as a
  * key or as a name, nesting far past any Kubernetes object, a huge string. The service never
  * answers 500; a 200 fits the route's response schema; and where the mutation made the parent's
- * spec wrong, the Instance sync keeps every observed child exactly as it was recorded.
+ * spec wrong, the Instance and GPUCellPool syncs keep every observed child exactly as it was
+ * recorded.
  *
  * `FUZZ_RUNS` (default 150) is the number of generated requests per route; the issue's
  * acceptance run uses 100,000 (`FUZZ_ROUTE=<part of a URL>` runs only matching routes, to spread
@@ -24,6 +25,9 @@ import { withDefaults } from '../../hooks/instance/validate.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NAME, NOW, NS, POD_STATUS, baseSpec, instance, instanceType, keySecret, namespaceObject, observedPod, observedService, request, setting } from '../unit/fixtures/instance.ts'
+import { sync as cellpoolSync } from '../../hooks/cellpool/sync.ts'
+import { poolProblems } from '../../hooks/cellpool/validate.ts'
+import { PoolWorld, poolObject, poolSpec } from '../unit/fixtures/cellpool.ts'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? '150')
 /** A file that gets a line every 5,000 runs, to follow a long run. */
@@ -136,6 +140,22 @@ const instanceSync = request({
   related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), keySecret('keys'), setting('instance-ssh-server-image', 'img')]
 }) as unknown as Json
 
+/**
+ * A settled pool of two Ready cells: per cell the bootstrap Secret, the SwiftSeedProfile and the
+ * SwiftGuest with its status; the CellNodeSet with status rows; the join Secret related.
+ */
+const world = new PoolWorld(poolSpec({
+  workloadCluster: { kubeconfigSecretRef: { name: 'kc' }, node: { labels: { gpu: 'on' }, taints: [{ key: 'example.com/gpu-cell', value: 'true', effect: 'NoSchedule' }] } },
+  updatePolicy: { type: 'Manual' }
+}))
+world.settle(cellpoolSync)
+const poolSync = world.request() as unknown as Json
+/** Every child the settled pool has, as its last-applied record: what keeping it answers. */
+const recordedPoolChildren = world.children().map((c) => JSON.parse(String(c.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject)
+const byKindAndName = (o: KubeObject): string => `${o.kind}/${o.metadata.name}`
+const sortedChildren = (list: KubeObject[]): KubeObject[] => [...list].sort((a, b) => byKindAndName(a).localeCompare(byKindAndName(b)))
+const deletingPool = poolObject(poolSpec(), { deleting: '2026-03-01T09:59:00Z' })
+
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid', labels: { a: 'b' } }, status: { phase: 'Active' } }
 const cases: Array<{ url: string, base: Json, response: TSchema }> = [
   { url: '/hooks/instance/customize', base: { controller: {}, parent: instance(spec) } as unknown as Json, response: CustomizeResponseSchema },
@@ -171,6 +191,30 @@ const cases: Array<{ url: string, base: Json, response: TSchema }> = [
       }
     } as unknown as Json,
     response: AdmissionResponseSchema
+  },
+  { url: '/hooks/cellpool/customize', base: { controller: {}, parent: poolObject() } as unknown as Json, response: CustomizeResponseSchema },
+  { url: '/hooks/cellpool/sync', base: poolSync, response: CompositeResponseSchema },
+  {
+    url: '/hooks/cellpool/finalize',
+    base: { ...(poolSync as Record<string, Json>), parent: { ...(structuredClone(world.parent) as unknown as Record<string, Json>), metadata: deletingPool.metadata as unknown as Json }, finalizing: true },
+    response: CompositeResponseSchema
+  },
+  {
+    url: '/admission/cellpool',
+    base: {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u-2',
+        kind: { group: 'cells.kubeswift.io', version: 'v1alpha1', kind: 'GPUCellPool' },
+        operation: 'UPDATE',
+        name: 'inference',
+        namespace: 'ml',
+        object: poolObject(poolSpec({ replicas: 3 })),
+        oldObject: poolObject()
+      }
+    } as unknown as Json,
+    response: AdmissionResponseSchema
   }
 ]
 
@@ -178,6 +222,13 @@ const cases: Array<{ url: string, base: Json, response: TSchema }> = [
 function wrongSpec(body: unknown): boolean {
   const parent = (body as { parent?: { spec?: unknown } } | null)?.parent
   return parent !== undefined && parent !== null && typeof parent === 'object' && !Value.Check(InstanceSpecSchema, parent.spec)
+}
+
+/** Whether `body` (a mutated cellpool sync request) has a parent whose spec breaks a pool rule. */
+function wrongPoolSpec(body: unknown): boolean {
+  const parent = (body as { parent?: { metadata?: { name?: unknown }, spec?: unknown } } | null)?.parent
+  if (parent === undefined || parent === null || typeof parent !== 'object') return false
+  return poolProblems(String(parent.metadata?.name), parent.spec).length > 0
 }
 
 for (const c of cases.filter((c) => ROUTE === undefined || c.url.includes(ROUTE))) {
@@ -204,6 +255,12 @@ for (const c of cases.filter((c) => ROUTE === undefined || c.url.includes(ROUTE)
           const stop = ((body as { parent: { spec: Record<string, unknown> } }).parent.spec).stop === true
           const expected = stop ? recordedChildren.filter((o) => o.kind !== 'Pod') : recordedChildren
           t.strictSame(answer.children, expected, `children kept for a wrong spec at ${JSON.stringify(path)}`)
+          keptChecked++
+        }
+        // The same for a pool whose spec fails the pool rules: every observed child (each cell's
+        // Secret, seed profile and guest, and the CellNodeSet) is answered as last applied.
+        if (c.url === '/hooks/cellpool/sync' && path[0] === 'parent' && path[1] === 'spec' && wrongPoolSpec(body)) {
+          t.strictSame(sortedChildren(answer.children as KubeObject[]), sortedChildren(recordedPoolChildren), `children kept for a wrong pool spec at ${JSON.stringify(path)}`)
           keptChecked++
         }
       }),
