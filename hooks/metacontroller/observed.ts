@@ -40,6 +40,18 @@ export function observedOfType(objects: TypedObjects | null | undefined, key: st
     .sort()
     .map((k) => map[k])
     .filter(isKubeObject)
+    .map((object) => typed(object, key))
+}
+
+/**
+ * The object with the `apiVersion` and `kind` of the type key it was found under, where it lacks
+ * them as strings (Metacontroller always sends both; an answer without them fails its apply).
+ */
+function typed(object: KubeObject, type: string): KubeObject {
+  if (typeof object.apiVersion === 'string' && typeof object.kind === 'string') return object
+  const dot = type.indexOf('.')
+  if (dot <= 0 || dot === type.length - 1) return object
+  return { ...object, apiVersion: type.slice(dot + 1), kind: type.slice(0, dot) }
 }
 
 /**
@@ -52,7 +64,7 @@ export function observedObject(
   key: string
 ): KubeObject | undefined {
   const found = ownValue(ownValue(objects, type), key)
-  return isKubeObject(found) ? found : undefined
+  return isKubeObject(found) ? typed(found, type) : undefined
 }
 
 /**
@@ -69,7 +81,12 @@ export function keepAsIs(observed: KubeObject): KubeObject {
     // An unreadable record (not JSON, or nested past the bound every input has) is treated as
     // no record at all.
     const parsed = parseJsonBounded(recorded)
-    if (isKubeObject(parsed)) return parsed
+    if (isKubeObject(parsed)) {
+      // A record without its type (edited by hand) is answered with the observed object's.
+      if (typeof parsed.apiVersion !== 'string' && typeof observed.apiVersion === 'string') parsed.apiVersion = observed.apiVersion
+      if (typeof parsed.kind !== 'string' && typeof observed.kind === 'string') parsed.kind = observed.kind
+      return parsed
+    }
   }
   const { status: _status, ...rest } = observed
   const metadata: Record<string, unknown> = { ...observed.metadata }

@@ -2378,6 +2378,7 @@ apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellpool
 spec:
@@ -2440,6 +2441,7 @@ apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
 metadata:
   labels:
+    app.kubernetes.io/component: instance
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-instance
 spec:
@@ -2495,8 +2497,7 @@ kind: DecoratorController
 metadata:
   labels:
     app.kubernetes.io/component: instance-isolation
-    app.kubernetes.io/managed-by: gpuhooks
-    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-instance-isolation
 spec:
   attachments:
@@ -2553,6 +2554,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellnodeset-spec-writers
 spec:
@@ -2585,6 +2587,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellnodeset-spec-writers
 spec:
@@ -5280,6 +5283,7 @@ apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellpool
 spec:
@@ -5342,6 +5346,7 @@ apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
 metadata:
   labels:
+    app.kubernetes.io/component: instance
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-instance
 spec:
@@ -5397,8 +5402,7 @@ kind: DecoratorController
 metadata:
   labels:
     app.kubernetes.io/component: instance-isolation
-    app.kubernetes.io/managed-by: gpuhooks
-    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-instance-isolation
 spec:
   attachments:
@@ -5437,6 +5441,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellnodeset-spec-writers
 spec:
@@ -5469,6 +5474,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
+    app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellnodeset-spec-writers
 spec:
