@@ -15,7 +15,12 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         // tap queues subtests itself; `t.test(...)` at the top of a file is not a lost promise.
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'resolves', 'rejects'], package: '@tapjs/core' }, { from: 'package', name: ['test'], package: '@tapjs/test' }] }
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', name: ['test', 'resolves', 'rejects'], package: '@tapjs/core' },
+            { from: 'package', name: ['test'], package: '@tapjs/test' }
+          ]
+        }
       ],
       // `const { status: _status, ...rest } = o` is how a field is left out of a copy.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],

@@ -32,14 +32,21 @@ const COPIES = [
 ]
 
 function yamlFiles(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort() : []
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+    : []
 }
 
 /** The path of a Helm binary: `$GPUHOOKS_HELM`, else built (once per machine) and cached. */
 export function helmPath(): string {
   const fromEnv = process.env['GPUHOOKS_HELM']
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
-  const out = execFileSync('bash', [join(ROOT, 'tests', 'cluster', 'build-helm.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const out = execFileSync('bash', [join(ROOT, 'tests', 'cluster', 'build-helm.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
   const last = out.trim().split('\n').pop()
   if (last === undefined || last === '') throw new Error('tests/cluster/build-helm.sh printed no path')
   return last
@@ -73,7 +80,10 @@ export function renderPlainManifest(helm: string): string {
 }
 
 /** A file whose content differs from what it should be (`expected` undefined: must not exist). */
-export interface Stale { path: string, expected: string | undefined }
+export interface Stale {
+  path: string
+  expected: string | undefined
+}
 
 /** What the copies should hold against what they hold. */
 export function staleCopies(): Stale[] {

@@ -7,22 +7,14 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 
-const GroupVersionKind = Type.Object(
-  { group: Type.String(), version: Type.String(), kind: Type.String() },
-  { additionalProperties: true }
-)
+const GroupVersionKind = Type.Object({ group: Type.String(), version: Type.String(), kind: Type.String() }, { additionalProperties: true })
 
 /** The request part of an AdmissionReview, in the fields a validator reads. */
 export const AdmissionRequestSchema = Type.Object(
   {
     uid: Type.String({ minLength: 1 }),
     kind: GroupVersionKind,
-    operation: Type.Union([
-      Type.Literal('CREATE'),
-      Type.Literal('UPDATE'),
-      Type.Literal('DELETE'),
-      Type.Literal('CONNECT')
-    ]),
+    operation: Type.Union([Type.Literal('CREATE'), Type.Literal('UPDATE'), Type.Literal('DELETE'), Type.Literal('CONNECT')]),
     namespace: Type.Optional(Type.String()),
     name: Type.Optional(Type.String()),
     object: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),

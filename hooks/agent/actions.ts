@@ -30,7 +30,14 @@ export async function applyNodeActions(api: WorkloadApi, actions: readonly Actio
         await api.patchNode(action.name, action.patch)
       } else if (action.type === 'deleteNode') {
         await api.deleteNode(action.name, { uid: action.uid, resourceVersion: action.resourceVersion })
-        outcome.swept.push({ name: action.name, instance: action.instance, reason: action.reason, time: now().toISOString().replace(/\.\d{3}Z$/, 'Z') })
+        outcome.swept.push({
+          name: action.name,
+          instance: action.instance,
+          reason: action.reason,
+          time: now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, 'Z')
+        })
       } else {
         continue
       }

@@ -7,14 +7,7 @@
  * with `Date` fields, and the core reads JSON. Every call has a deadline, so a workload API server
  * that accepts connections and never answers makes the pass fail (Unreachable) instead of hang.
  */
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions
-} from '@kubernetes/client-node'
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 
 /** What the agent does in a workload cluster: read Nodes, Leases, Pods; patch and delete Nodes. */
@@ -79,7 +72,9 @@ const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
 export function workloadKubeConfig(config: ReducedKubeconfig): KubeConfig {
   const kc = new KubeConfig()
   kc.loadFromOptions({
-    clusters: [{ name: 'workload', server: config.server, caData: config.caData, tlsServerName: config.tlsServerName, skipTLSVerify: false }],
+    clusters: [
+      { name: 'workload', server: config.server, caData: config.caData, tlsServerName: config.tlsServerName, skipTLSVerify: false }
+    ],
     users: [{ name: 'agent', token: config.token, certData: config.certData, keyData: config.keyData }],
     contexts: [{ name: 'workload', cluster: 'workload', user: 'agent' }],
     currentContext: 'workload'
@@ -105,7 +100,10 @@ export function workloadApi(kc: KubeConfig): WorkloadApi {
       return (plain(list.items) as unknown[] | undefined) ?? []
     },
     getNode: (name) => orUndefined(`get Node ${name}`, () => core.readNode({ name })),
-    getNodeLease: (node) => orUndefined(`get Lease kube-node-lease/${node}`, () => coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: node })),
+    getNodeLease: (node) =>
+      orUndefined(`get Lease kube-node-lease/${node}`, () =>
+        coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: node })
+      ),
     async listPods(fieldSelector) {
       const list = await withDeadline(`list Pods ${fieldSelector}`, core.listPodForAllNamespaces({ fieldSelector }))
       return (plain(list.items) as unknown[] | undefined) ?? []
@@ -129,8 +127,12 @@ export function infraApi(kc: KubeConfig): InfraApi {
   return {
     async getPool(namespace, name) {
       try {
-        return plain(await withDeadline(`get GPUCellPool ${namespace}/${name}`,
-          custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'gpucellpools', name })))
+        return plain(
+          await withDeadline(
+            `get GPUCellPool ${namespace}/${name}`,
+            custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'gpucellpools', name })
+          )
+        )
       } catch (error) {
         if (statusCode(error) === 404) return undefined
         throw error
@@ -138,34 +140,52 @@ export function infraApi(kc: KubeConfig): InfraApi {
     },
     async replaceStatus(namespace, name, resourceVersion, status) {
       const body = { apiVersion: `${GROUP}/${VERSION}`, kind: 'CellNodeSet', metadata: { name, namespace, resourceVersion }, status }
-      const answer: unknown = await withDeadline(`update CellNodeSet ${namespace}/${name} status`,
-        custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }))
-      const metadata = typeof answer === 'object' && answer !== null ? (answer as { metadata?: { resourceVersion?: unknown } }).metadata : undefined
+      const answer: unknown = await withDeadline(
+        `update CellNodeSet ${namespace}/${name} status`,
+        custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body })
+      )
+      const metadata =
+        typeof answer === 'object' && answer !== null ? (answer as { metadata?: { resourceVersion?: unknown } }).metadata : undefined
       return typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined
     },
     async setFinalizers(namespace, name, expected, next) {
-      const body = expected.length === 0
-        ? [{ op: 'add', path: '/metadata/finalizers', value: next }]
-        : [{ op: 'test', path: '/metadata/finalizers', value: expected }, { op: 'replace', path: '/metadata/finalizers', value: next }]
-      await withDeadline(`patch CellNodeSet ${namespace}/${name} finalizers`,
-        custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }, jsonPatch))
+      const body =
+        expected.length === 0
+          ? [{ op: 'add', path: '/metadata/finalizers', value: next }]
+          : [
+              { op: 'test', path: '/metadata/finalizers', value: expected },
+              { op: 'replace', path: '/metadata/finalizers', value: next }
+            ]
+      await withDeadline(
+        `patch CellNodeSet ${namespace}/${name} finalizers`,
+        custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }, jsonPatch)
+      )
     },
     async warn(cns, reason, message, now) {
       const time = now.toISOString()
-      await withDeadline(`create Event on CellNodeSet ${cns.namespace}/${cns.name}`, core.createNamespacedEvent({
-        namespace: cns.namespace,
-        body: {
-          metadata: { generateName: `${cns.name}.`, namespace: cns.namespace },
-          involvedObject: { apiVersion: `${GROUP}/${VERSION}`, kind: 'CellNodeSet', name: cns.name, namespace: cns.namespace, uid: cns.uid },
-          type: 'Warning',
-          reason,
-          message: message.slice(0, 1000),
-          source: { component: 'gpuhooks-workload-agent' },
-          firstTimestamp: new Date(time),
-          lastTimestamp: new Date(time),
-          count: 1
-        }
-      }))
+      await withDeadline(
+        `create Event on CellNodeSet ${cns.namespace}/${cns.name}`,
+        core.createNamespacedEvent({
+          namespace: cns.namespace,
+          body: {
+            metadata: { generateName: `${cns.name}.`, namespace: cns.namespace },
+            involvedObject: {
+              apiVersion: `${GROUP}/${VERSION}`,
+              kind: 'CellNodeSet',
+              name: cns.name,
+              namespace: cns.namespace,
+              uid: cns.uid
+            },
+            type: 'Warning',
+            reason,
+            message: message.slice(0, 1000),
+            source: { component: 'gpuhooks-workload-agent' },
+            firstTimestamp: new Date(time),
+            lastTimestamp: new Date(time),
+            count: 1
+          }
+        })
+      )
     }
   }
 }

@@ -44,4 +44,3 @@ export function readAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     logLevel: env.LOG_LEVEL ?? 'info'
   }
 }
-

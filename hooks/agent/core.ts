@@ -146,8 +146,13 @@ function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows)
 export function allocationsOf(node: string, bound: PodList, unbound: PodList): NonNullable<CellNodeStatus['allocations']> {
   const pods = [
     ...bound.items.filter((p) => isRecord(p) && isRecord(p.spec) && p.spec.nodeName === node),
-    ...unbound.items.filter((p) => isRecord(p) && isRecord(p.metadata) && stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node
-      && !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== ''))
+    ...unbound.items.filter(
+      (p) =>
+        isRecord(p) &&
+        isRecord(p.metadata) &&
+        stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node &&
+        !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== '')
+    )
   ]
   let holding = 0
   let inFlight = false
@@ -180,7 +185,10 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     // Frozen: the last observation stays as it was; nothing is written in the workload cluster.
     const conditions = stampConditions(
       [{ type: 'Reachable', status: 'False', reason: snapshot.reachability.reason, message: snapshot.reachability.message }],
-      previous.conditions, now, undefined)
+      previous.conditions,
+      now,
+      undefined
+    )
     const status: CellNodeSetStatus = { ...previous, conditions }
     if (deleting && hasFinalizer) {
       const left = (previous.nodes ?? []).filter((row) => row.present).map((row) => row.name)
@@ -194,7 +202,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const pool = cns.metadata.name
   const views = snapshot.nodes.flatMap((o) => viewNode(o, nowMs, windows) ?? [])
   const byName = new Map(views.map((v) => [v.name, v]))
-  const entries: CellNode[] = deleting ? [] : cns.spec.nodes ?? []
+  const entries: CellNode[] = deleting ? [] : (cns.spec.nodes ?? [])
   const listed = new Set(entries.map((e) => e.name))
   const planned: SweptNode[] = []
   const stamp = iso(now)
@@ -217,9 +225,10 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     const nodePool = view.labels[POOL_UID_LABEL]
     if (nodePool !== poolUID) {
       row.conflict = true
-      row.message = nodePool === undefined
-        ? `Node ${view.name} lacks the label ${POOL_UID_LABEL}: it was not registered by this pool's cell; nothing is written to it`
-        : `Node ${view.name} carries ${POOL_UID_LABEL}=${nodePool}, another pool's Node (two pools of one name on one workload cluster?); nothing is written to it`
+      row.message =
+        nodePool === undefined
+          ? `Node ${view.name} lacks the label ${POOL_UID_LABEL}: it was not registered by this pool's cell; nothing is written to it`
+          : `Node ${view.name} carries ${POOL_UID_LABEL}=${nodePool}, another pool's Node (two pools of one name on one workload cluster?); nothing is written to it`
       continue
     }
     const instance = view.labels[INSTANCE_LABEL] ?? ''
@@ -231,7 +240,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
       sweep(view, 'Stale')
     } else {
       row.conflict = true
-      row.message = `Node ${view.name} belongs to instance ${instance === '' ? '(none)' : instance}, not ${wanted === '' ? 'this cell\'s guest (not created yet)' : wanted}, and its kubelet is still live; it is deleted once it stops heartbeating`
+      row.message = `Node ${view.name} belongs to instance ${instance === '' ? '(none)' : instance}, not ${wanted === '' ? "this cell's guest (not created yet)" : wanted}, and its kubelet is still live; it is deleted once it stops heartbeating`
     }
   }
 
@@ -246,7 +255,10 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   if (!deleting && !hasFinalizer) actions.push({ type: 'addFinalizer' })
   const conditions = stampConditions(
     [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'The workload cluster answered every read of this pass.' }],
-    previous.conditions, now, undefined)
+    previous.conditions,
+    now,
+    undefined
+  )
   if (deleting && hasFinalizer) {
     const left = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !deleted.has(v.name)).map((v) => v.name)
     if (left.length === 0 && planned.length === 0) {
@@ -275,7 +287,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const changed = canonicalJson(status) !== canonicalJson(previousRest)
   const lastTime = previousTime === undefined ? NaN : Date.parse(previousTime)
   const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
-  status.observedTime = changed || due ? stamp : (previousTime)
+  status.observedTime = changed || due ? stamp : previousTime
   return { status: orderStatus(status), writeStatus: changed || due, actions }
 }
 
@@ -307,7 +319,8 @@ function describe(view: NodeView, unbound: PodList): CellNodeStatus {
     registration,
     allocations: allocationsOf(view.name, view.pods, unbound)
   }
-  if (registration === 'Unparseable') row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
+  if (registration === 'Unparseable')
+    row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
   return row
 }
 
@@ -334,4 +347,3 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
 export function iso(time: Date): string {
   return time.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
-

@@ -35,9 +35,7 @@ export function readDemand(pods: readonly unknown[], spec: DemandSpec): Demand {
     if (group === undefined) groups.set(key, { ...shape, pods: 1 })
     else group.pods++
   }
-  const shapes = [...groups.values()].sort(
-    (a, b) => b.devices - a.devices || b.memoryMiB - a.memoryMiB || b.cores - a.cores
-  )
+  const shapes = [...groups.values()].sort((a, b) => b.devices - a.devices || b.memoryMiB - a.memoryMiB || b.cores - a.cores)
   return { pendingPods, shapes: shapes.slice(0, MAX_SHAPES) }
 }
 
@@ -58,9 +56,7 @@ export function demandOf(pod: unknown, spec: DemandSpec): Omit<DemandShape, 'pod
 
 function isUnschedulable(conditions: unknown): boolean {
   if (!Array.isArray(conditions)) return false
-  return conditions.some(
-    (c) => isRecord(c) && c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable'
-  )
+  return conditions.some((c) => isRecord(c) && c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable')
 }
 
 /**
@@ -99,8 +95,20 @@ export function podRequest(podSpec: Record<string, unknown>, resources: readonly
 }
 
 const SUFFIXES: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60
+  '': 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60
 }
 
 function quantityOf(list: unknown, name: string): number | undefined {

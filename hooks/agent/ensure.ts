@@ -59,8 +59,9 @@ export function readManaged(value: string | undefined): Managed {
   if (!isRecord(parsed)) return empty
   const keys = (list: unknown): string[] => (Array.isArray(list) ? list.filter((k): k is string => typeof k === 'string') : [])
   const taints = Array.isArray(parsed.taints)
-    ? parsed.taints.filter(isRecord).flatMap((t) =>
-      typeof t.key === 'string' && typeof t.effect === 'string' ? [{ key: t.key, effect: t.effect }] : [])
+    ? parsed.taints
+        .filter(isRecord)
+        .flatMap((t) => (typeof t.key === 'string' && typeof t.effect === 'string' ? [{ key: t.key, effect: t.effect }] : []))
     : []
   return { labels: keys(parsed.labels), annotations: keys(parsed.annotations), taints, cordoned: parsed.cordoned === true }
 }
@@ -70,7 +71,8 @@ export function writeManaged(managed: Managed): string {
   return JSON.stringify({
     labels: [...managed.labels].sort(),
     annotations: [...managed.annotations].sort(),
-    taints: [...managed.taints].map((t) => ({ key: t.key, effect: t.effect }))
+    taints: [...managed.taints]
+      .map((t) => ({ key: t.key, effect: t.effect }))
       .sort((a, b) => a.key.localeCompare(b.key) || a.effect.localeCompare(b.effect)),
     cordoned: managed.cordoned
   })
@@ -113,7 +115,11 @@ export function ensurePatch(node: NodeFacts, entry: CellNode, labels: Record<str
   }
   const wantAnnotations = recordOf(Object.entries(entry.annotations ?? {}).filter(([key]) => key !== MANAGED_ANNOTATION))
   const labelPatch = mapPatch(node.labels, labels, before.labels)
-  const annotationPatch = mapPatch(node.annotations, wantAnnotations, before.annotations.filter((k) => k !== MANAGED_ANNOTATION))
+  const annotationPatch = mapPatch(
+    node.annotations,
+    wantAnnotations,
+    before.annotations.filter((k) => k !== MANAGED_ANNOTATION)
+  )
 
   // Taints: drop the ones the agent set and no longer wants, set the wanted ones by key and effect.
   const wanted = new Map<string, Taint>()

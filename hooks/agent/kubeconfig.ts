@@ -42,7 +42,7 @@ const DANGEROUS: Record<string, string> = {
   tokenFile: 'a file path would make the agent read its own files',
   'client-certificate': 'a file path would make the agent read its own files',
   'client-key': 'a file path would make the agent read its own files',
-  'proxy-url': 'it would send the agent\'s traffic through a proxy the kubeconfig names'
+  'proxy-url': "it would send the agent's traffic through a proxy the kubeconfig names"
 }
 /** Larger than any kubeconfig with inline certificates. */
 const MAX_BYTES = 256 * 1024
@@ -98,9 +98,7 @@ export function reduceKubeconfig(text: string): Reduced {
 
   const contexts = Array.isArray(doc.contexts) ? doc.contexts.filter(isRecord) : []
   const currentName = typeof doc['current-context'] === 'string' ? doc['current-context'] : undefined
-  const current = currentName !== undefined
-    ? contexts.find((c) => c.name === currentName)
-    : contexts.length === 1 ? contexts[0] : undefined
+  const current = currentName !== undefined ? contexts.find((c) => c.name === currentName) : contexts.length === 1 ? contexts[0] : undefined
   if (current === undefined || !isRecord(current.context)) {
     return bad(currentName !== undefined ? `current-context ${currentName} names no context` : 'current-context is not set')
   }
@@ -129,7 +127,8 @@ export function reduceKubeconfig(text: string): Reduced {
   if (ca !== undefined) config.caData = ca
   if (typeof cluster['tls-server-name'] === 'string' && cluster['tls-server-name'] !== '') config.tlsServerName = cluster['tls-server-name']
   if (typeof user.token === 'string' && user.token !== '') config.token = user.token
-  if ((cert === undefined) !== (key === undefined)) problems.push('user.client-certificate-data and user.client-key-data must be given together')
+  if ((cert === undefined) !== (key === undefined))
+    problems.push('user.client-certificate-data and user.client-key-data must be given together')
   else if (cert !== undefined && key !== undefined) {
     config.certData = cert
     config.keyData = key
@@ -149,7 +148,9 @@ export function kubeconfigFromSecret(secret: unknown, ref: { namespace: string; 
   const where = `Secret ${ref.namespace}/${ref.name}`
   if (!isRecord(secret) || !isRecord(secret.metadata)) {
     // The agent watches only labelled Secrets, so an unlabelled one looks missing too.
-    return bad(`${where} does not exist or lacks the label ${WORKLOAD_KUBECONFIG_LABEL}: "true" (an admin's opt-in; the agent reads only labelled Secrets)`)
+    return bad(
+      `${where} does not exist or lacks the label ${WORKLOAD_KUBECONFIG_LABEL}: "true" (an admin's opt-in; the agent reads only labelled Secrets)`
+    )
   }
   const labels = isRecord(secret.metadata.labels) ? secret.metadata.labels : {}
   if (labels[WORKLOAD_KUBECONFIG_LABEL] !== 'true') {
@@ -176,13 +177,18 @@ export function ownerProblem(cns: unknown, pool: unknown): string | undefined {
   const refs = Array.isArray(cns.metadata.ownerReferences) ? cns.metadata.ownerReferences.filter(isRecord) : []
   const controller = refs.find((r) => r.controller === true)
   if (controller === undefined) return 'it has no controller owner reference'
-  if (controller.kind !== 'GPUCellPool' || typeof controller.apiVersion !== 'string' || !controller.apiVersion.startsWith('cells.kubeswift.io/')) {
+  if (
+    controller.kind !== 'GPUCellPool' ||
+    typeof controller.apiVersion !== 'string' ||
+    !controller.apiVersion.startsWith('cells.kubeswift.io/')
+  ) {
     return `its controller is a ${text(controller.kind)}, not a GPUCellPool`
   }
   if (controller.uid !== poolUID) return `its controller's uid ${text(controller.uid)} is not spec.poolUID ${text(poolUID)}`
   // A CellNodeSet being deleted may outlive its pool; the reference alone then vouches for it.
   if (cns.metadata.deletionTimestamp !== undefined && pool === undefined) return undefined
   if (!isRecord(pool) || !isRecord(pool.metadata)) return `its GPUCellPool ${text(controller.name)} does not exist`
-  if (pool.metadata.uid !== poolUID) return `GPUCellPool ${text(controller.name)} has uid ${text(pool.metadata.uid)}, not spec.poolUID ${text(poolUID)}`
+  if (pool.metadata.uid !== poolUID)
+    return `GPUCellPool ${text(controller.name)} has uid ${text(pool.metadata.uid)}, not spec.poolUID ${text(poolUID)}`
   return undefined
 }

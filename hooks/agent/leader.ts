@@ -40,11 +40,7 @@ export interface ElectionTimings {
 export const DEFAULT_TIMINGS: ElectionTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }
 
 /** What the candidate should do after reading the Lease. */
-export type LeaseStep =
-  | { do: 'create' }
-  | { do: 'renew' }
-  | { do: 'takeover' }
-  | { do: 'wait'; holder: string }
+export type LeaseStep = { do: 'create' } | { do: 'renew' } | { do: 'takeover' } | { do: 'wait'; holder: string }
 
 interface Record_ {
   holder: string
@@ -123,7 +119,7 @@ export class LeaderElector {
         })
       } else if (step.do === 'renew' || step.do === 'takeover') {
         const r = record as Record_
-        const acquire = step.do === 'takeover' ? stamp : r.acquireTime ?? stamp
+        const acquire = step.do === 'takeover' ? stamp : (r.acquireTime ?? stamp)
         await this.api.replace({
           metadata: { ...this.lease, resourceVersion: r.resourceVersion },
           spec: {
@@ -156,7 +152,13 @@ export class LeaderElector {
       const stamp = new Date(this.clock()).toISOString().replace('Z', '000Z')
       await this.api.replace({
         metadata: { ...this.lease, resourceVersion: record.resourceVersion },
-        spec: { holderIdentity: '', leaseDurationSeconds: 1, renewTime: stamp, leaseTransitions: record.transitions, ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime }) }
+        spec: {
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          renewTime: stamp,
+          leaseTransitions: record.transitions,
+          ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime })
+        }
       })
       return true
     } catch {

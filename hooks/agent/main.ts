@@ -21,7 +21,15 @@ import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, type V1Lease } from '@kubernetes/client-node'
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  makeInformer,
+  type KubernetesObject,
+  type V1Lease
+} from '@kubernetes/client-node'
 import { pino, type Logger } from 'pino'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'
@@ -33,7 +41,10 @@ import { runPass } from './pass.ts'
 import { readAgentConfig } from './config.ts'
 import { readiness } from './probes.ts'
 
-type Cache = { get(name: string, namespace?: string): KubernetesObject | undefined; list(namespace?: string): ReadonlyArray<KubernetesObject> }
+type Cache = {
+  get(name: string, namespace?: string): KubernetesObject | undefined
+  list(namespace?: string): ReadonlyArray<KubernetesObject>
+}
 
 /** Starts an informer that restarts itself after an error; the first list resolves `synced`. */
 function startInformer(
@@ -54,20 +65,30 @@ function startInformer(
     if (stopped()) return
     setTimeout(() => {
       if (stopped()) return
-      informer.start().then(() => { synced = true }, (error: unknown) => {
-        log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
-        restart()
-      })
+      informer.start().then(
+        () => {
+          synced = true
+        },
+        (error: unknown) => {
+          log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
+          restart()
+        }
+      )
     }, 3000).unref()
   }
   informer.on('error', (error: unknown) => {
     log.warn({ informer: what, err: String(error) }, 'informer stopped; restarting')
     restart()
   })
-  informer.start().then(() => { synced = true }, (error: unknown) => {
-    log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
-    restart()
-  })
+  informer.start().then(
+    () => {
+      synced = true
+    },
+    (error: unknown) => {
+      log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
+      restart()
+    }
+  )
   return { synced: () => synced }
 }
 
@@ -95,32 +116,66 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   }
 
   const ns = config.watchNamespace
-  const cnsPath = ns === undefined ? '/apis/cells.kubeswift.io/v1alpha1/cellnodesets' : `/apis/cells.kubeswift.io/v1alpha1/namespaces/${ns}/cellnodesets`
-  const cnsInformer = makeInformer<KubernetesObject>(kc, cnsPath, () => (ns === undefined
-    ? custom.listClusterCustomObject({ group: 'cells.kubeswift.io', version: 'v1alpha1', plural: 'cellnodesets' })
-    : custom.listNamespacedCustomObject({ group: 'cells.kubeswift.io', version: 'v1alpha1', namespace: ns, plural: 'cellnodesets' })) as never)
+  const cnsPath =
+    ns === undefined ? '/apis/cells.kubeswift.io/v1alpha1/cellnodesets' : `/apis/cells.kubeswift.io/v1alpha1/namespaces/${ns}/cellnodesets`
+  const cnsInformer = makeInformer<KubernetesObject>(
+    kc,
+    cnsPath,
+    () =>
+      (ns === undefined
+        ? custom.listClusterCustomObject({ group: 'cells.kubeswift.io', version: 'v1alpha1', plural: 'cellnodesets' })
+        : custom.listNamespacedCustomObject({
+            group: 'cells.kubeswift.io',
+            version: 'v1alpha1',
+            namespace: ns,
+            plural: 'cellnodesets'
+          })) as never
+  )
   const selector = `${WORKLOAD_KUBECONFIG_LABEL}=true`
   const secretPath = ns === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${ns}/secrets`
-  const secretInformer = makeInformer<KubernetesObject>(kc, secretPath, async () => (ns === undefined
-    ? core.listSecretForAllNamespaces({ labelSelector: selector })
-    : core.listNamespacedSecret({ namespace: ns, labelSelector: selector })), selector)
+  const secretInformer = makeInformer<KubernetesObject>(
+    kc,
+    secretPath,
+    async () =>
+      ns === undefined
+        ? core.listSecretForAllNamespaces({ labelSelector: selector })
+        : core.listNamespacedSecret({ namespace: ns, labelSelector: selector }),
+    selector
+  )
   const cnsCache: Cache = cnsInformer
   const secretCache: Cache = secretInformer
   const keyOf = (obj: KubernetesObject): string => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`
 
-  const cnsState = startInformer(log, 'cellnodesets', cnsInformer, (obj) => {
-    dirty.add(keyOf(obj))
-    poke()
-  }, () => stopping)
-  const secretState = startInformer(log, 'secrets', secretInformer, (secret) => {
-    // A changed kubeconfig: every CellNodeSet that names this Secret gets a pass.
-    for (const cns of cnsCache.list()) {
-      const spec = (cns as { spec?: unknown }).spec
-      if (cns.metadata?.namespace === secret.metadata?.namespace && isRecord(spec) && isRecord(spec.kubeconfigSecretRef)
-        && spec.kubeconfigSecretRef.name === secret.metadata?.name) dirty.add(keyOf(cns))
-    }
-    poke()
-  }, () => stopping)
+  const cnsState = startInformer(
+    log,
+    'cellnodesets',
+    cnsInformer,
+    (obj) => {
+      dirty.add(keyOf(obj))
+      poke()
+    },
+    () => stopping
+  )
+  const secretState = startInformer(
+    log,
+    'secrets',
+    secretInformer,
+    (secret) => {
+      // A changed kubeconfig: every CellNodeSet that names this Secret gets a pass.
+      for (const cns of cnsCache.list()) {
+        const spec = (cns as { spec?: unknown }).spec
+        if (
+          cns.metadata?.namespace === secret.metadata?.namespace &&
+          isRecord(spec) &&
+          isRecord(spec.kubeconfigSecretRef) &&
+          spec.kubeconfigSecretRef.name === secret.metadata?.name
+        )
+          dirty.add(keyOf(cns))
+      }
+      poke()
+    },
+    () => stopping
+  )
 
   // One client per workload cluster Secret, rebuilt when the Secret's resourceVersion changes.
   const clients = new ClientCache<WorkloadApi>((reduced) => workloadApi(workloadKubeConfig(reduced)))
@@ -219,12 +274,15 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
             if (report.nodeWrites.patch > 0) metrics.nodeWrites.inc({ action: 'patch' }, report.nodeWrites.patch)
             if (report.nodeWrites.delete > 0) metrics.nodeWrites.inc({ action: 'delete' }, report.nodeWrites.delete)
             for (const error of report.errors) metrics.errors.inc({ reason: error.reason })
-            const level = report.errors.length > 0 || (report.reachable !== 'Reachable') ? 'warn' : 'debug'
+            const level = report.errors.length > 0 || report.reachable !== 'Reachable' ? 'warn' : 'debug'
             log[level]({ cellNodeSet: key, ...report }, 'pass')
           }
         } catch (error) {
           metrics.errors.inc({ reason: 'Internal' })
-          log.error({ cellNodeSet: key, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) }, 'pass failed')
+          log.error(
+            { cellNodeSet: key, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+            'pass failed'
+          )
         } finally {
           end()
           passing = false
@@ -242,11 +300,19 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     if (req.method !== 'GET') return reply(405, '{"error":"method not allowed"}')
     if (path === '/healthz') return reply(200, '{"status":"ok"}')
     if (path === '/readyz') {
-      const { code, body } = readiness({ stopping, cellNodeSetsSynced: cnsState.synced(), secretsSynced: secretState.synced(), leader: isLeader() })
+      const { code, body } = readiness({
+        stopping,
+        cellNodeSetsSynced: cnsState.synced(),
+        secretsSynced: secretState.synced(),
+        leader: isLeader()
+      })
       return reply(code, JSON.stringify(body))
     }
     if (path === '/metrics') {
-      metrics.registry.metrics().then((text) => reply(200, text, metrics.registry.contentType), () => reply(500, '{"error":"metrics"}'))
+      metrics.registry.metrics().then(
+        (text) => reply(200, text, metrics.registry.contentType),
+        () => reply(500, '{"error":"metrics"}')
+      )
       return
     }
     reply(404, '{"error":"not found"}')

@@ -52,8 +52,11 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     return report
   }
   const { namespace, name } = cns.metadata as { namespace: string; name: string }
-  const controller = (isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences)
-    ? object.metadata.ownerReferences.find((r) => isRecord(r) && r.controller === true) : undefined) as Record<string, unknown> | undefined
+  const controller = (
+    isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences)
+      ? object.metadata.ownerReferences.find((r) => isRecord(r) && r.controller === true)
+      : undefined
+  ) as Record<string, unknown> | undefined
   let pool: unknown
   try {
     pool = typeof controller?.name === 'string' ? await deps.infra.getPool(namespace, controller.name) : undefined
@@ -78,7 +81,10 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     deps.tracker(key).retain(new Set())
     snapshot = unreachable({ reason: 'CredentialInvalid', message: reduced.problem.message })
   } else {
-    const rv = isRecord(secret) && isRecord(secret.metadata) && typeof secret.metadata.resourceVersion === 'string' ? secret.metadata.resourceVersion : ''
+    const rv =
+      isRecord(secret) && isRecord(secret.metadata) && typeof secret.metadata.resourceVersion === 'string'
+        ? secret.metadata.resourceVersion
+        : ''
     api = deps.workload(`${ref.namespace}/${ref.name}`, rv, reduced.config)
     snapshot = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
   }
@@ -94,7 +100,10 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
       else report.nodeWrites.delete++
     }
     for (const failure of outcome.failed) {
-      report.errors.push({ reason: failure.code === 409 ? 'NodeConflict' : 'NodeWrite', message: `${failure.action.type} ${actionNodeName(failure.action)}: ${failure.error}` })
+      report.errors.push({
+        reason: failure.code === 409 ? 'NodeConflict' : 'NodeWrite',
+        message: `${failure.action.type} ${actionNodeName(failure.action)}: ${failure.error}`
+      })
     }
     const after = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
     const second = decide(cns, after, deps.clock(), { ...options, sweptThisPass: outcome.swept })
@@ -103,7 +112,10 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     report.reachable = after.reachability.reason
   }
 
-  const resourceVersion = isRecord(object) && isRecord(object.metadata) && typeof object.metadata.resourceVersion === 'string' ? object.metadata.resourceVersion : ''
+  const resourceVersion =
+    isRecord(object) && isRecord(object.metadata) && typeof object.metadata.resourceVersion === 'string'
+      ? object.metadata.resourceVersion
+      : ''
   if (decision.writeStatus) {
     try {
       await deps.infra.replaceStatus(namespace, name, resourceVersion, decision.status)
@@ -121,11 +133,21 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
         report.finalizer = 'added'
       } else if (action.type === 'removeFinalizer') {
         if (action.nodesLeft.length > 0) {
-          await deps.infra.warn({ namespace, name, uid: uidOf(object) }, 'NodesLeftBehind',
-            `Releasing the CellNodeSet (${action.why}); these Nodes of the pool are left in the workload cluster: ${action.nodesLeft.join(', ')}`, deps.clock())
+          await deps.infra
+            .warn(
+              { namespace, name, uid: uidOf(object) },
+              'NodesLeftBehind',
+              `Releasing the CellNodeSet (${action.why}); these Nodes of the pool are left in the workload cluster: ${action.nodesLeft.join(', ')}`,
+              deps.clock()
+            )
             .catch((error: unknown) => report.errors.push({ reason: 'EventWrite', message: errorText(error) }))
         }
-        await deps.infra.setFinalizers(namespace, name, finalizers, finalizers.filter((f) => f !== WORKLOAD_NODES_FINALIZER))
+        await deps.infra.setFinalizers(
+          namespace,
+          name,
+          finalizers,
+          finalizers.filter((f) => f !== WORKLOAD_NODES_FINALIZER)
+        )
         report.finalizer = 'removed'
       }
     } catch (error) {
@@ -143,7 +165,8 @@ function uidOf(object: unknown): string {
 export function readCellNodeSet(object: unknown): CellNodeSetInput | string {
   if (!isRecord(object) || !isRecord(object.metadata)) return 'not an object with metadata'
   const metadata = object.metadata
-  if (typeof metadata.name !== 'string' || typeof metadata.namespace !== 'string') return 'metadata.name and metadata.namespace are required'
+  if (typeof metadata.name !== 'string' || typeof metadata.namespace !== 'string')
+    return 'metadata.name and metadata.namespace are required'
   if (!Value.Check(CellNodeSetSpecSchema, object.spec)) {
     const first = [...Value.Errors(CellNodeSetSpecSchema, object.spec)][0]
     return `spec${first?.path.replace(/\//g, '.') ?? ''} ${first?.message ?? 'is invalid'}`

@@ -15,7 +15,7 @@ export interface ReadinessState {
 }
 
 /** The `/readyz` status code and JSON body. */
-export function readiness(state: ReadinessState): { code: 200 | 503, body: { status: 'ready' | 'not ready', leader: boolean } } {
+export function readiness(state: ReadinessState): { code: 200 | 503; body: { status: 'ready' | 'not ready'; leader: boolean } } {
   const ready = !state.stopping && state.cellNodeSetsSynced && state.secretsSynced
   return { code: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not ready', leader: state.leader } }
 }

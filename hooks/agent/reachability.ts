@@ -17,8 +17,13 @@ export interface Reachability {
 export function classifyError(error: unknown): Reachability {
   const code = isRecord(error) && typeof error.code === 'number' ? error.code : undefined
   const message = errorText(error)
-  if (code === 401) return { reason: 'CredentialInvalid', message: `HTTP 401: the workload cluster refused the kubeconfig's credential: ${message}` }
-  if (code === 403) return { reason: 'Forbidden', message: `HTTP 403: the kubeconfig's identity lacks a permission of the workload ClusterRole: ${message}` }
+  if (code === 401)
+    return { reason: 'CredentialInvalid', message: `HTTP 401: the workload cluster refused the kubeconfig's credential: ${message}` }
+  if (code === 403)
+    return {
+      reason: 'Forbidden',
+      message: `HTTP 403: the kubeconfig's identity lacks a permission of the workload ClusterRole: ${message}`
+    }
   return { reason: 'Unreachable', message }
 }
 

@@ -69,8 +69,7 @@ export const CellNodeSchema = Type.Object(
     taints: Type.Optional(Type.Array(TaintSchema, { description: 'Taints the Node must carry (matched by key and effect).' })),
     cordon: Type.Optional(
       Type.Boolean({
-        description:
-          'true: the Node must be unschedulable (the cell drains). false: the agent clears unschedulable only if it set it.'
+        description: 'true: the Node must be unschedulable (the cell drains). false: the agent clears unschedulable only if it set it.'
       })
     )
   },
@@ -103,8 +102,12 @@ export const CellNodeSetSpecSchema = Type.Object(
           resources: Type.Array(Type.String(), {
             description: 'Resource names whose pending requests count as demand (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).'
           }),
-          nodeLabels: Type.Optional(StringMap('Labels a pool Node carries: a Pod counts only if its node selector and required affinity match them.')),
-          taints: Type.Optional(Type.Array(TaintSchema, { description: 'Taints a pool Node carries: a Pod counts only if it tolerates them.' }))
+          nodeLabels: Type.Optional(
+            StringMap('Labels a pool Node carries: a Pod counts only if its node selector and required affinity match them.')
+          ),
+          taints: Type.Optional(
+            Type.Array(TaintSchema, { description: 'Taints a pool Node carries: a Pod counts only if it tolerates them.' })
+          )
         },
         { description: 'Which pending Pods count as demand for this pool; absent: no demand is read.' }
       )
@@ -202,7 +205,9 @@ export const CellNodeSetStatusSchema = Type.Object(
         {
           read: Type.Boolean({ description: 'Pending Pods were listed.' }),
           pendingPods: Type.Integer({ description: 'Pending Pods that count as demand for this pool.' }),
-          shapes: Type.Optional(Type.Array(DemandShapeSchema, { maxItems: 50, description: 'Grouped by request, largest first, at most 50.' }))
+          shapes: Type.Optional(
+            Type.Array(DemandShapeSchema, { maxItems: 50, description: 'Grouped by request, largest first, at most 50.' })
+          )
         },
         { description: 'Pods pending for lack of GPU that could run on a pool Node.' }
       )

@@ -278,7 +278,6 @@ function intOrStringAnyOf(node: Json, path: string): OpenApiSchema[] {
   return [{ type: 'integer' }, { type: 'string' }]
 }
 
-
 /** An additional printer column (`kubectl get`). */
 export interface PrinterColumn {
   name: string

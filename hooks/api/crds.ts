@@ -82,10 +82,7 @@ export const SETTING_CRD: CustomResourceDefinition = crdFor({
   scope: 'Cluster',
   schema: SettingSchema,
   statusSubresource: false,
-  printerColumns: [
-    { name: 'Value', type: 'string', jsonPath: '.value', description: 'The value of the setting.' },
-    AGE
-  ]
+  printerColumns: [{ name: 'Value', type: 'string', jsonPath: '.value', description: 'The value of the setting.' }, AGE]
 })
 
 /**
@@ -149,4 +146,10 @@ export const GPU_CELL_POOL_CRD: CustomResourceDefinition = crdFor({
 })
 
 /** Every CRD of the product, in a fixed order. */
-export const CRDS: readonly CustomResourceDefinition[] = [INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD, CELL_NODE_SET_CRD, GPU_CELL_POOL_CRD]
+export const CRDS: readonly CustomResourceDefinition[] = [
+  INSTANCE_CRD,
+  INSTANCE_TYPE_CRD,
+  SETTING_CRD,
+  CELL_NODE_SET_CRD,
+  GPU_CELL_POOL_CRD
+]

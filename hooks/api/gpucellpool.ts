@@ -122,7 +122,12 @@ export const CellGpuDraSchema = Type.Object(
 export const CellGpuSchema = Type.Object(
   {
     count: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1, default: 1, description: 'Whole GPUs per cell; 1 is the only value (HAMi shares it inside the cell).' })
+      Type.Integer({
+        minimum: 1,
+        maximum: 1,
+        default: 1,
+        description: 'Whole GPUs per cell; 1 is the only value (HAMi shares it inside the cell).'
+      })
     ),
     backend: Type.Optional(
       StringEnum(['DRA', 'Native'], {
@@ -141,8 +146,7 @@ export const CellGpuSchema = Type.Object(
   {
     description: 'The one whole GPU passed into each cell VM.',
     ...cel({
-      rule:
-        "(has(self.backend) && self.backend == 'Native') ? (has(self.native) && !has(self.dra)) : (has(self.dra) && !has(self.native))",
+      rule: "(has(self.backend) && self.backend == 'Native') ? (has(self.native) && !has(self.dra)) : (has(self.dra) && !has(self.native))",
       message: 'backend DRA needs dra and no native; backend Native needs native and no dra'
     })
   }
@@ -193,7 +197,11 @@ export const CellSpecSchema = Type.Object(
     clusterAPI: Type.Optional(
       Type.Object(
         {
-          clusterName: Type.String({ minLength: 1, maxLength: 63, description: 'The Cluster API Cluster the cells would join. Not acted on.' }),
+          clusterName: Type.String({
+            minLength: 1,
+            maxLength: 63,
+            description: 'The Cluster API Cluster the cells would join. Not acted on.'
+          }),
           version: Type.Optional(Type.String({ description: 'Kubernetes version for the Machines. Not acted on.' })),
           bootstrapConfigTemplateRef: Type.Optional(
             Type.Object(
@@ -206,7 +214,10 @@ export const CellSpecSchema = Type.Object(
             )
           )
         },
-        { description: 'Settings of the ClusterAPI provisioner, declared so gpucellpool manifests apply; this version refuses provisioner ClusterAPI.' }
+        {
+          description:
+            'Settings of the ClusterAPI provisioner, declared so gpucellpool manifests apply; this version refuses provisioner ClusterAPI.'
+        }
       )
     )
   },
@@ -216,21 +227,31 @@ export const CellSpecSchema = Type.Object(
 /** How a cell joins the workload cluster. */
 export const BootstrapSpecSchema = Type.Object(
   {
-    provider: Type.Optional(StringEnum(['Opaque'], { default: 'Opaque', description: 'Opaque: the join template is used as written, with the tokens replaced. The only value.' })),
+    provider: Type.Optional(
+      StringEnum(['Opaque'], {
+        default: 'Opaque',
+        description: 'Opaque: the join template is used as written, with the tokens replaced. The only value.'
+      })
+    ),
     joinSecretRef: Type.Optional(
       LocalRef(
         'Secret in the pool namespace holding the cloud-init join template. Required. Tokens: {{ cellName }}, {{ poolName }}, ' +
           '{{ nodeLabels }} (required), {{ nodeIPInterface }}, {{ expectedGPUs }}, {{ nodeName }}, {{ cellIndex }}, {{ nodeTaints }}.'
       )
     ),
-    joinSecretKey: Type.Optional(Type.String({ default: 'user-data', maxLength: 253, description: 'Key of the template in the join Secret.' })),
+    joinSecretKey: Type.Optional(
+      Type.String({ default: 'user-data', maxLength: 253, description: 'Key of the template in the join Secret.' })
+    ),
     hostname: Type.Optional(
       StringEnum(['CellName', 'None'], {
         default: 'CellName',
-        description: 'CellName: the guest hostname, and so the Node name, is the cell name (through the seed metadata). None: the image decides.'
+        description:
+          'CellName: the guest hostname, and so the Node name, is the cell name (through the seed metadata). None: the image decides.'
       })
     ),
-    readyTimeout: Type.Optional(Duration('15m', 'Budget of each phase up to Joining before a cell first becomes Ready; past it the cell fails.', true))
+    readyTimeout: Type.Optional(
+      Duration('15m', 'Budget of each phase up to Joining before a cell first becomes Ready; past it the cell fails.', true)
+    )
   },
   { description: 'How a cell joins the workload cluster.' }
 )
@@ -275,7 +296,9 @@ export const WorkloadClusterSpecSchema = Type.Object(
 /** How the pool recognises a cell GPU capacity. */
 export const CapacitySpecSchema = Type.Object(
   {
-    provider: Type.Optional(StringEnum(['HAMi'], { default: 'HAMi', description: 'The GPU sharing layer inside the cells; HAMi is the only value.' })),
+    provider: Type.Optional(
+      StringEnum(['HAMi'], { default: 'HAMi', description: 'The GPU sharing layer inside the cells; HAMi is the only value.' })
+    ),
     readyTimeout: Type.Optional(
       Duration('5m', 'Budget of AwaitingGPUCapacity (Node Ready, GPU not yet registered by HAMi) before a cell first becomes Ready.', true)
     ),
@@ -285,13 +308,19 @@ export const CapacitySpecSchema = Type.Object(
           mode: Type.Optional(
             StringEnum(['DevicePlugin', 'DRA'], {
               default: 'DevicePlugin',
-              description: 'DevicePlugin: HAMi Node registration annotations. DRA is declared for gpucellpool manifests and refused: not in this version.'
+              description:
+                'DevicePlugin: HAMi Node registration annotations. DRA is declared for gpucellpool manifests and refused: not in this version.'
             })
           ),
           expectedDevicesPerCell: Type.Optional(
-            Type.Integer({ minimum: 1, description: 'Healthy HAMi devices a cell Node must register before it counts Ready. Default: cell.gpu.count.' })
+            Type.Integer({
+              minimum: 1,
+              description: 'Healthy HAMi devices a cell Node must register before it counts Ready. Default: cell.gpu.count.'
+            })
           ),
-          deviceClassName: Type.Optional(Type.String({ description: 'HAMi DeviceClass of DRA mode. Declared for gpucellpool manifests; not acted on.' })),
+          deviceClassName: Type.Optional(
+            Type.String({ description: 'HAMi DeviceClass of DRA mode. Declared for gpucellpool manifests; not acted on.' })
+          ),
           resourceName: Type.Optional(
             Type.String({
               default: 'nvidia.com/gpu',
@@ -312,12 +341,22 @@ export const CapacitySpecSchema = Type.Object(
 /** Demand-driven sizing. */
 export const AutoscalingSpecSchema = Type.Object(
   {
-    enabled: Type.Optional(Type.Boolean({ default: false, description: 'true: the pool sizes itself from pending GPU Pods in the workload cluster (status.desiredReplicas).' })),
-    minReplicas: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CELLS, description: 'Floor; default spec.replicas. Required with scaleDown Auto.' })),
+    enabled: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'true: the pool sizes itself from pending GPU Pods in the workload cluster (status.desiredReplicas).'
+      })
+    ),
+    minReplicas: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_CELLS, description: 'Floor; default spec.replicas. Required with scaleDown Auto.' })
+    ),
     maxReplicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CELLS, description: 'Ceiling; required when enabled.' })),
     stabilizationWindow: Type.Optional(Duration('10m', 'Time after a scale-up before the next scale-up.', false)),
     scaleDown: Type.Optional(
-      StringEnum(['Manual', 'Auto'], { default: 'Manual', description: 'Manual: only spec changes shrink the pool. Auto: an idle cell drains once demand is gone.' })
+      StringEnum(['Manual', 'Auto'], {
+        default: 'Manual',
+        description: 'Manual: only spec changes shrink the pool. Auto: an idle cell drains once demand is gone.'
+      })
     ),
     scaleDownStabilizationWindow: Type.Optional(
       Duration('30m', 'How long demand must stay absent, and the time since the last scale action, before a scale-down.', false)
@@ -326,8 +365,14 @@ export const AutoscalingSpecSchema = Type.Object(
   {
     description: 'Demand-driven desired size; the hook never writes spec.replicas.',
     ...cel(
-      { rule: '!(has(self.enabled) && self.enabled) || has(self.maxReplicas)', message: 'maxReplicas is required when autoscaling is enabled' },
-      { rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas', message: 'minReplicas must not exceed maxReplicas' },
+      {
+        rule: '!(has(self.enabled) && self.enabled) || has(self.maxReplicas)',
+        message: 'maxReplicas is required when autoscaling is enabled'
+      },
+      {
+        rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
+        message: 'minReplicas must not exceed maxReplicas'
+      },
       { rule: "!has(self.scaleDown) || self.scaleDown != 'Auto' || has(self.minReplicas)", message: 'scaleDown Auto needs minReplicas' }
     )
   }
@@ -358,7 +403,9 @@ export const GPUCellPoolSpecSchema = Type.Object(
               description: 'Drain: deleting the pool waits for each cell GPU Pods to end (up to drainTimeout). Force: cells go at once.'
             })
           ),
-          drainTimeout: Type.Optional(Duration('10m', 'Longest wait for draining after the pool deletion, measured from its deletionTimestamp.', false))
+          drainTimeout: Type.Optional(
+            Duration('10m', 'Longest wait for draining after the pool deletion, measured from its deletionTimestamp.', false)
+          )
         },
         { description: 'What deleting the pool does to cells still in use.' }
       )
@@ -381,7 +428,7 @@ export const GPUCellPoolSpecSchema = Type.Object(
     description: 'The desired pool.',
     ...cel({
       rule:
-        '!has(self.cell.gpu.dra) || !has(self.cell.gpu.dra.resourceClaimName) || self.cell.gpu.dra.resourceClaimName == \'\' || ' +
+        "!has(self.cell.gpu.dra) || !has(self.cell.gpu.dra.resourceClaimName) || self.cell.gpu.dra.resourceClaimName == '' || " +
         '((!has(self.replicas) || self.replicas <= 1) && (!has(self.autoscaling) || !has(self.autoscaling.enabled) || !self.autoscaling.enabled || ' +
         '!has(self.autoscaling.maxReplicas) || self.autoscaling.maxReplicas <= 1))',
       message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool of at most one cell; use resourceClaimTemplateName',
@@ -396,7 +443,12 @@ export const CellStatusSchema = Type.Object(
   {
     name: Type.String({ description: 'The cell name <pool>-<index>: also the SwiftGuest name and the Node name.' }),
     index: Type.Optional(Type.Integer({ minimum: 0, description: 'The cell index.' })),
-    phase: Type.Optional(StringEnum(CELL_PHASES, { description: 'Pending, AllocatingGPU, GuestProvisioning, Booting, Joining, AwaitingGPUCapacity, Ready, Draining, Deleting or Failed.' })),
+    phase: Type.Optional(
+      StringEnum(CELL_PHASES, {
+        description:
+          'Pending, AllocatingGPU, GuestProvisioning, Booting, Joining, AwaitingGPUCapacity, Ready, Draining, Deleting or Failed.'
+      })
+    ),
     reason: Type.Optional(Type.String({ description: 'One CamelCase word on why the cell is in its phase.' })),
     message: Type.Optional(Type.String({ description: 'What a person should know about the cell.' })),
     guestUID: Type.Optional(Type.String({ description: 'The uid of the SwiftGuest: this incarnation of the cell.' })),
@@ -404,7 +456,9 @@ export const CellStatusSchema = Type.Object(
     devices: Type.Optional(Type.Array(Type.String(), { description: 'PCI addresses of the GPUs passed into the VM.' })),
     nodeIP: Type.Optional(Type.String({ description: 'The node address: the nodeIPFrom interface IP, else the primary IP.' })),
     nodeName: Type.Optional(Type.String({ description: 'The cell Node in the workload cluster, once present.' })),
-    templateHash: Type.Optional(Type.String({ description: 'Hash of what the cell was built from (guestTemplate, gpu, nodeIPFrom, hostname).' })),
+    templateHash: Type.Optional(
+      Type.String({ description: 'Hash of what the cell was built from (guestTemplate, gpu, nodeIPFrom, hostname).' })
+    ),
     failureCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Failures of this index since the spec last changed.' })),
     readyOnce: Type.Optional(Type.Boolean({ description: 'The cell has been Ready since it was built; phase budgets stop applying.' })),
     lastTransitionTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the phase last changed.' }))
@@ -419,11 +473,17 @@ export const GPUCellPoolStatusSchema = Type.Object(
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' })),
     replicas: Type.Optional(Type.Integer({ description: 'Cells the pool owns (the scale subresource).' })),
     readyCells: Type.Optional(Type.Integer({ description: 'Cells in phase Ready.' })),
-    creatingCells: Type.Optional(Type.Integer({ description: 'Cells being created (Pending through AwaitingGPUCapacity, before their first Ready).' })),
+    creatingCells: Type.Optional(
+      Type.Integer({ description: 'Cells being created (Pending through AwaitingGPUCapacity, before their first Ready).' })
+    ),
     drainingCells: Type.Optional(Type.Integer({ description: 'Cells draining.' })),
     failedCells: Type.Optional(Type.Integer({ description: 'Cells in phase Failed.' })),
-    desiredReplicas: Type.Optional(Type.Integer({ description: 'The size the pool is heading for: spec.replicas, or the autoscaler decision.' })),
-    selector: Type.Optional(Type.String({ description: 'Label selector of the cells (cells.kubeswift.io/pool=<pool>), for the scale subresource.' })),
+    desiredReplicas: Type.Optional(
+      Type.Integer({ description: 'The size the pool is heading for: spec.replicas, or the autoscaler decision.' })
+    ),
+    selector: Type.Optional(
+      Type.String({ description: 'Label selector of the cells (cells.kubeswift.io/pool=<pool>), for the scale subresource.' })
+    ),
     demand: Type.Optional(
       Type.Object(
         {

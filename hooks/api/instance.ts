@@ -38,16 +38,13 @@ export type InstancePhase = (typeof INSTANCE_PHASES)[number]
 /** The port name the SSH sidecar's 22/TCP takes, on the container and on the Service. */
 export const SSH_PORT_NAME = 'ssh'
 
-const IANA_SVC_NAME_RULE =
-  "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--')"
+const IANA_SVC_NAME_RULE = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--')"
 
 /** One exposed port. */
 export const InstancePortSchema = Type.Object(
   {
     port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Port the workload listens on; also the Service port.' }),
-    protocol: Type.Optional(
-      StringEnum(PORT_PROTOCOLS, { default: 'TCP', description: 'TCP (default), UDP or SCTP.' })
-    ),
+    protocol: Type.Optional(StringEnum(PORT_PROTOCOLS, { default: 'TCP', description: 'TCP (default), UDP or SCTP.' })),
     name: Type.Optional(
       Type.String({
         maxLength: 15,
@@ -56,7 +53,10 @@ export const InstancePortSchema = Type.Object(
           'container port and the status entry. The Service port is always named <protocol>-<port>. ' +
           'ssh is reserved for the SSH sidecar.',
         ...cel(
-          { rule: IANA_SVC_NAME_RULE, message: 'must be an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end' },
+          {
+            rule: IANA_SVC_NAME_RULE,
+            message: 'must be an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end'
+          },
           { rule: "self != 'ssh'", message: 'ssh is reserved for the SSH sidecar' }
         )
       })
@@ -87,9 +87,7 @@ export const AcceleratorSchema = Type.Object(
     memoryPercentage: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 100, description: 'Sliced: share of device memory in percent (exclusive with memoryMiB).' })
     ),
-    memoryMiB: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Sliced: device memory in MiB (exclusive with memoryPercentage).' })
-    ),
+    memoryMiB: Type.Optional(Type.Integer({ minimum: 1, description: 'Sliced: device memory in MiB (exclusive with memoryPercentage).' })),
     coresPercentage: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 100, description: 'Sliced: share of compute in percent; absent means 100.' })
     ),
@@ -139,7 +137,9 @@ export const EnvVarSchema = Type.Object(
     name: Type.String({ minLength: 1, description: 'Variable name.' }),
     value: Type.Optional(Type.String({ description: 'Literal value.' })),
     valueFrom: Type.Optional(
-      OpenObject({ description: 'Source of the value, as in a container env entry (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).' })
+      OpenObject({
+        description: 'Source of the value, as in a container env entry (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).'
+      })
     )
   },
   {
@@ -163,7 +163,9 @@ export const InstanceSpecSchema = Type.Object(
     imagePullPolicy: Type.Optional(
       StringEnum(['Always', 'IfNotPresent', 'Never'], { default: 'IfNotPresent', description: 'When to pull image.' })
     ),
-    command: Type.Optional(Type.Array(Type.String(), { description: 'Entrypoint of the workload container; the image default when absent.' })),
+    command: Type.Optional(
+      Type.Array(Type.String(), { description: 'Entrypoint of the workload container; the image default when absent.' })
+    ),
     args: Type.Optional(Type.Array(Type.String(), { description: 'Arguments to the entrypoint.' })),
     env: Type.Optional(
       Type.Array(EnvVarSchema, { maxItems: 256, ...listMap('name'), description: 'Environment of the workload container, keyed by name.' })
@@ -197,8 +199,12 @@ export const InstanceSpecSchema = Type.Object(
     resources: Type.Optional(
       Type.Object(
         {
-          cpu: Type.Optional(Quantity({ description: 'CPU of the workload container (requests = limits); the InstanceType default when absent.' })),
-          memory: Type.Optional(Quantity({ description: 'Memory of the workload container (requests = limits); the InstanceType default when absent.' })),
+          cpu: Type.Optional(
+            Quantity({ description: 'CPU of the workload container (requests = limits); the InstanceType default when absent.' })
+          ),
+          memory: Type.Optional(
+            Quantity({ description: 'Memory of the workload container (requests = limits); the InstanceType default when absent.' })
+          ),
           accelerator: Type.Optional(AcceleratorSchema)
         },
         { description: 'Resources of the workload container.' }
@@ -218,16 +224,27 @@ export const InstanceSpecSchema = Type.Object(
       Type.Object(
         {
           mountPath: Type.Optional(
-            Type.String({ default: '/workspace', pattern: '^/', description: 'Absolute path of the workspace volume in the workload container.' })
+            Type.String({
+              default: '/workspace',
+              pattern: '^/',
+              description: 'Absolute path of the workspace volume in the workload container.'
+            })
           ),
           size: Type.Optional(Quantity({ description: 'Size limit of an ephemeral (emptyDir) workspace.' })),
           claimName: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 253, description: 'Existing PersistentVolumeClaim to mount instead of an ephemeral workspace.' })
+            Type.String({
+              minLength: 1,
+              maxLength: 253,
+              description: 'Existing PersistentVolumeClaim to mount instead of an ephemeral workspace.'
+            })
           )
         },
         {
           description: 'The workspace volume: ephemeral (emptyDir) unless claimName names a claim.',
-          ...cel({ rule: '!(has(self.size) && has(self.claimName))', message: 'size and claimName are exclusive: an ephemeral size or a claim' })
+          ...cel({
+            rule: '!(has(self.size) && has(self.claimName))',
+            message: 'size and claimName are exclusive: an ephemeral size or a claim'
+          })
         }
       )
     ),
@@ -238,9 +255,7 @@ export const InstanceSpecSchema = Type.Object(
         description: 'Pin the Pod to this node, as required node affinity (the scheduler and device plugins still run).'
       })
     ),
-    stop: Type.Optional(
-      Type.Boolean({ default: false, description: 'true: no Pod; the Service and its node ports stay. false: run.' })
-    )
+    stop: Type.Optional(Type.Boolean({ default: false, description: 'true: no Pod; the Service and its node ports stay. false: run.' }))
   },
   {
     description: 'The desired workspace.',
@@ -256,7 +271,9 @@ export type InstanceSpec = Static<typeof InstanceSpecSchema>
 /** Instance status, as the sync hook writes it. */
 export const InstanceStatusSchema = Type.Object(
   {
-    phase: Type.Optional(StringEnum(INSTANCE_PHASES, { description: 'Pending, Starting, Running, Stopping, Stopped, Failed or Deleting.' })),
+    phase: Type.Optional(
+      StringEnum(INSTANCE_PHASES, { description: 'Pending, Starting, Running, Stopping, Stopped, Failed or Deleting.' })
+    ),
     message: Type.Optional(Type.String({ description: 'One sentence about the phase.' })),
     podName: Type.Optional(Type.String({ description: 'The observed Pod.' })),
     nodeName: Type.Optional(Type.String({ description: 'Node of the observed Pod.' })),
@@ -293,7 +310,9 @@ export const InstanceStatusSchema = Type.Object(
         { description: 'What the observed Pod requests for the workload container.' }
       )
     ),
-    conditions: Type.Optional(Type.Array(conditionSchema('Ready, SpecValid or UpToDate.'), { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })),
+    conditions: Type.Optional(
+      Type.Array(conditionSchema('Ready, SpecValid or UpToDate.'), { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })
+    ),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' }))
   },
   { description: 'What the controller observed.' }

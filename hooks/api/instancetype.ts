@@ -13,24 +13,23 @@ export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
 export const DEVICE_PLUGINS = ['HAMi', 'GPUStack', 'NVIDIA'] as const
 export type DevicePlugin = (typeof DEVICE_PLUGINS)[number]
 
-const QUALIFIED_RESOURCE_NAME = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'
+const QUALIFIED_RESOURCE_NAME =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'
 
 /** A Pod toleration, as copied onto the Instance's Pod. */
 export const TolerationSchema = Type.Object(
   {
-    key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty with operator Exists matches every taint.' })),
-    operator: Type.Optional(
-      StringEnum(['Exists', 'Equal'], { description: 'Exists or Equal (the default when absent).' })
+    key: Type.Optional(
+      Type.String({ description: 'Taint key the toleration applies to; empty with operator Exists matches every taint.' })
     ),
+    operator: Type.Optional(StringEnum(['Exists', 'Equal'], { description: 'Exists or Equal (the default when absent).' })),
     value: Type.Optional(Type.String({ description: 'Taint value to match with operator Equal.' })),
     effect: Type.Optional(
       StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
         description: 'Taint effect to match; empty matches every effect.'
       })
     ),
-    tolerationSeconds: Type.Optional(
-      Type.Integer({ description: 'For NoExecute: how long the Pod stays bound after the taint appears.' })
-    )
+    tolerationSeconds: Type.Optional(Type.Integer({ description: 'For NoExecute: how long the Pod stays bound after the taint appears.' }))
   },
   { description: 'A toleration copied onto the Pod of every Instance of this type.' }
 )

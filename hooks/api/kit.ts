@@ -6,24 +6,12 @@
  * stays inside what a structural CRD schema can say, and carries the Kubernetes extensions
  * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
  */
-import {
-  Kind,
-  Type,
-  TypeRegistry,
-  type SchemaOptions,
-  type TSchema,
-  type TUnsafe
-} from '@sinclair/typebox'
+import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
 
-TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) =>
-  typeof value === 'string' && schema.enum.includes(value)
-)
+TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) => typeof value === 'string' && schema.enum.includes(value))
 
 /** A string restricted to `values`, rendered as an OpenAPI `enum` (TypeBox unions are not). */
-export function StringEnum<const T extends readonly string[]>(
-  values: T,
-  options: SchemaOptions = {}
-): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] })
 }
 
@@ -31,9 +19,10 @@ export function StringEnum<const T extends readonly string[]>(
 export const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'
 
-TypeRegistry.Set('Quantity', (_schema, value) =>
-  (typeof value === 'number' && Number.isFinite(value)) ||
-  (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
+TypeRegistry.Set(
+  'Quantity',
+  (_schema, value) =>
+    (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
 )
 
 /** A resource quantity: an integer or a quantity string, as `resources.requests` takes. */
@@ -79,15 +68,15 @@ export function listMap(...keys: string[]): Record<string, unknown> {
 /** A standard status condition, as every controller of the product writes them; `types` lists its types. */
 export function conditionSchema(types: string) {
   return Type.Object(
-  {
-    type: Type.String({ description: types }),
-    status: StringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
-    reason: Type.String({ description: 'One CamelCase word a program can switch on.' }),
-    message: Type.String({ description: 'What a person should know or do.' }),
-    lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
-    observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
-  },
-  { description: 'A standard condition.' }
+    {
+      type: Type.String({ description: types }),
+      status: StringEnum(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.' }),
+      reason: Type.String({ description: 'One CamelCase word a program can switch on.' }),
+      message: Type.String({ description: 'What a person should know or do.' }),
+      lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
+      observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
+    },
+    { description: 'A standard condition.' }
   )
 }
 

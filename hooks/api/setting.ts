@@ -31,7 +31,7 @@ export const DEFAULT_SSH_SERVER_IMAGE = 'ghcr.io/gpustack/gpuhooks-sshd:0.1.0'
  */
 const podCidrsRule =
   "self.metadata.name != 'instance-isolation-pod-cidrs' || !has(self.value) || self.value.trim() == '' || " +
-  'self.value.split(\',\').all(c, isCIDR(c.trim()) && cidr(c.trim()).prefixLength() > 0 && ' +
+  "self.value.split(',').all(c, isCIDR(c.trim()) && cidr(c.trim()).prefixLength() > 0 && " +
   'string(cidr(c.trim()).masked()) == c.trim())'
 
 /** Setting: `metadata.name` is the setting, `value` its value. */
@@ -52,9 +52,7 @@ export const SettingSchema = Type.Object(
     )
   },
   {
-    description:
-      'A cluster-wide gpuhooks setting. One object per setting, named after it; its value is the ' +
-      'top-level field value.',
+    description: 'A cluster-wide gpuhooks setting. One object per setting, named after it; its value is the ' + 'top-level field value.',
     ...cel({
       rule: podCidrsRule,
       message:

@@ -24,7 +24,12 @@ export function reviewCellPool(request: AdmissionRequest): Verdict {
   if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no GPUCellPool object to check`] }
   const name = nameOf(object) ?? request.name ?? ''
   const old: unknown = request.oldObject
-  if (request.operation === 'UPDATE' && isRecord(old) && canonicalJson(old.spec) === canonicalJson(object.spec) && nameOf(old) === nameOf(object)) {
+  if (
+    request.operation === 'UPDATE' &&
+    isRecord(old) &&
+    canonicalJson(old.spec) === canonicalJson(object.spec) &&
+    nameOf(old) === nameOf(object)
+  ) {
     return { problems: [] }
   }
   const problems = poolProblems(name, object.spec).map((p) => p.message)

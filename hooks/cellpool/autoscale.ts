@@ -53,7 +53,7 @@ export interface AutoscaleMemory {
   lastScaleUpTime?: string
   lastScaleDownTime?: string
   demandFreeSince?: string
-  demand?: { pendingPods: number, satisfiable: number, lastObserved?: string }
+  demand?: { pendingPods: number; satisfiable: number; lastObserved?: string }
 }
 
 /** The CellNodeSet's `status.demand` as read. */
@@ -98,7 +98,7 @@ export interface AutoscaleResult {
   base: number
   floor: number
   ceiling: number
-  demand?: { pendingPods: number, satisfiable: number, lastObserved?: string }
+  demand?: { pendingPods: number; satisfiable: number; lastObserved?: string }
   cellDeviceShape?: DeviceShape
   lastScaleUpTime?: string
   lastScaleDownTime?: string
@@ -146,7 +146,12 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
     ...(memory.demandFreeSince !== undefined ? { demandFreeSince: memory.demandFreeSince } : {}),
     ...(memory.demand !== undefined ? { demand: memory.demand } : {})
   }
-  const result = (desiredReplicas: number, reason: AutoscaleReason, message: string, extra: Partial<AutoscaleResult> = {}): AutoscaleResult => ({
+  const result = (
+    desiredReplicas: number,
+    reason: AutoscaleReason,
+    message: string,
+    extra: Partial<AutoscaleResult> = {}
+  ): AutoscaleResult => ({
     ...kept,
     desiredReplicas,
     reason,
@@ -169,29 +174,49 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
 
   if (demand.pendingPods > 0 && satisfiableCount === 0) {
     if (shape === undefined) {
-      return result(base, 'CellShapeUnknown', `${demand.pendingPods} Pod(s) pending, but no cell was Ready yet to tell what one cell offers; keeping ${base} cell(s).`)
+      return result(
+        base,
+        'CellShapeUnknown',
+        `${demand.pendingPods} Pod(s) pending, but no cell was Ready yet to tell what one cell offers; keeping ${base} cell(s).`
+      )
     }
     const largest = demand.shapes[0]
-    const what = largest !== undefined ? `the largest asks for ${largest.devices} device(s), ${largest.memoryMiB} MiB and ${largest.cores}% cores` : 'their requests are unknown'
-    return result(base, 'DemandUnsatisfiable',
-      `${demand.pendingPods} Pod(s) pending, none fits one cell (${shape.memoryMiB} MiB, ${shape.cores}% cores): ${what}; keeping ${base} cell(s).`)
+    const what =
+      largest !== undefined
+        ? `the largest asks for ${largest.devices} device(s), ${largest.memoryMiB} MiB and ${largest.cores}% cores`
+        : 'their requests are unknown'
+    return result(
+      base,
+      'DemandUnsatisfiable',
+      `${demand.pendingPods} Pod(s) pending, none fits one cell (${shape.memoryMiB} MiB, ${shape.cores}% cores): ${what}; keeping ${base} cell(s).`
+    )
   }
   if (satisfiableCount > 0) {
     delete kept.demandFreeSince
-    if (base >= ceiling) return result(base, 'AtMaxReplicas', `${satisfiableCount} Pod(s) pending; the pool is at maxReplicas (${ceiling}).`)
+    if (base >= ceiling)
+      return result(base, 'AtMaxReplicas', `${satisfiableCount} Pod(s) pending; the pool is at maxReplicas (${ceiling}).`)
     if (within(memory.lastScaleUpTime, config.stabilizationWindowSeconds, now)) {
       const keep = stabilized()
-      return result(keep, 'Stabilizing',
-        `${satisfiableCount} Pod(s) pending; the last scale-up (${memory.lastScaleUpTime ?? ''}) is within stabilizationWindow (${formatSeconds(config.stabilizationWindowSeconds)}); keeping ${keep} cell(s).`)
+      return result(
+        keep,
+        'Stabilizing',
+        `${satisfiableCount} Pod(s) pending; the last scale-up (${memory.lastScaleUpTime ?? ''}) is within stabilizationWindow (${formatSeconds(config.stabilizationWindowSeconds)}); keeping ${keep} cell(s).`
+      )
     }
-    return result(base + 1, 'ScaledUp', `${satisfiableCount} Pod(s) pending that one cell can run; scaling up to ${base + 1}.`, { lastScaleUpTime: nowStamp })
+    return result(base + 1, 'ScaledUp', `${satisfiableCount} Pod(s) pending that one cell can run; scaling up to ${base + 1}.`, {
+      lastScaleUpTime: nowStamp
+    })
   }
   const demandFreeSince = memory.demandFreeSince ?? nowStamp
   kept.demandFreeSince = demandFreeSince
   if (config.scaleDown === 'Manual') return result(base, 'Idle', `No Pod pending; scaleDown is Manual, keeping ${base} cell(s).`)
   if (base <= floor) return result(base, 'AtMinReplicas', `No Pod pending; the pool is at its floor (${floor}).`)
-  const idle = input.cells.filter((c) => c.idle && c.phase === 'Ready').sort((a, b) => a.index - b.index).at(-1)
-  if (idle === undefined) return result(base, 'NoIdleCell', `No Pod pending, but every cell has GPU allocations or is not Ready; keeping ${base} cell(s).`)
+  const idle = input.cells
+    .filter((c) => c.idle && c.phase === 'Ready')
+    .sort((a, b) => a.index - b.index)
+    .at(-1)
+  if (idle === undefined)
+    return result(base, 'NoIdleCell', `No Pod pending, but every cell has GPU allocations or is not Ready; keeping ${base} cell(s).`)
   const window = config.scaleDownStabilizationWindowSeconds
   const recent = [
     within(demandFreeSince, window, now) ? `demand-free since ${demandFreeSince}` : undefined,
@@ -200,9 +225,16 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
   ].filter((s): s is string => s !== undefined)
   if (recent.length > 0) {
     const keep = stabilized()
-    return result(keep, 'Stabilizing', `No Pod pending; ${recent.join(', ')}, within scaleDownStabilizationWindow (${formatSeconds(window)}); keeping ${keep} cell(s).`)
+    return result(
+      keep,
+      'Stabilizing',
+      `No Pod pending; ${recent.join(', ')}, within scaleDownStabilizationWindow (${formatSeconds(window)}); keeping ${keep} cell(s).`
+    )
   }
-  return result(base - 1, 'ScaledDown', `No Pod pending; idle cell ${idle.name} drains, scaling down to ${base - 1}.`, { cellToDrain: idle.name, lastScaleDownTime: nowStamp })
+  return result(base - 1, 'ScaledDown', `No Pod pending; idle cell ${idle.name} drains, scaling down to ${base - 1}.`, {
+    cellToDrain: idle.name,
+    lastScaleDownTime: nowStamp
+  })
 }
 
 /** Condition ScalingActive (autoscaling only). */

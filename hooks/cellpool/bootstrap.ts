@@ -63,7 +63,10 @@ export function renderBootstrap(template: string, values: BootstrapValues): { te
     return value
   })
   if (unknown.size > 0) {
-    const names = [...unknown].sort().map((n) => `{{ ${n} }}`).join(', ')
+    const names = [...unknown]
+      .sort()
+      .map((n) => `{{ ${n} }}`)
+      .join(', ')
     return {
       problem:
         `the join template uses ${names}, which ${unknown.size === 1 ? 'is not a token' : 'are not tokens'}; ` +

@@ -133,7 +133,8 @@ export function buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject {
     if (dra.hugepages !== '') claim.hugepages = dra.hugepages
     overlay.gpuResourceClaim = sortKeys(claim)
   }
-  for (const [key, value] of Object.entries(overlay)) Object.defineProperty(spec, key, { value, enumerable: true, writable: true, configurable: true })
+  for (const [key, value] of Object.entries(overlay))
+    Object.defineProperty(spec, key, { value, enumerable: true, writable: true, configurable: true })
   return {
     apiVersion: SWIFT_API_VERSION,
     kind: 'SwiftGuest',
@@ -228,7 +229,12 @@ function byIndex(a: CellNode, b: CellNode): number {
 function sortKeys<T extends object>(value: T): T {
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value).sort()) {
-    Object.defineProperty(out, key, { value: (value as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, key, {
+      value: (value as Record<string, unknown>)[key],
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
   }
   return out as T
 }

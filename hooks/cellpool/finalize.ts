@@ -59,7 +59,10 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     if (!hasChild) continue
     const wasReady = c.input.seen.readyOnce
     let phase: 'Draining' | 'Deleting' = 'Deleting'
-    let message = o.guest !== undefined ? `The pool is being deleted: deleting guest ${c.name}.` : 'The pool is being deleted: deleting the seed profile and bootstrap Secret.'
+    let message =
+      o.guest !== undefined
+        ? `The pool is being deleted: deleting guest ${c.name}.`
+        : 'The pool is being deleted: deleting the seed profile and bootstrap Secret.'
     if (o.guest !== undefined && wasReady && !force && !timedOut) {
       const check = drainComplete(c.input.ownRow, workload, deletionStamp, now)
       if (!check.done) {
@@ -78,33 +81,56 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
     nodes.push(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady))
     const previousPhase = c.previous?.phase
-    rows.push(statusRow({
-      index: c.index,
-      name: c.name,
-      phase,
-      reason: 'PoolDeleting',
-      message,
-      lastTransitionTime: previousPhase === phase && c.previous?.lastTransitionTime !== undefined ? c.previous.lastTransitionTime : stamp(now),
-      readyOnce: wasReady,
-      failureCount: c.previous?.failureCount ?? 0,
-      answer: 'none',
-      createGuest: false,
-      cordon: wasReady,
-      building: false,
-      keepRow: true,
-      templateHash: c.input.templateHash
-    }, c))
+    rows.push(
+      statusRow(
+        {
+          index: c.index,
+          name: c.name,
+          phase,
+          reason: 'PoolDeleting',
+          message,
+          lastTransitionTime:
+            previousPhase === phase && c.previous?.lastTransitionTime !== undefined ? c.previous.lastTransitionTime : stamp(now),
+          readyOnce: wasReady,
+          failureCount: c.previous?.failureCount ?? 0,
+          answer: 'none',
+          createGuest: false,
+          cordon: wasReady,
+          building: false,
+          keepRow: true,
+          templateHash: c.input.templateHash
+        },
+        c
+      )
+    )
   }
   if (guestsObserved) {
     children.push(...strayOthers.map(keepAsIs))
     if (view.cellNodeSet !== undefined) {
-      children.push(specValid ? buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, false) : keepAsIs(view.cellNodeSet.object))
+      children.push(
+        specValid ? buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, false) : keepAsIs(view.cellNodeSet.object)
+      )
     }
   }
   const observedAny = contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0
   const progressing: ConditionInput = guestsObserved
-    ? { type: 'Progressing', status: 'True', reason: 'Deleting', message: draining > 0 ? `The pool is being deleted: ${draining} cell(s) drain first (deletion.policy ${pool.deletion.policy}).` : 'The pool is being deleted: deleting the guests.' }
-    : { type: 'Progressing', status: 'True', reason: 'Deleting', message: observedAny ? 'The pool is being deleted: the guests are gone; deleting the seed profiles, Secrets and the CellNodeSet.' : 'The pool is being deleted: every child is gone.' }
+    ? {
+        type: 'Progressing',
+        status: 'True',
+        reason: 'Deleting',
+        message:
+          draining > 0
+            ? `The pool is being deleted: ${draining} cell(s) drain first (deletion.policy ${pool.deletion.policy}).`
+            : 'The pool is being deleted: deleting the guests.'
+      }
+    : {
+        type: 'Progressing',
+        status: 'True',
+        reason: 'Deleting',
+        message: observedAny
+          ? 'The pool is being deleted: the guests are gone; deleting the seed profiles, Secrets and the CellNodeSet.'
+          : 'The pool is being deleted: every child is gone.'
+      }
   const status = poolStatus({
     pool: view.name,
     generation: view.generation,

@@ -58,7 +58,7 @@ export interface GuestView {
   /** `status.gpu.nodeName`, else `status.nodeName`: the infrastructure node running the VM. */
   hostNode: string | undefined
   /** `status.network.interfaces[]` with a name. */
-  interfaces: ReadonlyArray<{ name: string, ip?: string }>
+  interfaces: ReadonlyArray<{ name: string; ip?: string }>
   primaryIP: string | undefined
   conditions: readonly GuestCondition[]
   /** The guest carries a deletion timestamp. */
@@ -164,55 +164,120 @@ export function observedPhase(input: {
   const { guest, row, workload, config, previousPhase } = input
   if (guest === undefined) {
     if (!workload.observed) {
-      return { phase: 'Pending', reason: UNOBSERVED_REASON, message: `The guest is not created while the workload cluster is unobserved: ${workload.message}`, paused: true }
+      return {
+        phase: 'Pending',
+        reason: UNOBSERVED_REASON,
+        message: `The guest is not created while the workload cluster is unobserved: ${workload.message}`,
+        paused: true
+      }
     }
     if (row?.present === true) {
       return row.conflict === true || row.live !== false
-        ? { phase: 'Pending', reason: 'NodeNameConflict', message: `A live Node of this name belongs to another VM${row.message !== undefined ? ` (${row.message})` : ''}; the agent deletes it once it stops heartbeating.`, paused: false }
-        : { phase: 'Pending', reason: 'StaleNode', message: 'A Node of an earlier VM under this name is still registered; waiting for the agent to sweep it.', paused: false }
+        ? {
+            phase: 'Pending',
+            reason: 'NodeNameConflict',
+            message: `A live Node of this name belongs to another VM${row.message !== undefined ? ` (${row.message})` : ''}; the agent deletes it once it stops heartbeating.`,
+            paused: false
+          }
+        : {
+            phase: 'Pending',
+            reason: 'StaleNode',
+            message: 'A Node of an earlier VM under this name is still registered; waiting for the agent to sweep it.',
+            paused: false
+          }
     }
     return { phase: 'Pending', reason: 'GuestNotCreated', message: 'Waiting to create the guest.', paused: false }
   }
   const failedCondition = guest.phase === 'Failed' ? firstNotTrue(guest) : undefined
-  const failedReason = guest.phase === 'Failed'
-    ? { reason: failedCondition?.reason ?? 'GuestFailed', message: `The guest reports Failed: ${failedCondition?.message ?? failedCondition?.type ?? 'no condition says why'}.` }
-    : undefined
+  const failedReason =
+    guest.phase === 'Failed'
+      ? {
+          reason: failedCondition?.reason ?? 'GuestFailed',
+          message: `The guest reports Failed: ${failedCondition?.message ?? failedCondition?.type ?? 'no condition says why'}.`
+        }
+      : undefined
   if (guest.devices.length === 0) {
     if (failedReason !== undefined) return { phase: keptGuestPhase(previousPhase, 'AllocatingGPU'), ...failedReason, paused: false }
     return { phase: 'AllocatingGPU', reason: 'NoDevices', message: 'The guest has no GPU device bound yet.', paused: false }
   }
   if (guest.phase !== 'Running') {
     if (failedReason !== undefined) return { phase: keptGuestPhase(previousPhase, 'GuestProvisioning'), ...failedReason, paused: false }
-    return { phase: 'GuestProvisioning', reason: 'GuestNotRunning', message: `The guest's GPU is bound; the guest is ${guest.phase ?? 'without a phase'}.`, paused: false }
+    return {
+      phase: 'GuestProvisioning',
+      reason: 'GuestNotRunning',
+      message: `The guest's GPU is bound; the guest is ${guest.phase ?? 'without a phase'}.`,
+      paused: false
+    }
   }
   const nodeIP = nodeAddress(guest, config.nodeIPFrom)
   if (nodeIP === undefined || nodeIP === '') {
-    const where = config.nodeIPFrom !== undefined
-      ? `neither interface ${config.nodeIPFrom} nor the primary interface reports an address`
-      : 'the primary interface reports no address'
+    const where =
+      config.nodeIPFrom !== undefined
+        ? `neither interface ${config.nodeIPFrom} nor the primary interface reports an address`
+        : 'the primary interface reports no address'
     return { phase: 'Booting', reason: 'NoNodeAddress', message: `The guest runs; ${where} yet.`, paused: false }
   }
   if (!workload.observed) {
     const phase = previousPhase !== undefined && WORKLOAD_PHASES.has(previousPhase) ? previousPhase : 'Joining'
-    return { phase, reason: UNOBSERVED_REASON, message: `The workload cluster is unobserved (${workload.reason}): ${workload.message}`, paused: true, nodeIP }
+    return {
+      phase,
+      reason: UNOBSERVED_REASON,
+      message: `The workload cluster is unobserved (${workload.reason}): ${workload.message}`,
+      paused: true,
+      nodeIP
+    }
   }
   const own = rowOfGuest(row, guest)
   if (own === undefined) {
     if (row?.present === true) {
       return row.live !== false
-        ? { phase: 'Joining', reason: 'NodeNameConflict', message: `Node ${row.name} is registered by another VM (instance ${row.instance ?? 'unknown'}) and still live; the agent deletes it once it stops heartbeating.`, paused: false, nodeIP }
-        : { phase: 'Joining', reason: 'StaleNode', message: `Node ${row.name} of an earlier VM is not live; waiting for the agent to sweep it.`, paused: false, nodeIP }
+        ? {
+            phase: 'Joining',
+            reason: 'NodeNameConflict',
+            message: `Node ${row.name} is registered by another VM (instance ${row.instance ?? 'unknown'}) and still live; the agent deletes it once it stops heartbeating.`,
+            paused: false,
+            nodeIP
+          }
+        : {
+            phase: 'Joining',
+            reason: 'StaleNode',
+            message: `Node ${row.name} of an earlier VM is not live; waiting for the agent to sweep it.`,
+            paused: false,
+            nodeIP
+          }
     }
-    return { phase: 'Joining', reason: 'NodeNotRegistered', message: `No Node of this guest in the workload cluster yet (node address ${nodeIP}).`, paused: false, nodeIP }
+    return {
+      phase: 'Joining',
+      reason: 'NodeNotRegistered',
+      message: `No Node of this guest in the workload cluster yet (node address ${nodeIP}).`,
+      paused: false,
+      nodeIP
+    }
   }
-  if (own.ready !== true) return { phase: 'Joining', reason: 'NodeNotReady', message: `Node ${own.name} is not Ready.`, paused: false, nodeIP }
+  if (own.ready !== true)
+    return { phase: 'Joining', reason: 'NodeNotReady', message: `Node ${own.name} is not Ready.`, paused: false, nodeIP }
   const healthy = healthyDevices(own)
   if (healthy < config.expectedDevices) {
     if (own.registration === 'Unparseable') {
-      return { phase: 'AwaitingGPUCapacity', reason: 'RegistrationUnparseable', message: `HAMi's registration annotation on Node ${own.name} reads in neither format.`, paused: false, nodeIP }
+      return {
+        phase: 'AwaitingGPUCapacity',
+        reason: 'RegistrationUnparseable',
+        message: `HAMi's registration annotation on Node ${own.name} reads in neither format.`,
+        paused: false,
+        nodeIP
+      }
     }
-    const detail = own.registration === 'Missing' || own.registration === undefined ? 'HAMi has not registered its devices' : `HAMi reports ${healthy} healthy device(s)`
-    return { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', message: `Node ${own.name} is Ready; ${detail}, ${config.expectedDevices} expected.`, paused: false, nodeIP }
+    const detail =
+      own.registration === 'Missing' || own.registration === undefined
+        ? 'HAMi has not registered its devices'
+        : `HAMi reports ${healthy} healthy device(s)`
+    return {
+      phase: 'AwaitingGPUCapacity',
+      reason: 'TooFewDevices',
+      message: `Node ${own.name} is Ready; ${detail}, ${config.expectedDevices} expected.`,
+      paused: false,
+      nodeIP
+    }
   }
   return { phase: 'Ready', reason: 'Ready', message: `Node ${own.name} is Ready with ${healthy} healthy device(s).`, paused: false, nodeIP }
 }
@@ -289,7 +354,8 @@ export function cellPhase(input: {
   const seen = observedPhase({ ...input, previousPhase })
   const readyOnce = (previous?.readyOnce ?? false) || seen.phase === 'Ready'
   const wasPaused = previous?.reason === UNOBSERVED_REASON
-  const kept = previous !== undefined && previous.phase === seen.phase && wasPaused === seen.paused && previous.lastTransitionTime !== undefined
+  const kept =
+    previous !== undefined && previous.phase === seen.phase && wasPaused === seen.paused && previous.lastTransitionTime !== undefined
   const lastTransitionTime = kept ? (previous.lastTransitionTime as string) : nowStamp
   const base = { phase: seen.phase, reason: seen.reason, message: seen.message, readyOnce, lastTransitionTime, failedNow: false }
   const withIP = seen.nodeIP !== undefined ? { ...base, nodeIP: seen.nodeIP } : base
@@ -322,15 +388,21 @@ export function cellPhase(input: {
  */
 export function workloadState(input: {
   hasStatus: boolean
-  reachable: { status: string, reason?: string, message?: string } | undefined
+  reachable: { status: string; reason?: string; message?: string } | undefined
   observedTime: string | undefined
   observedGeneration: number | undefined
   generation: number | undefined
   now: Date
 }): WorkloadState {
-  const generationMatched = input.observedGeneration !== undefined && input.generation !== undefined && input.observedGeneration === input.generation
+  const generationMatched =
+    input.observedGeneration !== undefined && input.generation !== undefined && input.observedGeneration === input.generation
   if (!input.hasStatus) {
-    return { observed: false, generationMatched, reason: 'NotObserved', message: 'The CellNodeSet has no status: the workload agent is not running or has not served it yet.' }
+    return {
+      observed: false,
+      generationMatched,
+      reason: 'NotObserved',
+      message: 'The CellNodeSet has no status: the workload agent is not running or has not served it yet.'
+    }
   }
   if (input.reachable?.status !== 'True') {
     const reason = input.reachable?.reason ?? 'NotObserved'
@@ -346,5 +418,10 @@ export function workloadState(input: {
       message: `The workload agent's last observation (${input.observedTime ?? 'none'}) is more than ${OBSERVED_WITHIN_SECONDS / 60} minutes old.`
     }
   }
-  return { observed: true, generationMatched, reason: 'Reachable', message: input.reachable.message ?? 'The workload agent observes the workload cluster.' }
+  return {
+    observed: true,
+    generationMatched,
+    reason: 'Reachable',
+    message: input.reachable.message ?? 'The workload agent observes the workload cluster.'
+  }
 }

@@ -58,7 +58,7 @@ export interface CellNodeSetView {
   generation: number | undefined
   /** It has a status object at all (the agent served it). */
   hasStatus: boolean
-  reachable: { status: string, reason?: string, message?: string } | undefined
+  reachable: { status: string; reason?: string; message?: string } | undefined
   observedTime: string | undefined
   observedGeneration: number | undefined
   /** Rows by Node name. */
@@ -82,7 +82,7 @@ export interface PreviousStatus {
   lastScaleUpTime: string | undefined
   lastScaleDownTime: string | undefined
   demandFreeSince: string | undefined
-  demand: { pendingPods: number, satisfiable: number, lastObserved?: string } | undefined
+  demand: { pendingPods: number; satisfiable: number; lastObserved?: string } | undefined
 }
 
 /** Everything the cellpool hooks read out of one request. */
@@ -128,7 +128,7 @@ function objectAt(objects: TypedObjects | null | undefined, type: string, key: s
   const map = objects[type]
   if (!isRecord(map) || !Object.hasOwn(map, key)) return undefined
   const o = map[key]
-  return isRecord(o) && isRecord(o.metadata) ? (o) : undefined
+  return isRecord(o) && isRecord(o.metadata) ? o : undefined
 }
 
 const INDEX = /^(0|[1-9][0-9]{0,4})$/
@@ -151,14 +151,16 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
   const gpu = rec(s.gpu)
   const network = rec(s.network)
   const devices: string[] = []
-  if (gpu.devices !== undefined && !Array.isArray(gpu.devices)) problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
+  if (gpu.devices !== undefined && !Array.isArray(gpu.devices))
+    problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
   for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
-    const id = typeof d === 'string' ? d : str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name)
+    const id = typeof d === 'string' ? d : (str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name))
     if (id !== undefined && id !== '') devices.push(id)
     else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
   }
-  const interfaces: Array<{ name: string, ip?: string }> = []
-  if (network.interfaces !== undefined && !Array.isArray(network.interfaces)) problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
+  const interfaces: Array<{ name: string; ip?: string }> = []
+  if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
+    problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
   for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
     const name = str(rec(i).name)
     if (name === undefined) continue
@@ -166,7 +168,8 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
     interfaces.push(ip !== undefined ? { name, ip } : { name })
   }
   const conditions: GuestCondition[] = []
-  if (s.conditions !== undefined && !Array.isArray(s.conditions)) problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
+  if (s.conditions !== undefined && !Array.isArray(s.conditions))
+    problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
   for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
     const r = rec(c)
     const type = str(r.type)
@@ -223,7 +226,8 @@ export function readRow(row: unknown, problems: string[]): CellNodeStatus | unde
     if (!Array.isArray(r.devices)) problems.push(`CellNodeSet status.nodes ${name}: devices is ${describe(r.devices)}, not a list`)
     else {
       const devices = r.devices.map(readDevice)
-      if (devices.some((d) => d === undefined)) problems.push(`CellNodeSet status.nodes ${name}: a device lacks memoryMiB, cores or healthy`)
+      if (devices.some((d) => d === undefined))
+        problems.push(`CellNodeSet status.nodes ${name}: a device lacks memoryMiB, cores or healthy`)
       out.devices = devices.filter((d): d is CellDevice => d !== undefined)
     }
   }
@@ -231,7 +235,11 @@ export function readRow(row: unknown, problems: string[]): CellNodeStatus | unde
     const a = rec(r.allocations)
     const pods = int(a.pods)
     if (typeof a.read !== 'boolean' || pods === undefined) problems.push(`CellNodeSet status.nodes ${name}: allocations lacks read or pods`)
-    else out.allocations = a.inFlight === true ? { read: a.read, pods, inFlight: true } : { read: a.read, pods, ...(a.inFlight === false ? { inFlight: false } : {}) }
+    else
+      out.allocations =
+        a.inFlight === true
+          ? { read: a.read, pods, inFlight: true }
+          : { read: a.read, pods, ...(a.inFlight === false ? { inFlight: false } : {}) }
   }
   return out
 }
@@ -264,7 +272,8 @@ function readDemand(demand: unknown, problems: string[]): DemandView | undefined
 export function readCellNodeSet(object: KubeObject, problems: string[]): CellNodeSetView {
   const status = object.status
   const hasStatus = isRecord(status) && Object.keys(status).length > 0
-  if (status !== undefined && !isRecord(status)) problems.push(`CellNodeSet ${object.metadata.name ?? ''}: status is ${describe(status)}, not an object`)
+  if (status !== undefined && !isRecord(status))
+    problems.push(`CellNodeSet ${object.metadata.name ?? ''}: status is ${describe(status)}, not an object`)
   const s = rec(status)
   const rows = new Map<string, CellNodeStatus>()
   if (s.nodes !== undefined && !Array.isArray(s.nodes)) problems.push(`CellNodeSet status.nodes is ${describe(s.nodes)}, not a list`)
@@ -272,7 +281,8 @@ export function readCellNodeSet(object: KubeObject, problems: string[]): CellNod
     const row = readRow(r, problems)
     if (row !== undefined && !rows.has(row.name)) rows.set(row.name, row)
   }
-  if (s.conditions !== undefined && !Array.isArray(s.conditions)) problems.push(`CellNodeSet status.conditions is ${describe(s.conditions)}, not a list`)
+  if (s.conditions !== undefined && !Array.isArray(s.conditions))
+    problems.push(`CellNodeSet status.conditions is ${describe(s.conditions)}, not a list`)
   const reachableRaw = (Array.isArray(s.conditions) ? s.conditions : []).map(rec).find((c) => c.type === 'Reachable')
   let reachable: CellNodeSetView['reachable']
   if (reachableRaw !== undefined) {
@@ -341,9 +351,10 @@ export function readPrevious(status: unknown): PreviousStatus {
     lastScaleUpTime: str(s.lastScaleUpTime),
     lastScaleDownTime: str(s.lastScaleDownTime),
     demandFreeSince: str(s.demandFreeSince),
-    demand: pendingPods !== undefined && satisfiable !== undefined
-      ? { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
-      : undefined
+    demand:
+      pendingPods !== undefined && satisfiable !== undefined
+        ? { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
+        : undefined
   }
 }
 
@@ -378,9 +389,31 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
       set(cellOf(index), child)
     }
   }
-  place(SECRET_TYPE_KEY, bootstrapSecretName, (c, o) => { c.secret = o }, 'Secret')
-  place(SEED_PROFILE_TYPE_KEY, seedProfileName, (c, o) => { c.seed = o }, 'SwiftSeedProfile')
-  place(SWIFT_GUEST_TYPE_KEY, (cell) => cell, (c, o) => { c.guest = o; c.guestView = readGuest(o, problems) }, 'SwiftGuest')
+  place(
+    SECRET_TYPE_KEY,
+    bootstrapSecretName,
+    (c, o) => {
+      c.secret = o
+    },
+    'Secret'
+  )
+  place(
+    SEED_PROFILE_TYPE_KEY,
+    seedProfileName,
+    (c, o) => {
+      c.seed = o
+    },
+    'SwiftSeedProfile'
+  )
+  place(
+    SWIFT_GUEST_TYPE_KEY,
+    (cell) => cell,
+    (c, o) => {
+      c.guest = o
+      c.guestView = readGuest(o, problems)
+    },
+    'SwiftGuest'
+  )
   let cellNodeSet: CellNodeSetView | undefined
   for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {
     if (cns.metadata.name === name) cellNodeSet = readCellNodeSet(cns, problems)

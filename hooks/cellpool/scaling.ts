@@ -16,7 +16,16 @@
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import { CREATING_PHASES, formatSeconds, parseTime, stamp, type CellPhase, type CellPhaseResult, type PreviousCell, type WorkloadState } from './phases.ts'
+import {
+  CREATING_PHASES,
+  formatSeconds,
+  parseTime,
+  stamp,
+  type CellPhase,
+  type CellPhaseResult,
+  type PreviousCell,
+  type WorkloadState
+} from './phases.ts'
 
 /** First backoff before a Failed index is rebuilt. */
 export const BACKOFF_START_SECONDS = 30
@@ -43,7 +52,7 @@ export interface CellInput {
   /** The cell's row of the previous status, when there is one (any build). */
   previous: PreviousCell | undefined
   /** Which children are observed. */
-  children: { secret: boolean, seed: boolean, guest: boolean }
+  children: { secret: boolean; seed: boolean; guest: boolean }
   /** The observed guest carries a deletion timestamp. */
   guestDeleting: boolean
   /** What the current build was made from: the guest's template hash, else the previous row's. */
@@ -120,13 +129,18 @@ export function backoffSeconds(failures: number): number {
 }
 
 /** True when a drain may complete: the cordon carried out, allocations read 0, nothing in flight, 30 s past. */
-export function drainComplete(row: CellNodeStatus | undefined, workload: WorkloadState, drainingSince: string | undefined, now: Date): { done: boolean, waiting: string, deadline?: Date } {
+export function drainComplete(
+  row: CellNodeStatus | undefined,
+  workload: WorkloadState,
+  drainingSince: string | undefined,
+  now: Date
+): { done: boolean; waiting: string; deadline?: Date } {
   if (!workload.observed) return { done: false, waiting: `the workload cluster is unobserved (${workload.reason})` }
   if (!workload.generationMatched) return { done: false, waiting: 'the workload agent has not carried out the cordon yet' }
-  if (row === undefined) return { done: false, waiting: 'the CellNodeSet has no row of this cell\'s Node' }
+  if (row === undefined) return { done: false, waiting: "the CellNodeSet has no row of this cell's Node" }
   if (row.unschedulable !== true) return { done: false, waiting: 'the Node is not cordoned yet' }
   const a = row.allocations
-  if (a?.read !== true) return { done: false, waiting: 'the Node\'s HAMi allocations could not be read' }
+  if (a?.read !== true) return { done: false, waiting: "the Node's HAMi allocations could not be read" }
   if (a.pods > 0) return { done: false, waiting: `${a.pods} Pod(s) still hold a GPU allocation` }
   if (a.inFlight === true) return { done: false, waiting: 'a GPU allocation is in flight' }
   const since = parseTime(drainingSince) ?? now.getTime()
@@ -181,10 +195,16 @@ export function planScaling(input: ScalingInput): ScalingPlan {
   let excess = held().length - input.desired
   if (excess > 0) {
     const order = [
-      ...held().filter((w) => w.role === 'failed').reverse(),
-      ...held().filter((w) => w.role === 'serve' && !w.plan.readyOnce).reverse(),
+      ...held()
+        .filter((w) => w.role === 'failed')
+        .reverse(),
+      ...held()
+        .filter((w) => w.role === 'serve' && !w.plan.readyOnce)
+        .reverse(),
       ...held().filter((w) => w.role === 'serve' && w.plan.readyOnce && w.input.name === input.cellToDrain),
-      ...held().filter((w) => (w.role === 'serve' && w.plan.readyOnce) || w.role === 'drainUpdate').reverse()
+      ...held()
+        .filter((w) => (w.role === 'serve' && w.plan.readyOnce) || w.role === 'drainUpdate')
+        .reverse()
     ]
     const seen = new Set<Working>()
     for (const w of order) {
@@ -256,7 +276,14 @@ export function planScaling(input: ScalingInput): ScalingPlan {
       const fresh: CellInput = {
         index: i,
         name,
-        seen: { phase: 'Pending', reason: 'GuestNotCreated', message: 'Creating the bootstrap Secret and seed profile.', readyOnce: false, lastTransitionTime: nowStamp, failedNow: false },
+        seen: {
+          phase: 'Pending',
+          reason: 'GuestNotCreated',
+          message: 'Creating the bootstrap Secret and seed profile.',
+          readyOnce: false,
+          lastTransitionTime: nowStamp,
+          failedNow: false
+        },
         previous: undefined,
         children: { secret: false, seed: false, guest: false },
         guestDeleting: false,
@@ -277,24 +304,35 @@ export function planScaling(input: ScalingInput): ScalingPlan {
   for (const w of work) {
     if (w.role !== 'serve' || w.input.children.guest || w.plan.answer !== 'serve') continue
     const row = w.input.row
-    const ready = w.input.children.secret && w.input.children.seed && observed && workload.generationMatched && row !== undefined && !row.present
+    const ready =
+      w.input.children.secret && w.input.children.seed && observed && workload.generationMatched && row !== undefined && !row.present
     w.plan.createGuest = ready
     if (!ready && w.plan.phase === 'Pending' && w.plan.reason === 'GuestNotCreated') {
-      w.plan.message = !w.input.children.secret || !w.input.children.seed
-        ? 'Waiting for the bootstrap Secret and seed profile to be created.'
-        : row === undefined || !workload.generationMatched
-          ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
-          : w.plan.message
+      w.plan.message =
+        !w.input.children.secret || !w.input.children.seed
+          ? 'Waiting for the bootstrap Secret and seed profile to be created.'
+          : row === undefined || !workload.generationMatched
+            ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
+            : w.plan.message
     }
   }
 
   // Rolling update: one outdated cell at a time, an idle one first, else the highest index.
-  const outdated = work.filter((w) => (w.role === 'serve' || w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate')) && w.plan.templateHash !== input.templateHash)
+  const outdated = work.filter(
+    (w) =>
+      (w.role === 'serve' || w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate')) &&
+      w.plan.templateHash !== input.templateHash
+  )
   let updated: ConditionInput
   if (outdated.length === 0) {
     updated = { type: 'Updated', status: 'True', reason: 'UpToDate', message: 'Every cell is built from the current template.' }
   } else if (input.updatePolicy === 'Manual') {
-    updated = { type: 'Updated', status: 'False', reason: 'TemplateChanged', message: `Cells built from an earlier template: ${names(outdated)}; updatePolicy Manual keeps them until they are replaced (new cells use the current template).` }
+    updated = {
+      type: 'Updated',
+      status: 'False',
+      reason: 'TemplateChanged',
+      message: `Cells built from an earlier template: ${names(outdated)}; updatePolicy Manual keeps them until they are replaced (new cells use the current template).`
+    }
   } else {
     const inProgress = work.some((w) => w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate'))
     const why: string[] = []
@@ -312,8 +350,18 @@ export function planScaling(input: ScalingInput): ScalingPlan {
     }
     const started = work.some((w) => w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate'))
     updated = started
-      ? { type: 'Updated', status: 'False', reason: 'RollingUpdate', message: `Replacing cells built from an earlier template one at a time: ${names(outdated)}.` }
-      : { type: 'Updated', status: 'False', reason: 'UpdateBlocked', message: `Cells built from an earlier template: ${names(outdated)}; the rolling update waits because ${why.join(', ') || 'no cell can be drained'}.` }
+      ? {
+          type: 'Updated',
+          status: 'False',
+          reason: 'RollingUpdate',
+          message: `Replacing cells built from an earlier template one at a time: ${names(outdated)}.`
+        }
+      : {
+          type: 'Updated',
+          status: 'False',
+          reason: 'UpdateBlocked',
+          message: `Cells built from an earlier template: ${names(outdated)}; the rolling update waits because ${why.join(', ') || 'no cell can be drained'}.`
+        }
   }
 
   const plans = work.sort((a, b) => a.plan.index - b.plan.index).map((w) => w.plan)
@@ -439,7 +487,9 @@ function startDrain(w: Working, reason: 'ScaleDown' | 'RollingUpdate', since: st
   w.plan.reason = reason
   w.plan.cordon = true
   w.plan.lastTransitionTime = since
-  w.plan.message = observed ? 'Draining: cordoned, waiting for its HAMi allocations to end.' : 'Draining: waiting until the workload cluster is observed.'
+  w.plan.message = observed
+    ? 'Draining: cordoned, waiting for its HAMi allocations to end.'
+    : 'Draining: waiting until the workload cluster is observed.'
   delete w.plan.deadline
 }
 
@@ -467,7 +517,12 @@ function startBuild(w: Working, since: string, templateHash: string): void {
 }
 
 function progressing(work: Working[], input: ScalingInput, poolExhausted: boolean, missing: number, failures: number): ConditionInput {
-  const c = (status: 'True' | 'False', reason: string, message: string): ConditionInput => ({ type: 'Progressing', status, reason, message })
+  const c = (status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
+    type: 'Progressing',
+    status,
+    reason,
+    message
+  })
   const building = work.filter((w) => w.role === 'serve' && CREATING_PHASES.has(w.plan.phase) && !w.plan.readyOnce)
   const draining = work.filter((w) => w.role === 'drainScaleDown' || w.role === 'drainUpdate')
   const removing = work.filter((w) => w.role === 'removing')
@@ -478,16 +533,33 @@ function progressing(work: Working[], input: ScalingInput, poolExhausted: boolea
   if (removing.length > 0) moving.push(`removing ${names(removing)}`)
   const also = moving.length > 0 ? ` (meanwhile ${moving.join('; ')})` : ''
   if (poolExhausted) {
-    return c('False', 'ReplacementExhausted', `No cell of the pool was ever Ready and cells failed ${failures} times in all; no cell is created until the pool's spec changes${also}.`)
+    return c(
+      'False',
+      'ReplacementExhausted',
+      `No cell of the pool was ever Ready and cells failed ${failures} times in all; no cell is created until the pool's spec changes${also}.`
+    )
   }
   const waitingForCells = missing > 0 || work.some((w) => w.role === 'failed')
   if (!input.workload.observed && (waitingForCells || draining.length > 0)) {
-    return c('False', 'WorkloadUnobserved', `The workload cluster is unobserved (${input.workload.reason}): no cell is created, removed or drained to completion until it is${also}.`)
+    return c(
+      'False',
+      'WorkloadUnobserved',
+      `The workload cluster is unobserved (${input.workload.reason}): no cell is created, removed or drained to completion until it is${also}.`
+    )
   }
   if (exhausted.length > 0 && moving.length === 0) {
-    return c('False', 'ReplacementExhausted', `Cells failed ${MAX_INDEX_FAILURES} times and are not rebuilt until the pool's spec changes: ${names(exhausted)}.`)
+    return c(
+      'False',
+      'ReplacementExhausted',
+      `Cells failed ${MAX_INDEX_FAILURES} times and are not rebuilt until the pool's spec changes: ${names(exhausted)}.`
+    )
   }
-  if (moving.length > 0) return c('True', 'CellsChanging', `${moving.join('; ')}.`.replace(/^./, (s) => s.toUpperCase()))
+  if (moving.length > 0)
+    return c(
+      'True',
+      'CellsChanging',
+      `${moving.join('; ')}.`.replace(/^./, (s) => s.toUpperCase())
+    )
   const failed = work.filter((w) => w.role === 'failed')
   if (failed.length > 0) return c('True', 'Rebuilding', `Failed cells wait for their rebuild: ${names(failed)}.`)
   if (missing > 0) return c('True', 'CellsChanging', `${missing} more cell(s) wait until fewer than ${MAX_CREATING} are being created.`)

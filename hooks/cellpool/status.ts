@@ -79,7 +79,8 @@ export function cellStatusRow(row: CellRow): CellStatus {
 /** Condition Ready: True when at least the desired number of cells is Ready. */
 export function readyCondition(ready: number, desired: number): ConditionInput {
   if (desired === 0) return { type: 'Ready', status: 'True', reason: 'ScaledToZero', message: 'The pool is scaled to zero cells.' }
-  if (ready >= desired) return { type: 'Ready', status: 'True', reason: 'CellsReady', message: `${ready} of ${desired} desired cell(s) are Ready.` }
+  if (ready >= desired)
+    return { type: 'Ready', status: 'True', reason: 'CellsReady', message: `${ready} of ${desired} desired cell(s) are Ready.` }
   return { type: 'Ready', status: 'False', reason: 'CellsNotReady', message: `${ready} of ${desired} desired cell(s) are Ready.` }
 }
 
@@ -96,10 +97,19 @@ export function poolStatus(input: PoolStatusInput): GPUCellPoolStatus {
   const rows = [...input.rows].sort((a, b) => a.index - b.index)
   const count = (f: (r: CellRow) => boolean): number => rows.filter(f).length
   const readyCells = count((r) => r.phase === 'Ready')
-  const progressing = input.readProblems.length > 0
-    ? { ...input.progressing, message: `${withoutStop(input.progressing.message)}. Unreadable: ${input.readProblems.map(withoutStop).join('; ')}.` }
-    : input.progressing
-  const conditions: ConditionInput[] = [readyCondition(readyCells, input.desired), progressing, input.updated, reachableCondition(input.workload)]
+  const progressing =
+    input.readProblems.length > 0
+      ? {
+          ...input.progressing,
+          message: `${withoutStop(input.progressing.message)}. Unreadable: ${input.readProblems.map(withoutStop).join('; ')}.`
+        }
+      : input.progressing
+  const conditions: ConditionInput[] = [
+    readyCondition(readyCells, input.desired),
+    progressing,
+    input.updated,
+    reachableCondition(input.workload)
+  ]
   if (input.autoscale !== undefined) conditions.push(scalingActiveCondition(input.autoscale))
   const status: GPUCellPoolStatus = {
     replicas: count((r) => r.owned),

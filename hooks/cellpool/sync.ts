@@ -17,7 +17,16 @@ import { keepAsIs } from '../metacontroller/observed.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { autoscale, autoscaleDeadline, type AutoscaleCell, type AutoscaleConfig, type AutoscaleResult } from './autoscale.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
-import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, buildGuest, buildSeedProfile, cellName, templateHash, type CellIdentity } from './children.ts'
+import {
+  buildBootstrapSecret,
+  buildCellNode,
+  buildCellNodeSet,
+  buildGuest,
+  buildSeedProfile,
+  cellName,
+  templateHash,
+  type CellIdentity
+} from './children.ts'
 import { cellPhase, rowOfGuest, workloadState, type PhaseConfig, type PreviousCell, type WorkloadState } from './phases.ts'
 import { readPool, type CellPoolSyncRequest, type ObservedCell, type PoolView, type PreviousRow } from './request.ts'
 import { isIdle, planScaling, type CellInput, type CellPlan } from './scaling.ts'
@@ -38,20 +47,26 @@ export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: st
   const field = 'spec.bootstrap.joinSecretRef.name'
   const secret = view.joinSecret
   if (secret === undefined) {
-    return { reason: 'JoinSecretMissing', message: `${field} ${pool.joinSecretName}: ${ref} does not exist; no cell is created until it does.` }
+    return {
+      reason: 'JoinSecretMissing',
+      message: `${field} ${pool.joinSecretName}: ${ref} does not exist; no cell is created until it does.`
+    }
   }
   const data = secret.data
   const value = isRecord(data) && Object.hasOwn(data, pool.joinSecretKey) ? data[pool.joinSecretKey] : undefined
   if (typeof value !== 'string' || value === '') {
     const keys = isRecord(data) ? Object.keys(data).sort() : []
     const has = keys.length > 0 ? `it has ${keys.join(', ')}` : 'it has no keys'
-    return { reason: 'JoinSecretMissing', message: `${ref} has no key ${pool.joinSecretKey} (spec.bootstrap.joinSecretKey; ${has}); no cell is created until it does.` }
+    return {
+      reason: 'JoinSecretMissing',
+      message: `${ref} has no key ${pool.joinSecretKey} (spec.bootstrap.joinSecretKey; ${has}); no cell is created until it does.`
+    }
   }
   return { template: Buffer.from(value, 'base64').toString('utf8') }
 }
 
 /** The first reason, if any, that keeps every child as it is. */
-export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking: Blocking | undefined, template: string } {
+export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking: Blocking | undefined; template: string } {
   const problems = poolProblems(view.name, view.spec)
   if (problems.length > 0) {
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
@@ -63,7 +78,10 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('problem' in rendered) {
     return {
-      blocking: { reason: 'BootstrapTemplateInvalid', message: `Secret ${view.namespace}/${pool.joinSecretName} key ${pool.joinSecretKey}: ${withoutStop(rendered.problem)}; no cell is created from it.` },
+      blocking: {
+        reason: 'BootstrapTemplateInvalid',
+        message: `Secret ${view.namespace}/${pool.joinSecretName} key ${pool.joinSecretKey}: ${withoutStop(rendered.problem)}; no cell is created from it.`
+      },
       template: ''
     }
   }
@@ -137,29 +155,33 @@ export function cellContexts(view: PoolView, workload: WorkloadState, config: Ph
     previousByIndex.set(index, row)
     if (row.phase === 'Failed') indices.add(index)
   }
-  return [...indices].sort((a, b) => a - b).map((index) => {
-    const name = cellName(view.name, index)
-    const observed = view.cells.get(index)
-    const previous = previousByIndex.get(index)
-    const guest = observed?.guestView
-    const sameBuild = previous !== undefined && (previous.guestUID === undefined || guest === undefined || previous.guestUID === guest.uid)
-    const forPhase: PreviousCell | undefined = previous === undefined ? undefined : sameBuild ? previous : { ...FRESH, failureCount: previous.failureCount }
-    const row = view.cellNodeSet?.rows.get(name)
-    const seen = cellPhase({ guest, row, workload, config, previous: forPhase, now })
-    const hasChild = observed?.secret !== undefined || observed?.seed !== undefined || observed?.guest !== undefined
-    const input: CellInput = {
-      index,
-      name,
-      seen,
-      previous: forPhase,
-      children: { secret: observed?.secret !== undefined, seed: observed?.seed !== undefined, guest: observed?.guest !== undefined },
-      guestDeleting: guest?.deleting ?? false,
-      templateHash: guest !== undefined ? guest.templateHash : hasChild ? currentHash : (previous?.templateHash ?? currentHash),
-      row,
-      ownRow: rowOfGuest(row, guest)
-    }
-    return { index, name, observed, previous, sameBuild, row, input }
-  })
+  return [...indices]
+    .sort((a, b) => a - b)
+    .map((index) => {
+      const name = cellName(view.name, index)
+      const observed = view.cells.get(index)
+      const previous = previousByIndex.get(index)
+      const guest = observed?.guestView
+      const sameBuild =
+        previous !== undefined && (previous.guestUID === undefined || guest === undefined || previous.guestUID === guest.uid)
+      const forPhase: PreviousCell | undefined =
+        previous === undefined ? undefined : sameBuild ? previous : { ...FRESH, failureCount: previous.failureCount }
+      const row = view.cellNodeSet?.rows.get(name)
+      const seen = cellPhase({ guest, row, workload, config, previous: forPhase, now })
+      const hasChild = observed?.secret !== undefined || observed?.seed !== undefined || observed?.guest !== undefined
+      const input: CellInput = {
+        index,
+        name,
+        seen,
+        previous: forPhase,
+        children: { secret: observed?.secret !== undefined, seed: observed?.seed !== undefined, guest: observed?.guest !== undefined },
+        guestDeleting: guest?.deleting ?? false,
+        templateHash: guest !== undefined ? guest.templateHash : hasChild ? currentHash : (previous?.templateHash ?? currentHash),
+        row,
+        ownRow: rowOfGuest(row, guest)
+      }
+      return { index, name, observed, previous, sameBuild, row, input }
+    })
 }
 
 /** A status row for a cell from its plan and what was observed of it. */
@@ -174,7 +196,9 @@ export function statusRow(plan: CellPlan, ctx: CellContext | undefined): CellRow
     lastTransitionTime: plan.lastTransitionTime,
     readyOnce: plan.readyOnce,
     failureCount: plan.failureCount,
-    owned: ctx?.observed !== undefined && (ctx.observed.secret !== undefined || ctx.observed.seed !== undefined || ctx.observed.guest !== undefined)
+    owned:
+      ctx?.observed !== undefined &&
+      (ctx.observed.secret !== undefined || ctx.observed.seed !== undefined || ctx.observed.guest !== undefined)
   }
   if (plan.templateHash !== undefined) row.templateHash = plan.templateHash
   if (plan.building) return row
@@ -224,7 +248,13 @@ export function autoscaleConfig(pool: ResolvedPool): AutoscaleConfig {
 }
 
 /** The autoscaler's decision, when autoscaling is enabled. */
-function autoscaleFor(view: PoolView, pool: ResolvedPool, contexts: readonly CellContext[], workload: WorkloadState, now: Date): AutoscaleResult | undefined {
+function autoscaleFor(
+  view: PoolView,
+  pool: ResolvedPool,
+  contexts: readonly CellContext[],
+  workload: WorkloadState,
+  now: Date
+): AutoscaleResult | undefined {
   if (!pool.autoscaling.enabled) return undefined
   const p = view.previous
   return autoscale(
@@ -271,7 +301,14 @@ function heldAutoscale(view: PoolView, pool: ResolvedPool, desired: number, bloc
  * The answer while the pool is blocked: every observed child exactly as it is, status rows from
  * observation with removal and failure rows carried over as they were.
  */
-function blockedAnswer(view: PoolView, pool: ResolvedPool, contexts: readonly CellContext[], workload: WorkloadState, blocking: Blocking, now: Date): CompositeResponse {
+function blockedAnswer(
+  view: PoolView,
+  pool: ResolvedPool,
+  contexts: readonly CellContext[],
+  workload: WorkloadState,
+  blocking: Blocking,
+  now: Date
+): CompositeResponse {
   const children: KubeObject[] = []
   for (const c of contexts) children.push(...keptChildren(c.observed))
   if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
@@ -305,8 +342,18 @@ function blockedAnswer(view: PoolView, pool: ResolvedPool, contexts: readonly Ce
     now,
     rows,
     desired,
-    progressing: { type: 'Progressing', status: 'False', reason: blocking.reason, message: `${withoutStop(blocking.message)}; existing cells are kept as they are.` },
-    updated: { type: 'Updated', status: 'Unknown', reason: blocking.reason, message: 'Whether cells are up to date is known once the pool is not blocked.' },
+    progressing: {
+      type: 'Progressing',
+      status: 'False',
+      reason: blocking.reason,
+      message: `${withoutStop(blocking.message)}; existing cells are kept as they are.`
+    },
+    updated: {
+      type: 'Updated',
+      status: 'Unknown',
+      reason: blocking.reason,
+      message: 'Whether cells are up to date is known once the pool is not blocked.'
+    },
     workload,
     autoscale: heldAutoscale(view, pool, desired, blocking),
     readProblems: view.problems
@@ -327,7 +374,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
 
   const scaled = autoscaleFor(view, pool, contexts, workload, now)
   const desired = scaled?.desiredReplicas ?? pool.replicas
-  const specChanged = view.generation !== undefined && view.previous.observedGeneration !== undefined && view.generation !== view.previous.observedGeneration
+  const specChanged =
+    view.generation !== undefined && view.previous.observedGeneration !== undefined && view.generation !== view.previous.observedGeneration
   const plan = planScaling({
     pool: view.name,
     cells: contexts.map((c) => c.input),
@@ -350,7 +398,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: cell.index }
     const answered = answerCell(cell, observed, id, pool, template)
     children.push(...answered)
-    const hasChild = observed !== undefined && (observed.secret !== undefined || observed.seed !== undefined || observed.guest !== undefined)
+    const hasChild =
+      observed !== undefined && (observed.secret !== undefined || observed.seed !== undefined || observed.guest !== undefined)
     if (hasChild || answered.length > 0) nodes.push(buildCellNode(pool, id, observed?.guestView?.uid ?? '', cell.cordon))
     if (cell.keepRow) rows.push(statusRow(cell, ctx))
   }
@@ -372,14 +421,23 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     autoscale: scaled,
     readProblems: view.problems
   })
-  const resync = resyncAfter([...plan.cells.map((c) => c.deadline), scaled !== undefined ? autoscaleDeadline(scaled, autoscaleConfig(pool), now) : undefined], now)
+  const resync = resyncAfter(
+    [...plan.cells.map((c) => c.deadline), scaled !== undefined ? autoscaleDeadline(scaled, autoscaleConfig(pool), now) : undefined],
+    now
+  )
   const response: CompositeResponse = { children: children as CompositeResponse['children'], status }
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response
 }
 
 /** The children answered for one cell, in a fixed order: Secret, seed profile, guest. */
-export function answerCell(cell: CellPlan, observed: ObservedCell | undefined, id: CellIdentity, pool: ResolvedPool, template: string): KubeObject[] {
+export function answerCell(
+  cell: CellPlan,
+  observed: ObservedCell | undefined,
+  id: CellIdentity,
+  pool: ResolvedPool,
+  template: string
+): KubeObject[] {
   switch (cell.answer) {
     case 'none':
       return []

@@ -136,12 +136,14 @@ export function kubeletMaySetLabel(key: string): boolean {
  */
 export function poolNameProblems(name: string): PoolProblem[] {
   if (name.length <= POOL_NAME_MAX && DNS1123_LABEL.test(name)) return []
-  return [{
-    field: 'metadata.name',
-    message:
-      `metadata.name ${clip(name)} must be a DNS label (lower-case letters, digits and -, starting and ending with a letter or digit) ` +
-      `of at most ${POOL_NAME_MAX} characters, so that cell names <pool>-<index> stay 63-character Node names`
-  }]
+  return [
+    {
+      field: 'metadata.name',
+      message:
+        `metadata.name ${clip(name)} must be a DNS label (lower-case letters, digits and -, starting and ending with a letter or digit) ` +
+        `of at most ${POOL_NAME_MAX} characters, so that cell names <pool>-<index> stay 63-character Node names`
+    }
+  ]
 }
 
 /** Every admission rule of cellpool.md against `spec` (any JSON) and the pool `name`, all problems at once. */
@@ -159,10 +161,7 @@ export function poolProblems(name: string, spec: unknown): PoolProblem[] {
 function merge(schema: PoolProblem[], rules: PoolProblem[]): PoolProblem[] {
   const ruleFields = new Set(rules.map((p) => p.field))
   const inside = (field: string, parent: string): boolean => field.startsWith(`${parent}.`) || field.startsWith(`${parent}[`)
-  return dedupe([
-    ...schema.filter((p) => !ruleFields.has(p.field)),
-    ...rules.filter((p) => !schema.some((s) => inside(p.field, s.field)))
-  ])
+  return dedupe([...schema.filter((p) => !ruleFields.has(p.field)), ...rules.filter((p) => !schema.some((s) => inside(p.field, s.field)))])
 }
 
 /** The rules the schema cannot state (or states without saying why). */
@@ -189,9 +188,15 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
   const bootstrap = record(spec.bootstrap)
   const joinName = record(bootstrap.joinSecretRef).name
   if (typeof joinName !== 'string' || joinName === '') {
-    problems.push({ field: 'spec.bootstrap.joinSecretRef.name', message: 'spec.bootstrap.joinSecretRef.name is required: a cell without a join template never joins' })
+    problems.push({
+      field: 'spec.bootstrap.joinSecretRef.name',
+      message: 'spec.bootstrap.joinSecretRef.name is required: a cell without a join template never joins'
+    })
   } else if (!isSecretName(joinName)) {
-    problems.push({ field: 'spec.bootstrap.joinSecretRef.name', message: `spec.bootstrap.joinSecretRef.name ${clip(joinName)} is not a Secret name (a DNS subdomain)` })
+    problems.push({
+      field: 'spec.bootstrap.joinSecretRef.name',
+      message: `spec.bootstrap.joinSecretRef.name ${clip(joinName)} is not a Secret name (a DNS subdomain)`
+    })
   }
   problems.push(...secretKeyProblems('spec.bootstrap.joinSecretKey', bootstrap.joinSecretKey))
   problems.push(...nodeIPFromProblems(cell.nodeIPFrom, cell.guestTemplate))
@@ -238,18 +243,26 @@ function guestTemplateProblems(template: unknown): PoolProblem[] {
   if (!isRecord(template)) return template === undefined ? [] : [{ field: base, message: `${base} must be an object (a SwiftGuestSpec)` }]
   const problems: PoolProblem[] = []
   for (const field of CONTROLLER_FIELDS) {
-    if (isSet(template, field)) problems.push({ field: `${base}.${field}`, message: `${base}.${field} is set by the controller and must not be set here` })
+    if (isSet(template, field))
+      problems.push({ field: `${base}.${field}`, message: `${base}.${field} is set by the controller and must not be set here` })
   }
   for (const [field, why] of UNSUPPORTED_FIELDS) {
-    if (isSet(template, field)) problems.push({ field: `${base}.${field}`, message: `${base}.${field} is not supported on the GPU path: ${why}` })
+    if (isSet(template, field))
+      problems.push({ field: `${base}.${field}`, message: `${base}.${field} is not supported on the GPU path: ${why}` })
   }
   if (Object.hasOwn(template, 'osType') && template.osType === 'windows') {
-    problems.push({ field: `${base}.osType`, message: `${base}.osType windows is not supported on the GPU path: a cell runs Linux with the NVIDIA driver and a kubelet` })
+    problems.push({
+      field: `${base}.osType`,
+      message: `${base}.osType windows is not supported on the GPU path: a cell runs Linux with the NVIDIA driver and a kubelet`
+    })
   }
   for (const field of ['guestClassRef', 'imageRef']) {
     const ref = Object.hasOwn(template, field) ? template[field] : undefined
     if (!isRecord(ref) || typeof ref.name !== 'string' || ref.name === '') {
-      problems.push({ field: `${base}.${field}.name`, message: `${base}.${field}.name is required: a GPU cell boots from a disk image in a guest class` })
+      problems.push({
+        field: `${base}.${field}.name`,
+        message: `${base}.${field}.name is required: a GPU cell boots from a disk image in a guest class`
+      })
     }
   }
   return problems
@@ -259,21 +272,30 @@ function gpuProblems(spec: Record<string, unknown>, gpu: Record<string, unknown>
   const base = 'spec.cell.gpu'
   const problems: PoolProblem[] = []
   if (gpu.count !== undefined && gpu.count !== 1) {
-    problems.push({ field: `${base}.count`, message: `${base}.count ${describe(gpu.count)} is not supported: a cell holds exactly 1 whole GPU` })
+    problems.push({
+      field: `${base}.count`,
+      message: `${base}.count ${describe(gpu.count)} is not supported: a cell holds exactly 1 whole GPU`
+    })
   }
   const backend = gpu.backend ?? 'DRA'
   if (backend === 'Native') {
     if (gpu.dra !== undefined) problems.push({ field: `${base}.dra`, message: `${base}.dra must not be set with backend Native` })
     const profile = record(record(gpu.native).gpuProfileRef).name
     if (typeof profile !== 'string' || profile === '') {
-      problems.push({ field: `${base}.native.gpuProfileRef.name`, message: `${base}.native.gpuProfileRef.name is required with backend Native` })
+      problems.push({
+        field: `${base}.native.gpuProfileRef.name`,
+        message: `${base}.native.gpuProfileRef.name is required with backend Native`
+      })
     }
     return problems
   }
   if (backend !== 'DRA') return problems // the schema check names a backend outside the enum
   if (gpu.native !== undefined) problems.push({ field: `${base}.native`, message: `${base}.native must not be set with backend DRA` })
   if (!isRecord(gpu.dra)) {
-    problems.push({ field: `${base}.dra`, message: `${base}.dra is required with backend DRA: it names the ResourceClaimTemplate or ResourceClaim of the GPU` })
+    problems.push({
+      field: `${base}.dra`,
+      message: `${base}.dra is required with backend DRA: it names the ResourceClaimTemplate or ResourceClaim of the GPU`
+    })
     return problems
   }
   const template = nonEmpty(gpu.dra.resourceClaimTemplateName)
@@ -295,7 +317,10 @@ function gpuProblems(spec: Record<string, unknown>, gpu: Record<string, unknown>
   }
   const tier = gpu.dra.tier
   if (tier !== undefined && tier !== 'pcie') {
-    problems.push({ field: `${base}.dra.tier`, message: `${base}.dra.tier ${describe(tier)} is not supported: a cell takes the pcie tier (Cloud Hypervisor)` })
+    problems.push({
+      field: `${base}.dra.tier`,
+      message: `${base}.dra.tier ${describe(tier)} is not supported: a cell takes the pcie tier (Cloud Hypervisor)`
+    })
   }
   return problems
 }
@@ -303,14 +328,19 @@ function gpuProblems(spec: Record<string, unknown>, gpu: Record<string, unknown>
 function nodeIPFromProblems(nodeIPFrom: unknown, template: unknown): PoolProblem[] {
   if (typeof nodeIPFrom !== 'string' || nodeIPFrom === '') return []
   const interfaces = isRecord(template) && Array.isArray(template.interfaces) ? template.interfaces : []
-  const names = interfaces.filter(isRecord).map((i) => i.name).filter((n): n is string => typeof n === 'string')
+  const names = interfaces
+    .filter(isRecord)
+    .map((i) => i.name)
+    .filter((n): n is string => typeof n === 'string')
   if (names.includes(nodeIPFrom)) return []
-  return [{
-    field: 'spec.cell.nodeIPFrom',
-    message:
-      `spec.cell.nodeIPFrom ${clip(nodeIPFrom)} names no interface of spec.cell.guestTemplate.interfaces ` +
-      `(${names.length === 0 ? 'it lists none' : `it lists ${names.map(clip).join(', ')}`})`
-  }]
+  return [
+    {
+      field: 'spec.cell.nodeIPFrom',
+      message:
+        `spec.cell.nodeIPFrom ${clip(nodeIPFrom)} names no interface of spec.cell.guestTemplate.interfaces ` +
+        `(${names.length === 0 ? 'it lists none' : `it lists ${names.map(clip).join(', ')}`})`
+    }
+  ]
 }
 
 function labelProblems(labels: unknown): PoolProblem[] {
@@ -320,7 +350,10 @@ function labelProblems(labels: unknown): PoolProblem[] {
     const field = `spec.workloadCluster.node.labels[${clip(key)}]`
     problems.push(...keyProblems(field, key, 'label'))
     if (typeof value === 'string' && !isLabelValue(value)) {
-      problems.push({ field, message: `${field} value ${clip(value)} is not a label value (at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit)` })
+      problems.push({
+        field,
+        message: `${field} value ${clip(value)} is not a label value (at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit)`
+      })
     }
   }
   return problems
@@ -335,7 +368,10 @@ function annotationProblems(annotations: unknown): PoolProblem[] {
     bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0)
   }
   if (bytes > ANNOTATIONS_MAX_BYTES) {
-    problems.push({ field: 'spec.workloadCluster.node.annotations', message: `spec.workloadCluster.node.annotations total ${bytes} bytes; a Node takes at most ${ANNOTATIONS_MAX_BYTES}` })
+    problems.push({
+      field: 'spec.workloadCluster.node.annotations',
+      message: `spec.workloadCluster.node.annotations total ${bytes} bytes; a Node takes at most ${ANNOTATIONS_MAX_BYTES}`
+    })
   }
   return problems
 }
@@ -351,14 +387,20 @@ function taintProblems(taints: unknown): PoolProblem[] {
       for (const p of keyProblems(`${field}.key`, taint.key, 'taint')) problems.push(p)
     }
     if (typeof taint.value === 'string' && !isLabelValue(taint.value)) {
-      problems.push({ field: `${field}.value`, message: `${field}.value ${clip(taint.value)} is not a valid taint value (at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit)` })
+      problems.push({
+        field: `${field}.value`,
+        message: `${field}.value ${clip(taint.value)} is not a valid taint value (at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit)`
+      })
     }
     // Only string keys and effects are compared: the schema check reports any other type, and
     // `String()` of an object with a `toString` field that is not a function throws.
     if (typeof taint.key !== 'string' || typeof taint.effect !== 'string') return
     const identity = `${taint.key}:${taint.effect}`
     if (seen.has(identity)) {
-      problems.push({ field, message: `${field} repeats key ${clip(taint.key)} with effect ${taint.effect}; a Node carries one taint per key and effect` })
+      problems.push({
+        field,
+        message: `${field} repeats key ${clip(taint.key)} with effect ${taint.effect}; a Node carries one taint per key and effect`
+      })
     }
     seen.add(identity)
   })
@@ -368,7 +410,12 @@ function taintProblems(taints: unknown): PoolProblem[] {
 /** A label, annotation or taint key: a qualified name, outside the controller's prefix. */
 function keyProblems(field: string, key: string, what: 'label' | 'annotation' | 'taint'): PoolProblem[] {
   if (!isQualifiedName(key)) {
-    return [{ field, message: `${field}: ${clip(key)} is not a valid ${what} key (an optional DNS subdomain prefix and /, then at most 63 letters, digits, -, _ and .)` }]
+    return [
+      {
+        field,
+        message: `${field}: ${clip(key)} is not a valid ${what} key (an optional DNS subdomain prefix and /, then at most 63 letters, digits, -, _ and .)`
+      }
+    ]
   }
   if (what !== 'taint' && key.startsWith(CONTROLLER_PREFIX)) {
     return [{ field, message: `${field}: ${clip(key)} is under cells.kubeswift.io/, which the controller keeps for itself` }]
@@ -381,13 +428,19 @@ function autoscalingProblems(autoscaling: Record<string, unknown>): PoolProblem[
   const problems: PoolProblem[] = []
   const { minReplicas: min, maxReplicas: max } = autoscaling
   if (autoscaling.enabled === true && max === undefined) {
-    problems.push({ field: `${base}.maxReplicas`, message: `${base}.maxReplicas is required when autoscaling is enabled: an unbounded pool can take every GPU of the cluster` })
+    problems.push({
+      field: `${base}.maxReplicas`,
+      message: `${base}.maxReplicas is required when autoscaling is enabled: an unbounded pool can take every GPU of the cluster`
+    })
   }
   if (typeof min === 'number' && typeof max === 'number' && min > max) {
     problems.push({ field: `${base}.minReplicas`, message: `${base}.minReplicas ${min} exceeds maxReplicas ${max}` })
   }
   if (autoscaling.scaleDown === 'Auto' && min === undefined) {
-    problems.push({ field: `${base}.minReplicas`, message: `${base}.minReplicas is required with scaleDown Auto: it is the floor the pool shrinks to` })
+    problems.push({
+      field: `${base}.minReplicas`,
+      message: `${base}.minReplicas is required with scaleDown Auto: it is the floor the pool shrinks to`
+    })
   }
   problems.push(
     ...durationProblems(`${base}.stabilizationWindow`, autoscaling.stabilizationWindow, false),
@@ -411,7 +464,7 @@ function secretKeyProblems(field: string, value: unknown): PoolProblem[] {
 }
 
 /** Unit lengths in seconds of a Go duration. */
-const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }
+const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }
 
 /** A Go duration (`90s`, `1h30m`, `1.5h`, `0`) in seconds, or undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {
@@ -600,12 +653,20 @@ function fieldOf(path: string): string {
 function schemaMessage(error: ValueError): string {
   const field = fieldOf(error.path)
   const value = describe(error.value)
-  const schema = error.schema as { enum?: unknown; minimum?: number; maximum?: number; maxLength?: number; maxItems?: number; type?: unknown }
+  const schema = error.schema as {
+    enum?: unknown
+    minimum?: number
+    maximum?: number
+    maxLength?: number
+    maxItems?: number
+    type?: unknown
+  }
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return `${field} is required`
     case ValueErrorType.Kind:
-      if (Array.isArray(schema.enum)) return `${field} ${value} is not one of ${schema.enum.map((v) => (v === '' ? '""' : String(v))).join(', ')}`
+      if (Array.isArray(schema.enum))
+        return `${field} ${value} is not one of ${schema.enum.map((v) => (v === '' ? '""' : String(v))).join(', ')}`
       return `${field} ${value} must be an object`
     case ValueErrorType.IntegerMinimum:
       return `${field} ${value} is below the minimum ${schema.minimum}`

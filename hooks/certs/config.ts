@@ -29,15 +29,21 @@ export function readCertsConfig(env: NodeJS.ProcessEnv): CertsConfig {
     const raw = env[name]
     if (raw === undefined || raw === '') return fallback
     const value = Number(raw)
-    if (!Number.isInteger(value) || value < 1 || value > 36500) problems.push(`${name}=${raw} must be a whole number of days from 1 to 36500`)
+    if (!Number.isInteger(value) || value < 1 || value > 36500)
+      problems.push(`${name}=${raw} must be a whole number of days from 1 to 36500`)
     return value
   }
-  const list = (name: string): string[] => (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const list = (name: string): string[] =>
+    (env[name] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
   const namespace = required('NAMESPACE')
   const secretName = required('SECRET_NAME')
   const serviceName = required('SERVICE_NAME')
   const extra = list('EXTRA_SANS')
-  for (const name of extra) if (!DNS_OR_IP.test(name)) problems.push(`EXTRA_SANS entry ${JSON.stringify(name)} is not a DNS name or IP address`)
+  for (const name of extra)
+    if (!DNS_OR_IP.test(name)) problems.push(`EXTRA_SANS entry ${JSON.stringify(name)} is not a DNS name or IP address`)
   const policy = {
     caValidityDays: days('CA_VALIDITY_DAYS', 3650),
     certValidityDays: days('CERT_VALIDITY_DAYS', 730),

@@ -24,10 +24,7 @@ export interface CertPolicy {
 }
 
 /** What to do with the stored certificate. */
-export type Plan =
-  | { action: 'keep' }
-  | { action: 'issue-cert', reason: string }
-  | { action: 'issue-ca-and-cert', reason: string }
+export type Plan = { action: 'keep' } | { action: 'issue-cert'; reason: string } | { action: 'issue-ca-and-cert'; reason: string }
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -75,11 +72,12 @@ export function plan(stored: Partial<CertBundle> | undefined, names: readonly st
   const missing = names.filter((name) => !covers(cert, name))
   if (missing.length > 0) return { action: 'issue-cert', reason: `the certificate lacks ${missing.join(', ')}` }
   if (Date.parse(cert.validTo) <= horizon) return { action: 'issue-cert', reason: `the certificate expires ${cert.validTo}` }
-  if (Date.parse(cert.validFrom) > now.getTime()) return { action: 'issue-cert', reason: `the certificate is valid only from ${cert.validFrom}` }
+  if (Date.parse(cert.validFrom) > now.getTime())
+    return { action: 'issue-cert', reason: `the certificate is valid only from ${cert.validFrom}` }
   return { action: 'keep' }
 }
 
-function newKey(): { pem: string, forgeKey: forge.pki.rsa.PrivateKey, forgePublic: forge.pki.rsa.PublicKey } {
+function newKey(): { pem: string; forgeKey: forge.pki.rsa.PrivateKey; forgePublic: forge.pki.rsa.PublicKey } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
   const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()
   const forgeKey = forge.pki.privateKeyFromPem(pem)
@@ -101,7 +99,7 @@ function validity(cert: forge.pki.Certificate, now: Date, days: number): void {
 }
 
 /** A new self-signed CA. */
-export function issueCa(now: Date, days: number, commonName = 'gpuhooks-webhook-ca'): { caCert: string, caKey: string } {
+export function issueCa(now: Date, days: number, commonName = 'gpuhooks-webhook-ca'): { caCert: string; caKey: string } {
   const key = newKey()
   const cert = forge.pki.createCertificate()
   cert.publicKey = key.forgePublic
@@ -120,7 +118,12 @@ export function issueCa(now: Date, days: number, commonName = 'gpuhooks-webhook-
 }
 
 /** A serving certificate for `names` (DNS names or IP addresses), signed by the CA. */
-export function issueCert(ca: { caCert: string, caKey: string }, names: readonly string[], now: Date, days: number): { cert: string, key: string } {
+export function issueCert(
+  ca: { caCert: string; caKey: string },
+  names: readonly string[],
+  now: Date,
+  days: number
+): { cert: string; key: string } {
   const caCert = forge.pki.certificateFromPem(ca.caCert)
   const caKey = forge.pki.privateKeyFromPem(ca.caKey)
   const key = newKey()
@@ -151,7 +154,7 @@ export function carryOut(
   names: readonly string[],
   now: Date,
   policy: CertPolicy
-): { bundle: CertBundle, caBundle: string } {
+): { bundle: CertBundle; caBundle: string } {
   if (decided.action === 'keep' && stored !== undefined) {
     const bundle = stored as CertBundle
     return { bundle, caBundle: bundle.caCert }

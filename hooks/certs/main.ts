@@ -12,7 +12,16 @@
  * `CERT_VALIDITY_DAYS` (730), `RENEW_BEFORE_DAYS` (90). The API is reached in-cluster, or through
  * `KUBECONFIG`. Logs are JSON lines; exit 0 when done, 1 on any failure (the Job retries).
  */
-import { AdmissionregistrationV1Api, AppsV1Api, ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node'
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Secret
+} from '@kubernetes/client-node'
 import { pino } from 'pino'
 import { carryOut, plan, type CertBundle } from './issue.ts'
 import { readCertsConfig, type CertsConfig } from './config.ts'
@@ -38,9 +47,15 @@ async function run(config: CertsConfig, kc: KubeConfig, log: pino.Logger): Promi
   } catch (err) {
     if (!isStatus(err, 404)) throw err
   }
-  const stored: Partial<CertBundle> | undefined = secret === undefined
-    ? undefined
-    : { cert: decode(secret, 'tls.crt'), key: decode(secret, 'tls.key'), caCert: decode(secret, 'ca.crt'), caKey: decode(secret, 'ca.key') }
+  const stored: Partial<CertBundle> | undefined =
+    secret === undefined
+      ? undefined
+      : {
+          cert: decode(secret, 'tls.crt'),
+          key: decode(secret, 'tls.key'),
+          caCert: decode(secret, 'ca.crt'),
+          caKey: decode(secret, 'ca.key')
+        }
   const now = new Date()
   const decided = plan(stored, config.names, now, config.policy)
   const { bundle, caBundle } = carryOut(stored, decided, config.names, now, config.policy)

@@ -81,13 +81,24 @@ export const RENDER_CONTROLLERS: readonly RenderController[] = [
  * Kinds a related rule may name, by their resource (plural) name: the customize answers name
  * resources, the request keys name kinds.
  */
-export const RELATED_KINDS: ReadonlyMap<string, { apiVersion: string, kind: string }> = new Map(
+export const RELATED_KINDS: ReadonlyMap<string, { apiVersion: string; kind: string }> = new Map(
   [
-    ['v1', 'Namespace'], ['v1', 'Secret'], ['v1', 'Service'], ['v1', 'Pod'], ['v1', 'Node'], ['v1', 'ConfigMap'],
-    ['node.k8s.io/v1', 'RuntimeClass'], ['gpustack.ai/v1alpha1', 'Setting'],
-    ['worker.gpustack.ai/v1alpha1', 'Instance'], ['worker.gpustack.ai/v1alpha1', 'InstanceType'],
-    ['cells.kubeswift.io/v1alpha1', 'GPUCellPool'], ['cells.kubeswift.io/v1alpha1', 'CellNodeSet']
-  ].map(([apiVersion, kind]) => [`${apiVersion as string} ${plural(kind as string)}`, { apiVersion: apiVersion as string, kind: kind as string }])
+    ['v1', 'Namespace'],
+    ['v1', 'Secret'],
+    ['v1', 'Service'],
+    ['v1', 'Pod'],
+    ['v1', 'Node'],
+    ['v1', 'ConfigMap'],
+    ['node.k8s.io/v1', 'RuntimeClass'],
+    ['gpustack.ai/v1alpha1', 'Setting'],
+    ['worker.gpustack.ai/v1alpha1', 'Instance'],
+    ['worker.gpustack.ai/v1alpha1', 'InstanceType'],
+    ['cells.kubeswift.io/v1alpha1', 'GPUCellPool'],
+    ['cells.kubeswift.io/v1alpha1', 'CellNodeSet']
+  ].map(([apiVersion, kind]) => [
+    `${apiVersion as string} ${plural(kind as string)}`,
+    { apiVersion: apiVersion as string, kind: kind as string }
+  ])
 )
 
 /** The resource name of a kind, as Kubernetes forms it for these kinds. */

@@ -101,8 +101,10 @@ function checkObject(value: unknown, where: string): KubeObject {
   if (typeof value.apiVersion !== 'string' || value.apiVersion === '') throw new InputError(`${where}: apiVersion is missing`)
   if (typeof value.kind !== 'string' || value.kind === '') throw new InputError(`${where}: kind is missing`)
   const metadata = value.metadata
-  if (!isRecord(metadata) || typeof metadata.name !== 'string' || metadata.name === '') throw new InputError(`${where}: metadata.name is missing`)
-  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string') throw new InputError(`${where}: metadata.namespace is not a string`)
+  if (!isRecord(metadata) || typeof metadata.name !== 'string' || metadata.name === '')
+    throw new InputError(`${where}: metadata.name is missing`)
+  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string')
+    throw new InputError(`${where}: metadata.namespace is not a string`)
   return value as KubeObject
 }
 
@@ -160,14 +162,16 @@ function schemaProblem(schema: Parameters<typeof Value.Errors>[0], value: unknow
 }
 
 /** Builds the v2 hook request for the parent, as Metacontroller would send it, and its controller's row. */
-export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { row: RenderController, request: Record<string, unknown> } {
+export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { row: RenderController; request: Record<string, unknown> } {
   const parents = readObjects(args.parent)
   if (parents.length !== 1) throw new InputError(`${args.parent}: expected exactly one parent object, found ${parents.length}`)
   const parent = parents[0] as KubeObject
   const row: RenderController | undefined = RENDER_CONTROLLERS.find((c) => c.apiVersion === parent.apiVersion && c.kind === parent.kind)
   if (row === undefined) {
     const known = RENDER_CONTROLLERS.map((c) => `${c.kind} (${c.apiVersion})`).join(', ')
-    throw new InputError(`${args.parent}: ${String(parent.kind)} (${String(parent.apiVersion)}) is not a parent gpuhooks renders; known: ${known}`)
+    throw new InputError(
+      `${args.parent}: ${String(parent.kind)} (${String(parent.apiVersion)}) is not a parent gpuhooks renders; known: ${known}`
+    )
   }
   if (args.finalize && row.finalize === undefined) throw new InputError(`--finalize: the ${row.kind} controller has no finalize hook`)
 
@@ -180,7 +184,10 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
   for (const file of args.children) {
     for (const child of readObjects(file).map(asStored)) {
       const map = children.get(typeOf(child))
-      if (map === undefined) throw new InputError(`${file}: ${typeOf(child)} ${keyOf(child)} is not a child type of the ${row.kind} controller (${row.childTypes.join(', ')})`)
+      if (map === undefined)
+        throw new InputError(
+          `${file}: ${typeOf(child)} ${keyOf(child)} is not a child type of the ${row.kind} controller (${row.childTypes.join(', ')})`
+        )
       map[keyOf(child)] = child
     }
   }
@@ -203,11 +210,27 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
   }
 
   const observed = Object.fromEntries(children)
-  const request = row.shape === 'composite'
-    ? { controller: customizeRequest.controller, parent, children: observed, related: Object.fromEntries(related), finalizing: args.finalize }
-    : { controller: customizeRequest.controller, object: parent, attachments: observed, related: Object.fromEntries(related), finalizing: args.finalize }
+  const request =
+    row.shape === 'composite'
+      ? {
+          controller: customizeRequest.controller,
+          parent,
+          children: observed,
+          related: Object.fromEntries(related),
+          finalizing: args.finalize
+        }
+      : {
+          controller: customizeRequest.controller,
+          object: parent,
+          attachments: observed,
+          related: Object.fromEntries(related),
+          finalizing: args.finalize
+        }
   const problem = schemaProblem(row.syncSchema, request)
-  if (problem !== undefined) throw new InputError(`the hook request built from ${[args.parent, ...args.children, ...args.related].join(', ')} is not valid at ${problem}`)
+  if (problem !== undefined)
+    throw new InputError(
+      `the hook request built from ${[args.parent, ...args.children, ...args.related].join(', ')} is not valid at ${problem}`
+    )
   return { row, request }
 }
 

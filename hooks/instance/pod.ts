@@ -119,7 +119,9 @@ function mainContainer(spec: ResolvedSpec, type: InstanceTypeSpec, accelerator: 
   if (spec.env !== undefined && spec.env.length > 0) container.env = cloneJson(spec.env)
   const ports = spec.ports
     .filter((p) => !(ssh && isSshPort(p)))
-    .map((p) => (p.name === undefined ? { containerPort: p.port, protocol: p.protocol } : { containerPort: p.port, name: p.name, protocol: p.protocol }))
+    .map((p) =>
+      p.name === undefined ? { containerPort: p.port, protocol: p.protocol } : { containerPort: p.port, name: p.name, protocol: p.protocol }
+    )
   if (ports.length > 0) container.ports = ports
 
   const cpu = spec.resources.cpu ?? type.defaults?.cpu

@@ -28,6 +28,6 @@ export function protocolOf(entry: Record<string, unknown>): string {
 }
 
 /** True for the port entry sshd serves (22/TCP); with SSH on it is declared on `sshd`, never on `main`. */
-export function isSshPort(port: { port: number, protocol: string }): boolean {
+export function isSshPort(port: { port: number; protocol: string }): boolean {
   return port.port === SSH_PORT && port.protocol === DEFAULT_PORT_PROTOCOL
 }

@@ -40,9 +40,9 @@ export type RelatedInstanceType =
   /** No InstanceType of that name was observed (or `spec.type` is not a usable string). */
   | { state: 'missing' }
   /** Observed, and its spec fits the InstanceType schema. */
-  | { state: 'valid', spec: InstanceTypeSpec }
+  | { state: 'valid'; spec: InstanceTypeSpec }
   /** Observed, but stored in a shape the hooks cannot use: one message per bad field. */
-  | { state: 'invalid', errors: string[] }
+  | { state: 'invalid'; errors: string[] }
 
 /** What the hooks read out of one request. */
 export interface InstanceView {
@@ -99,14 +99,16 @@ export function readView(request: InstanceSyncRequest): InstanceView {
   const key = objectKey(name, namespace)
   const related = request.related
   const typeName = typeof spec.type === 'string' ? spec.type : ''
-  const instanceType = typeName === '' ? { state: 'missing' as const } : readInstanceType(typeName, observedObject(related, INSTANCE_TYPE_TYPE_KEY, typeName))
+  const instanceType =
+    typeName === '' ? { state: 'missing' as const } : readInstanceType(typeName, observedObject(related, INSTANCE_TYPE_TYPE_KEY, typeName))
   const secretName = isRecord(spec.sshPublicKey) ? spec.sshPublicKey.name : undefined
   const service = observedObject(request.children, SERVICE_KEY, key)
   const setting = observedObject(related, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING)
   const settingRaw = setting?.value
-  const sshImageProblem = settingRaw === undefined || typeof settingRaw === 'string'
-    ? undefined
-    : `Setting ${SSH_SERVER_IMAGE_SETTING} value must be a string (an image reference), not ${describe(settingRaw)}`
+  const sshImageProblem =
+    settingRaw === undefined || typeof settingRaw === 'string'
+      ? undefined
+      : `Setting ${SSH_SERVER_IMAGE_SETTING} value must be a string (an image reference), not ${describe(settingRaw)}`
   return {
     name,
     namespace,
@@ -121,7 +123,9 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     instanceType,
     namespaceObject: observedObject(related, NAMESPACE_KEY, namespace),
     secret: typeof secretName === 'string' ? observedObject(related, SECRET_KEY, objectKey(secretName, namespace)) : undefined,
-    runtimeClasses: new Set(observedOfType(related, RUNTIME_CLASS_KEY).flatMap((o) => (typeof o.metadata.name === 'string' ? [o.metadata.name] : []))),
+    runtimeClasses: new Set(
+      observedOfType(related, RUNTIME_CLASS_KEY).flatMap((o) => (typeof o.metadata.name === 'string' ? [o.metadata.name] : []))
+    ),
     sshImage: settingValue(setting === undefined ? undefined : { value: settingRaw }) ?? DEFAULT_SSH_SERVER_IMAGE,
     sshImageProblem
   }

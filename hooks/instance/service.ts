@@ -156,9 +156,7 @@ export function servicePortEntries(identities: readonly PortIdentity[], nodePort
  * (leaving it out deletes it with its allocations), or stopped with no Service observed.
  */
 export function buildService(input: ServiceInput): KubeObject | undefined {
-  const identities = input.spec.stop
-    ? stoppedPortIdentities(input.observed)
-    : runningPortIdentities(input.spec.ports, input.ssh)
+  const identities = input.spec.stop ? stoppedPortIdentities(input.observed) : runningPortIdentities(input.spec.ports, input.ssh)
   if (identities.length === 0) return undefined
   return {
     apiVersion: 'v1',

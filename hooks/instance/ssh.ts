@@ -44,7 +44,16 @@ export const AUTHORIZED_KEYS_MODE = 0o400
  * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-enter` refuses root sessions without it).
  * SETPCAP is allowed by Pod Security baseline, so it does not raise the level the Pod needs.
  */
-export const SSH_CAPABILITIES = ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'] as const
+export const SSH_CAPABILITIES = [
+  'SYS_ADMIN',
+  'SYS_PTRACE',
+  'SYS_CHROOT',
+  'SETUID',
+  'SETGID',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'AUDIT_WRITE'
+] as const
 /** Volume and path of sshd's host keys: an emptyDir keeps them across sidecar restarts. */
 export const SSH_HOST_KEYS_VOLUME = 'ssh-host-keys'
 export const SSH_HOST_KEYS_MOUNT_PATH = '/var/lib/gpuhooks-sshd'

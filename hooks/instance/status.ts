@@ -25,11 +25,11 @@ import type { SpecProblem } from './validate.ts'
 
 /** How the Pod the Instance runs differs from what it would build now. */
 export type Drift =
-  | { kind: 'None', podName?: string }
+  | { kind: 'None'; podName?: string }
   | { kind: 'Deleting' }
-  | { kind: 'SpecChanged', podName: string, podGeneration: string | undefined, generation: number, held: boolean }
-  | { kind: 'InstanceTypeChanged', podName: string, typeName: string }
-  | { kind: 'SettingChanged', podName: string, setting: string, was: string | undefined, now: string }
+  | { kind: 'SpecChanged'; podName: string; podGeneration: string | undefined; generation: number; held: boolean }
+  | { kind: 'InstanceTypeChanged'; podName: string; typeName: string }
+  | { kind: 'SettingChanged'; podName: string; setting: string; was: string | undefined; now: string }
 
 /** Everything the status is computed from. */
 export interface StatusInput {
@@ -54,7 +54,10 @@ const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {})
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
 const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 
-interface Waiting { container: string, reason: string }
+interface Waiting {
+  container: string
+  reason: string
+}
 
 /** The first waiting container of a Pod (`main` first), with its reason. */
 export function waitingContainer(pod: KubeObject | undefined): Waiting | undefined {
@@ -73,7 +76,9 @@ function arr(v: unknown): unknown[] {
 }
 
 function podCondition(pod: KubeObject, type: string): Record<string, unknown> | undefined {
-  return arr(rec(pod.status).conditions).map(rec).find((c) => c.type === type)
+  return arr(rec(pod.status).conditions)
+    .map(rec)
+    .find((c) => c.type === type)
 }
 
 /** True when the Pod ended (phase Failed or Succeeded): it never runs again. */
@@ -93,13 +98,16 @@ export function podScheduled(pod: KubeObject): boolean {
 }
 
 /** The phase and message the observed Pod alone gives. */
-export function phaseFromPod(pod: KubeObject): { phase: InstancePhase, message: string } {
+export function phaseFromPod(pod: KubeObject): { phase: InstancePhase; message: string } {
   const name = pod.metadata.name ?? ''
   const status = rec(pod.status)
   const node = str(rec(pod.spec).nodeName)
   if (podEnded(pod)) {
     const reason = str(status.reason)
-    return { phase: 'Failed', message: `Pod ${name} ended with phase ${String(status.phase)}${reason !== undefined ? ` (${reason})` : ''}.` }
+    return {
+      phase: 'Failed',
+      message: `Pod ${name} ended with phase ${String(status.phase)}${reason !== undefined ? ` (${reason})` : ''}.`
+    }
   }
   if (status.phase === 'Running' && podCondition(pod, 'Ready')?.status === 'True') {
     return { phase: 'Running', message: `Pod ${name} is running on node ${node ?? 'unknown'}.` }
@@ -114,7 +122,7 @@ export function phaseFromPod(pod: KubeObject): { phase: InstancePhase, message: 
 }
 
 /** The Instance's phase and its one-sentence message (instance.md, "Status"). */
-export function instancePhase(input: StatusInput): { phase: InstancePhase, message: string } {
+export function instancePhase(input: StatusInput): { phase: InstancePhase; message: string } {
   const { pod, service } = input
   if (input.finalizing) {
     if (pod !== undefined) return { phase: 'Deleting', message: `Deleting: waiting for Pod ${pod.metadata.name} to terminate.` }
@@ -179,11 +187,17 @@ export function upToDateCondition(drift: Drift): ConditionInput {
       return c('False', 'SpecChanged', drift.held ? `${built}; it is kept until the spec is valid.` : `${built}; it is being replaced.`)
     }
     case 'InstanceTypeChanged':
-      return c('False', 'InstanceTypeChanged',
-        `InstanceType ${drift.typeName} changed after Pod ${drift.podName} was built; the change applies at the next start (set spec.stop true, then false).`)
+      return c(
+        'False',
+        'InstanceTypeChanged',
+        `InstanceType ${drift.typeName} changed after Pod ${drift.podName} was built; the change applies at the next start (set spec.stop true, then false).`
+      )
     case 'SettingChanged':
-      return c('False', 'SettingChanged',
-        `Setting ${drift.setting} changed after Pod ${drift.podName} was built (it runs ${drift.was ?? 'no sidecar'}, the Setting asks for ${drift.now}); the change applies at the next start.`)
+      return c(
+        'False',
+        'SettingChanged',
+        `Setting ${drift.setting} changed after Pod ${drift.podName} was built (it runs ${drift.was ?? 'no sidecar'}, the Setting asks for ${drift.now}); the change applies at the next start.`
+      )
   }
 }
 
@@ -220,16 +234,16 @@ export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatu
 
 /** `status.accelerator` from the observed Pod's `main` container and the spec's family and count. */
 export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['accelerator'] {
-  const main = arr(rec(pod.spec).containers).map(rec).find((c) => c.name === MAIN_CONTAINER)
+  const main = arr(rec(pod.spec).containers)
+    .map(rec)
+    .find((c) => c.name === MAIN_CONTAINER)
   const resources = rec(main?.resources)
   const requested = new Map([...Object.entries(rec(resources.limits)), ...Object.entries(rec(resources.requests))])
   const extended = recordOf(
-    [...requested.keys()]
-      .sort()
-      .flatMap((key) => {
-        const value = requested.get(key)
-        return key.includes('/') && (typeof value === 'string' || typeof value === 'number') ? [[key, String(value)] as const] : []
-      })
+    [...requested.keys()].sort().flatMap((key) => {
+      const value = requested.get(key)
+      return key.includes('/') && (typeof value === 'string' || typeof value === 'number') ? [[key, String(value)] as const] : []
+    })
   )
   const declared = rec(rec(rec(spec).resources).accelerator)
   const hasBlock = isRecord(rec(rec(spec).resources).accelerator)
@@ -243,7 +257,10 @@ export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['
  * column (a printer column shows only the first match of a list path).
  */
 export function nodePortSummary(ports: NonNullable<InstanceStatus['ports']>): string {
-  return ports.filter((p) => p.nodePort !== undefined).map((p) => `${p.port}:${p.nodePort}/${p.protocol}`).join(',')
+  return ports
+    .filter((p) => p.nodePort !== undefined)
+    .map((p) => `${p.port}:${p.nodePort}/${p.protocol}`)
+    .join(',')
 }
 
 /** The whole status. */

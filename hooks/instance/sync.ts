@@ -63,7 +63,11 @@ export function sshKeyProblem(secretName: string, namespace: string, secret: Kub
   const field = 'spec.sshPublicKey.name'
   const ref = `Secret ${namespace}/${secretName}`
   if (secret === undefined) {
-    return { field, reason: 'SSHKeyMissing', message: `${field} ${secretName}: ${ref} does not exist; create it with the key ${AUTHORIZED_KEYS}` }
+    return {
+      field,
+      reason: 'SSHKeyMissing',
+      message: `${field} ${secretName}: ${ref} does not exist; create it with the key ${AUTHORIZED_KEYS}`
+    }
   }
   const data = isRecord(secret.data) ? secret.data : {}
   const value = ownValue(data, AUTHORIZED_KEYS)
@@ -75,7 +79,7 @@ export function sshKeyProblem(secretName: string, namespace: string, secret: Kub
 }
 
 /** Every spec problem, in the order described in the module doc, and the resolved spec when well-formed. */
-export function instanceProblems(view: InstanceView): { problems: SpecProblem[], resolved: ResolvedSpec | undefined } {
+export function instanceProblems(view: InstanceView): { problems: SpecProblem[]; resolved: ResolvedSpec | undefined } {
   const problems = specProblems(view.spec)
   const wellFormed = problems.length === 0
   problems.push(...instanceNameProblems(view.name))
@@ -106,7 +110,11 @@ export function instanceProblems(view: InstanceView): { problems: SpecProblem[],
     if (restricted !== undefined) problems.push(restricted)
     if (resolved.sshPublicKey !== undefined) {
       if (view.sshImageProblem !== undefined) {
-        problems.push({ field: 'spec.sshPublicKey', reason: SETTING_INVALID, message: `spec.sshPublicKey: ${view.sshImageProblem}; an admin must fix the Setting` })
+        problems.push({
+          field: 'spec.sshPublicKey',
+          reason: SETTING_INVALID,
+          message: `spec.sshPublicKey: ${view.sshImageProblem}; an admin must fix the Setting`
+        })
       }
       const key = sshKeyProblem(resolved.sshPublicKey.name, view.namespace, view.secret)
       if (key !== undefined) problems.push(key)

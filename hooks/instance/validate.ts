@@ -57,8 +57,7 @@ export interface ResolvedWorkspace {
 }
 
 /** An Instance spec with every default the hooks rely on filled in. */
-export interface ResolvedSpec
-  extends Omit<InstanceSpec, 'imagePullPolicy' | 'ports' | 'resources' | 'workspace' | 'stop'> {
+export interface ResolvedSpec extends Omit<InstanceSpec, 'imagePullPolicy' | 'ports' | 'resources' | 'workspace' | 'stop'> {
   imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never'
   ports: ResolvedPort[]
   resources: { cpu?: number | string; memory?: number | string; accelerator?: ResolvedAccelerator }
@@ -104,8 +103,8 @@ export function specProblems(spec: unknown): SpecProblem[] {
  * (`spec.ports[1].port`), the value and the rule. TypeBox reports a missing property twice
  * (required, then its type): the first is kept.
  */
-export function schemaMessages(schema: TSchema, value: unknown, root: string): { field: string, message: string }[] {
-  const out: { field: string, message: string }[] = []
+export function schemaMessages(schema: TSchema, value: unknown, root: string): { field: string; message: string }[] {
+  const out: { field: string; message: string }[] = []
   const seen = new Set<string>()
   for (const error of Value.Errors(schema, value)) {
     if (seen.has(error.path)) continue
@@ -124,13 +123,21 @@ export function schemaMessages(schema: TSchema, value: unknown, root: string): {
 export function instanceNameProblems(name: string): SpecProblem[] {
   const problems: SpecProblem[] = []
   if (name.length > LABEL_VALUE_MAX) {
-    problems.push(invalid('metadata.name',
-      `metadata.name ${name} is ${name.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`))
+    problems.push(
+      invalid(
+        'metadata.name',
+        `metadata.name ${name} is ${name.length} characters long; at most ${LABEL_VALUE_MAX}, because the Pod carries it as a label value`
+      )
+    )
   }
   if (name.length <= LABEL_VALUE_MAX && !DNS1035_LABEL.test(name)) {
-    problems.push(invalid('metadata.name',
-      `metadata.name ${name} cannot name the Instance's Service: a Service name must be a DNS-1035 label ` +
-      '(lower-case letters, digits and -, starting with a letter and ending with a letter or digit)'))
+    problems.push(
+      invalid(
+        'metadata.name',
+        `metadata.name ${name} cannot name the Instance's Service: a Service name must be a DNS-1035 label ` +
+          '(lower-case letters, digits and -, starting with a letter and ending with a letter or digit)'
+      )
+    )
   }
   return problems
 }
@@ -142,11 +149,13 @@ export function instanceNameProblems(name: string): SpecProblem[] {
  */
 export function typeProblems(spec: InstanceSpec, typeName: string, type: InstanceTypeSpec | undefined): SpecProblem[] {
   if (type === undefined) {
-    return [{
-      field: 'spec.type',
-      reason: INSTANCE_TYPE_NOT_FOUND,
-      message: `spec.type ${typeName} names no InstanceType; create InstanceType ${typeName} or name an existing one`
-    }]
+    return [
+      {
+        field: 'spec.type',
+        reason: INSTANCE_TYPE_NOT_FOUND,
+        message: `spec.type ${typeName} names no InstanceType; create InstanceType ${typeName} or name an existing one`
+      }
+    ]
   }
   const accel = resolvedAccelerator(spec)
   if (accel === undefined) return []
@@ -156,20 +165,36 @@ export function typeProblems(spec: InstanceSpec, typeName: string, type: Instanc
   const families = type.families ?? ['Whole']
   const offered = (list: readonly string[]): string => (list.length === 0 ? 'none' : list.join(', '))
   if (accel.family === 'Sliced' && plugin === 'NVIDIA') {
-    problems.push(notOffered(`${field}.family`,
-      `${field}.family Sliced is not offered by InstanceType ${typeName}: the NVIDIA device plugin has no Sliced family; ` +
-      `offered: ${offered(families.filter((f) => f !== 'Sliced'))}`))
+    problems.push(
+      notOffered(
+        `${field}.family`,
+        `${field}.family Sliced is not offered by InstanceType ${typeName}: the NVIDIA device plugin has no Sliced family; ` +
+          `offered: ${offered(families.filter((f) => f !== 'Sliced'))}`
+      )
+    )
   } else if (!families.includes(accel.family)) {
-    problems.push(notOffered(`${field}.family`,
-      `${field}.family ${accel.family} is not offered by InstanceType ${typeName}; offered: ${offered(families)}`))
+    problems.push(
+      notOffered(
+        `${field}.family`,
+        `${field}.family ${accel.family} is not offered by InstanceType ${typeName}; offered: ${offered(families)}`
+      )
+    )
   }
   if (accel.family === 'Partitioned' && accel.profile !== undefined && !(type.partitionProfiles ?? []).includes(accel.profile)) {
-    problems.push(notOffered(`${field}.profile`,
-      `${field}.profile ${accel.profile} is not offered by InstanceType ${typeName}; offered: ${offered(type.partitionProfiles ?? [])}`))
+    problems.push(
+      notOffered(
+        `${field}.profile`,
+        `${field}.profile ${accel.profile} is not offered by InstanceType ${typeName}; offered: ${offered(type.partitionProfiles ?? [])}`
+      )
+    )
   }
   if (type.maxCount !== undefined && accel.count > type.maxCount) {
-    problems.push(notOffered(`${field}.count`,
-      `${field}.count ${accel.count} is over the maxCount of InstanceType ${typeName}; at most ${type.maxCount}`))
+    problems.push(
+      notOffered(
+        `${field}.count`,
+        `${field}.count ${accel.count} is over the maxCount of InstanceType ${typeName}; at most ${type.maxCount}`
+      )
+    )
   }
   return problems
 }
@@ -231,7 +256,12 @@ function specRuleProblems(spec: Record<string, unknown>): SpecProblem[] {
     ...uniqueNameProblems('spec.imagePullSecrets', list(spec.imagePullSecrets)),
     ...(isRecord(resources.accelerator) ? acceleratorProblems(resources.accelerator) : []),
     ...(isRecord(spec.workspace) && spec.workspace.size !== undefined && spec.workspace.claimName !== undefined
-      ? [invalid('spec.workspace', 'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim')]
+      ? [
+          invalid(
+            'spec.workspace',
+            'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim'
+          )
+        ]
       : [])
   ]
 }
@@ -251,12 +281,20 @@ function portProblems(ports: unknown[], ssh: boolean): SpecProblem[] {
     const sibling = byNumber.get(entry.port)
     if (sibling === undefined) byNumber.set(entry.port, protocol)
     else if (sibling !== protocol) {
-      problems.push(invalid(at,
-        `${at}: port ${id} shares port ${entry.port} with ${entry.port}/${sibling}; the Service merges ports by number, use distinct port numbers`))
+      problems.push(
+        invalid(
+          at,
+          `${at}: port ${id} shares port ${entry.port} with ${entry.port}/${sibling}; the Service merges ports by number, use distinct port numbers`
+        )
+      )
     }
     if (ssh && entry.port === SSH_PORT && protocol !== 'TCP') {
-      problems.push(invalid(at,
-        `${at}: port ${id} is not allowed with spec.sshPublicKey set; port ${SSH_PORT} is the SSH port, only ${SSH_PORT}/TCP may be listed`))
+      problems.push(
+        invalid(
+          at,
+          `${at}: port ${id} is not allowed with spec.sshPublicKey set; port ${SSH_PORT} is the SSH port, only ${SSH_PORT}/TCP may be listed`
+        )
+      )
     }
   })
   problems.push(...uniqueNameProblems('spec.ports', ports))
@@ -265,8 +303,12 @@ function portProblems(ports: unknown[], ssh: boolean): SpecProblem[] {
     const at = `spec.ports[${i}].name`
     if (entry.name === 'ssh') problems.push(invalid(at, `${at} ssh is reserved for the SSH sidecar; choose another name`))
     else if (!isIanaServiceName(entry.name)) {
-      problems.push(invalid(at,
-        `${at} ${entry.name} is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end`))
+      problems.push(
+        invalid(
+          at,
+          `${at} ${entry.name} is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end`
+        )
+      )
     }
   })
   return problems
@@ -290,7 +332,10 @@ function uniqueNameProblems(field: string, entries: unknown[]): SpecProblem[] {
     if (!isRecord(entry) || typeof entry.name !== 'string') return
     const twin = first.get(entry.name)
     if (twin === undefined) first.set(entry.name, i)
-    else problems.push(invalid(`${field}[${i}].name`, `${field}[${i}].name ${entry.name} is also the name of ${field}[${twin}]; names must be unique`))
+    else
+      problems.push(
+        invalid(`${field}[${i}].name`, `${field}[${i}].name ${entry.name} is also the name of ${field}[${twin}]; names must be unique`)
+      )
   })
   return problems
 }
@@ -310,7 +355,9 @@ function acceleratorProblems(a: Record<string, unknown>): SpecProblem[] {
     // One message listing every extra field says more than the four CEL rules it would trip.
     const extra = [...(family === 'Whole' ? [] : ['family']), ...SLICED_FIELDS.filter(has), ...(has('profile') ? ['profile'] : [])]
     if (extra.length > 0) {
-      problems.push(invalid(`${at}.count`, `${at}.count 0 means a CPU-only workspace; remove ${extra.join(', ')}, or set count to 1 or more`))
+      problems.push(
+        invalid(`${at}.count`, `${at}.count 0 means a CPU-only workspace; remove ${extra.join(', ')}, or set count to 1 or more`)
+      )
     }
     return problems
   }
@@ -328,7 +375,9 @@ function acceleratorProblems(a: Record<string, unknown>): SpecProblem[] {
   if (family === 'Partitioned' && !has('profile')) {
     problems.push(invalid(`${at}.profile`, `${at}.profile is required for family Partitioned`))
   } else if (family !== 'Partitioned' && has('profile')) {
-    problems.push(invalid(`${at}.profile`, `${at}.profile ${describe(a.profile)} applies to the Partitioned family only; family is ${family}`))
+    problems.push(
+      invalid(`${at}.profile`, `${at}.profile ${describe(a.profile)} applies to the Partitioned family only; family is ${family}`)
+    )
   }
   return problems
 }
@@ -379,7 +428,15 @@ function cut(text: string): string {
 function schemaMessage(error: ValueError, root: string): string {
   const field = fieldOf(error.path, root)
   const value = describe(error.value)
-  const schema = error.schema as { enum?: unknown; minimum?: number; maximum?: number; minLength?: number; maxLength?: number; maxItems?: number; pattern?: string }
+  const schema = error.schema as {
+    enum?: unknown
+    minimum?: number
+    maximum?: number
+    minLength?: number
+    maxLength?: number
+    maxItems?: number
+    pattern?: string
+  }
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return `${field} is required`

@@ -35,10 +35,7 @@ export interface PodCidrs {
  * What a Setting value means for isolation: `off` (absent or blank), `on` with the CIDRs, or
  * `invalid` with one message per bad entry, each naming the entry and the rule it breaks.
  */
-export type PodCidrSetting =
-  | { state: 'off' }
-  | { state: 'on', cidrs: PodCidrs }
-  | { state: 'invalid', errors: string[] }
+export type PodCidrSetting = { state: 'off' } | { state: 'on'; cidrs: PodCidrs } | { state: 'invalid'; errors: string[] }
 
 /**
  * Reads the value of `instance-isolation-pod-cidrs` (undefined when the Setting is absent).
@@ -182,7 +179,11 @@ function formatIPv6(address: bigint): string {
       runLength = j - i
     }
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(':')
+  const hex = (from: number, to: number) =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':')
   if (runStart < 0) return hex(0, 8)
   return `${hex(0, runStart)}::${hex(runStart + runLength, 8)}`
 }
@@ -194,7 +195,8 @@ function comparePrefixes(a: Prefix, b: Prefix): number {
 }
 
 /** Go's unicode.IsSpace: the Unicode White_Space property plus U+0085. */
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g
+const GO_SPACE =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g
 
 /** Go's strings.TrimSpace, which CEL's `trim()` calls. */
 function goTrimSpace(text: string): string {

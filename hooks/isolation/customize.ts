@@ -37,9 +37,6 @@ export function customize(request: IsolationCustomizeRequest): CustomizeResponse
   const setting = { apiVersion: SETTING_API_VERSION, resource: 'settings', names: [ISOLATION_POD_CIDRS_SETTING] }
   if (carriesHoldsInstances(request.parent)) return { relatedResources: [setting] }
   return {
-    relatedResources: [
-      { apiVersion: WORKER_API_VERSION, resource: 'instances', namespace: request.parent.metadata.name },
-      setting
-    ]
+    relatedResources: [{ apiVersion: WORKER_API_VERSION, resource: 'instances', namespace: request.parent.metadata.name }, setting]
   }
 }

@@ -15,9 +15,7 @@ export const NamespaceSchema = Type.Object(
     apiVersion: Type.Optional(Type.String()),
     kind: Type.Optional(Type.String()),
     metadata: ObjectMetaSchema,
-    status: Type.Optional(
-      Type.Object({ phase: Type.Optional(Type.String()) }, { additionalProperties: true })
-    )
+    status: Type.Optional(Type.Object({ phase: Type.Optional(Type.String()) }, { additionalProperties: true }))
   },
   { additionalProperties: true }
 )

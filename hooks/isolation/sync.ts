@@ -75,9 +75,10 @@ export function sync(request: IsolationSyncRequest): DecoratorResponse {
   const seesInstance = holdsInstance(request, namespace)
   const labels: Record<string, string> = seesInstance ? { [HOLDS_INSTANCES_LABEL]: 'true' } : {}
   const value = observedObject(request.related, SETTING_TYPE_KEY, ISOLATION_POD_CIDRS_SETTING)?.value
-  const setting: PodCidrSetting = value === undefined || typeof value === 'string'
-    ? parsePodCidrs(value)
-    : { state: 'invalid', errors: [`the value must be a string of comma-separated CIDRs, not ${typeof value}`] }
+  const setting: PodCidrSetting =
+    value === undefined || typeof value === 'string'
+      ? parsePodCidrs(value)
+      : { state: 'invalid', errors: [`the value must be a string of comma-separated CIDRs, not ${typeof value}`] }
   switch (setting.state) {
     case 'off':
       return answer([], labels, { [ISOLATION_ANNOTATION]: null })
@@ -113,10 +114,6 @@ function holdsInstance(request: IsolationSyncRequest, namespace: string): boolea
   return observedOfType(request.related, INSTANCE_KEY).some((instance) => instance.metadata.namespace === namespace)
 }
 
-function answer(
-  attachments: KubeObject[],
-  labels: Record<string, string>,
-  annotations: Record<string, string | null>
-): DecoratorResponse {
+function answer(attachments: KubeObject[], labels: Record<string, string>, annotations: Record<string, string | null>): DecoratorResponse {
   return { attachments: attachments as DecoratorResponse['attachments'], labels, annotations, status: null }
 }

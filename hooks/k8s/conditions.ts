@@ -32,7 +32,7 @@ export function stampConditions(
   now: Date,
   observedGeneration: number | undefined
 ): Condition[] {
-  const before = new Map<string, { status?: unknown, lastTransitionTime?: unknown }>()
+  const before = new Map<string, { status?: unknown; lastTransitionTime?: unknown }>()
   if (Array.isArray(previous)) {
     for (const c of previous as unknown[]) {
       if (isRecord(c) && typeof c.type === 'string') before.set(c.type, c)

@@ -73,7 +73,11 @@ export function recordOf<V>(entries: Iterable<readonly [string, V]>): Record<str
 
 /** `map` with its keys in sorted order (own keys only), for byte-stable output. */
 export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string, V> {
-  return recordOf(Object.keys(map).sort().map((key) => [key, map[key] as V] as const))
+  return recordOf(
+    Object.keys(map)
+      .sort()
+      .map((key) => [key, map[key] as V] as const)
+  )
 }
 
 /** A deep copy of JSON data, so builders never share structure with their inputs. */

@@ -58,11 +58,7 @@ function typed(object: KubeObject, type: string): KubeObject {
  * One observed object by type key and object key; own members only, so a name such as
  * `constructor` or `toString` finds an object only if one by that name was observed.
  */
-export function observedObject(
-  objects: TypedObjects | null | undefined,
-  type: string,
-  key: string
-): KubeObject | undefined {
+export function observedObject(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
   const found = ownValue(ownValue(objects, type), key)
   return isKubeObject(found) ? typed(found, type) : undefined
 }

@@ -78,7 +78,7 @@ const ControllerSchema = Type.Optional(Type.Unknown())
 export function customizeRequestSchema<P extends TSchema>(parent: P) {
   return Type.Object({ controller: ControllerSchema, parent }, { additionalProperties: true })
 }
-export type CustomizeRequest<P> = { controller?: unknown, parent: P }
+export type CustomizeRequest<P> = { controller?: unknown; parent: P }
 
 /** One related-resource rule of a customize answer. */
 export const RelatedResourceRuleSchema = Type.Object(

@@ -55,7 +55,7 @@ export interface AppOptions {
   /** Serve `GET /metrics` on this app (the admission listener leaves it to the hooks listener). */
   serveMetrics?: boolean
   /** TLS for an HTTPS listener. */
-  https?: { cert: string | Buffer, key: string | Buffer }
+  https?: { cert: string | Buffer; key: string | Buffer }
   /** Clock read once per request and passed to the hook; tests pin it. */
   clock?: () => Date
   /** Readiness, consulted by `/readyz`; `main` turns it false while draining. */
@@ -119,7 +119,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? (() => new Date())
   const limits: Limits = { ...DEFAULT_LIMITS, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, ...options.limits }
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
-  const serverOptions: FastifyServerOptions & { https?: { cert: string | Buffer, key: string | Buffer }, http?: { headersTimeout: number, connectionsCheckingInterval: number } } = {
+  const serverOptions: FastifyServerOptions & {
+    https?: { cert: string | Buffer; key: string | Buffer }
+    http?: { headersTimeout: number; connectionsCheckingInterval: number }
+  } = {
     ...(options.loggerInstance !== undefined ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit,
     requestIdHeader: false,

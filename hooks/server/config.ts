@@ -7,7 +7,7 @@ import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS, type Limits } from './app.ts'
 export interface Config {
   port: number
   webhookPort: number
-  tls: { certFile: string, keyFile: string } | undefined
+  tls: { certFile: string; keyFile: string } | undefined
   logLevel: string
   bodyLimit: number
   /** On SIGTERM: how long `/readyz` answers 503 before the listeners close. */
@@ -38,7 +38,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   const shutdownTimeoutMs = integer('SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000
   const shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', 5, 0, 3600) * 1000
   if (shutdownDelayMs >= shutdownTimeoutMs) {
-    problems.push(`SHUTDOWN_DELAY_SECONDS=${shutdownDelayMs / 1000} must be below SHUTDOWN_TIMEOUT_SECONDS=${shutdownTimeoutMs / 1000}, or nothing in flight could finish`)
+    problems.push(
+      `SHUTDOWN_DELAY_SECONDS=${shutdownDelayMs / 1000} must be below SHUTDOWN_TIMEOUT_SECONDS=${shutdownTimeoutMs / 1000}, or nothing in flight could finish`
+    )
   }
   const seconds = (name: string, fallbackMs: number, min: number): number => integer(name, fallbackMs / 1000, min, 3600) * 1000
   const limits: Limits = {
@@ -52,7 +54,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     keepAliveTimeoutMs: seconds('KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULT_LIMITS.keepAliveTimeoutMs, 1)
   }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    problems.push(`HEADERS_TIMEOUT_SECONDS=${limits.headersTimeoutMs / 1000} must not exceed REQUEST_TIMEOUT_SECONDS=${limits.requestTimeoutMs / 1000}`)
+    problems.push(
+      `HEADERS_TIMEOUT_SECONDS=${limits.headersTimeoutMs / 1000} must not exceed REQUEST_TIMEOUT_SECONDS=${limits.requestTimeoutMs / 1000}`
+    )
   }
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL
   if (!LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL=${logLevel} must be one of ${LEVELS.join(', ')}`)

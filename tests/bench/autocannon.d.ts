@@ -53,7 +53,7 @@ declare module 'autocannon' {
       non2xx: number
       statusCodeStats: Record<string, { count: number }>
       /** Per-second request counts; `total` is every response received, `sent` every request. */
-      requests: Histogram & { sent: number, total: number }
+      requests: Histogram & { sent: number; total: number }
       latency: Histogram & { totalCount: number }
       throughput: Histogram
       start: Date

@@ -64,7 +64,11 @@ function servicePid(port: string): number {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
       if (!cmdline.includes('hooks/main.ts')) continue
       if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`PORT=${port}`)) continue
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1])
+      const ppid = Number(
+        readFileSync(`/proc/${entry}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1]
+      )
       matches.set(Number(entry), ppid)
     } catch {
       // A process that ended while being read.
@@ -220,28 +224,39 @@ function instanceObject(namespace: string, i: number): JsonObject {
 /** Runs `fn` on `items` with at most `limit` in flight. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++] as T)
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T)
+    })
+  )
 }
 
 async function answeredAdmissions(env: ClusterEnv): Promise<number> {
   const text = await (await fetch(`${env.service.hooksUrl}/metrics`)).text()
   let total = 0
-  for (const line of text.split('\n')) if (line.startsWith('gpuhooks_hook_requests_total{hook="admission_instance",')) total += Number(line.split(' ').pop())
+  for (const line of text.split('\n'))
+    if (line.startsWith('gpuhooks_hook_requests_total{hook="admission_instance",')) total += Number(line.split(' ').pop())
   return total
 }
 
 async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: string, labelled: boolean): Promise<Result> {
   const kube = env.kube
   const namespace = `bench-${name}`
-  await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: namespace, ...(labelled ? { labels: { [HOLDS_INSTANCES]: 'true' } } : {}) }
-  })
+  await kube.create(
+    { apiVersion: 'v1', resource: 'namespaces' },
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, ...(labelled ? { labels: { [HOLDS_INSTANCES]: 'true' } } : {}) }
+    }
+  )
   await env.cluster.kubectl(['wait', '--for=create', '-n', namespace, 'serviceaccount/default', '--timeout=60s'])
-  const instanceDriver = new Driver({ kube, controller: env.driver(INSTANCE_CONTROLLER).options.controller, hookBaseUrl: env.service.hooksUrl, transport: meter.transport('instance') })
+  const instanceDriver = new Driver({
+    kube,
+    controller: env.driver(INSTANCE_CONTROLLER).options.controller,
+    hookBaseUrl: env.service.hooksUrl,
+    transport: meter.transport('instance')
+  })
   let relatesInstances = false
   let isolationWithInstances = 0
   const isolationTransport = meter.transport('isolation')
@@ -257,7 +272,12 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
     }
     return res
   }
-  const isolationDriver = new Driver({ kube, controller: env.driver(ISOLATION_CONTROLLER).options.controller, hookBaseUrl: env.service.hooksUrl, transport: watching })
+  const isolationDriver = new Driver({
+    kube,
+    controller: env.driver(ISOLATION_CONTROLLER).options.controller,
+    hookBaseUrl: env.service.hooksUrl,
+    transport: watching
+  })
 
   // The namespace settles first, as it would long before a burst of Instances.
   await isolationDriver.settle({ name: namespace })
@@ -276,18 +296,18 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
     return report.writes.length > 0
   })
   let created = false
-  const creating = pool(Array.from({ length: INSTANCES }, (_, i) => i), 20, async (i) => {
-    await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instanceObject(namespace, i))
-    instanceQueue.add(`ws-${i}`)
-    instanceEvent()
-  }).then(() => {
+  const creating = pool(
+    Array.from({ length: INSTANCES }, (_, i) => i),
+    20,
+    async (i) => {
+      await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instanceObject(namespace, i))
+      instanceQueue.add(`ws-${i}`)
+      instanceEvent()
+    }
+  ).then(() => {
     created = true
   })
-  await Promise.all([
-    creating,
-    instanceQueue.run(WORKERS, () => created),
-    namespaceQueue.run(1, () => created && instanceQueue.idle)
-  ])
+  await Promise.all([creating, instanceQueue.run(WORKERS, () => created), namespaceQueue.run(1, () => created && instanceQueue.idle)])
   const seconds = (performance.now() - started) / 1000
   const totalCpuNs = cpuNs(pid) - cpuBefore
   const calls = new Map(meter.byController)
@@ -309,7 +329,8 @@ function asApplied(o: JsonObject, namespace: string): JsonObject {
   const m = isObject(o.metadata) ? o.metadata : {}
   const metadata: JsonObject = { name: m.name ?? null, namespace }
   if (isObject(m.labels)) metadata.labels = Object.fromEntries(Object.entries(m.labels).filter(([k]) => k !== 'controller-uid'))
-  if (isObject(m.annotations)) metadata.annotations = Object.fromEntries(Object.entries(m.annotations).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')))
+  if (isObject(m.annotations))
+    metadata.annotations = Object.fromEntries(Object.entries(m.annotations).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')))
   const spec = isObject(o.spec) ? structuredClone(o.spec) : {}
   if (o.kind === 'Service') {
     delete spec.clusterIP
@@ -357,7 +378,19 @@ async function directScenario(kube: KubeApi, from: string): Promise<{ result: Re
 const ms = (ns: number): string => (ns / 1e6).toFixed(0)
 
 function table(results: readonly Result[]): string[] {
-  const head = ['scenario', 'convergence s', 'instance calls', 'instance CPU ms', 'isolation calls', 'isolation CPU ms', 'isolation calls carrying Instances', 'admission calls', 'admission and the rest, CPU ms', 'service CPU ms', 'retried syncs']
+  const head = [
+    'scenario',
+    'convergence s',
+    'instance calls',
+    'instance CPU ms',
+    'isolation calls',
+    'isolation CPU ms',
+    'isolation calls carrying Instances',
+    'admission calls',
+    'admission and the rest, CPU ms',
+    'service CPU ms',
+    'retried syncs'
+  ]
   const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`
   const rows = results.map((r) => {
     const inst = r.calls.get('instance')
@@ -386,18 +419,24 @@ async function main(): Promise<void> {
     const pid = servicePid(new URL(env.service.hooksUrl).port)
     const meter = new Meter(pid)
     const kube = env.kube
-    await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes' }, {
-      apiVersion: 'worker.gpustack.ai/v1alpha1',
-      kind: 'InstanceType',
-      metadata: { name: 'bench' },
-      spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', defaults: { cpu: '2', memory: '4Gi' } }
-    })
-    await kube.create({ apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings' }, {
-      apiVersion: 'gpustack.ai/v1alpha1',
-      kind: 'Setting',
-      metadata: { name: 'instance-isolation-pod-cidrs' },
-      value: '10.244.0.0/16'
-    })
+    await kube.create(
+      { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes' },
+      {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'bench' },
+        spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', defaults: { cpu: '2', memory: '4Gi' } }
+      }
+    )
+    await kube.create(
+      { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings' },
+      {
+        apiVersion: 'gpustack.ai/v1alpha1',
+        kind: 'Setting',
+        metadata: { name: 'instance-isolation-pod-cidrs' },
+        value: '10.244.0.0/16'
+      }
+    )
     const results: Result[] = []
     console.error(`bench:cluster: labelled namespace, ${INSTANCES} Instances …`)
     results.push(await hookScenario(env, pid, meter, 'labelled', true))
@@ -414,7 +453,12 @@ async function main(): Promise<void> {
     }
     const cpus = os.cpus()
     console.log(`command: npm run bench:cluster -- --instances ${INSTANCES} --workers ${WORKERS}${SKIP_FRESH ? ' --skip-fresh' : ''}`)
-    console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end, Node ${process.version}`)
+    console.log(
+      `machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} at the end, Node ${process.version}`
+    )
     console.log('')
     for (const line of table(results)) console.log(line)
     console.log('')

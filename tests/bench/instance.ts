@@ -12,7 +12,15 @@ import { parseAllDocuments } from 'yaml'
 import { WORKER_API_VERSION } from '../../hooks/api/instance.ts'
 import { INSTANCE_TYPE_TYPE_KEY } from '../../hooks/api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE, SETTING_API_VERSION, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING } from '../../hooks/api/setting.ts'
-import { NAMESPACE_KEY, POD_KEY, RUNTIME_CLASS_KEY, SECRET_KEY, SERVICE_KEY, sync as instanceSync, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import {
+  NAMESPACE_KEY,
+  POD_KEY,
+  RUNTIME_CLASS_KEY,
+  SECRET_KEY,
+  SERVICE_KEY,
+  sync as instanceSync,
+  type InstanceSyncRequest
+} from '../../hooks/instance/sync.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'
 import { applied, CREATED, STARTED, storedChild, type Owner } from './stored.ts'
@@ -69,26 +77,30 @@ function storedInstance(name: string, namespace: string, seed: number, status?: 
     },
     spec: instanceSpec()
   }
-  const writers = status === undefined ? [] : [{ manager: 'metacontroller', fields: { status }, subresource: 'status' as const, time: STARTED }]
+  const writers =
+    status === undefined ? [] : [{ manager: 'metacontroller', fields: { status }, subresource: 'status' as const, time: STARTED }]
   return { ...applied(object, seed, writers), ...(status !== undefined ? { status } : {}) } as InstanceSyncRequest['parent']
 }
 
 function instanceTypeObject(): KubeObject {
-  return applied({
-    apiVersion: WORKER_API_VERSION,
-    kind: 'InstanceType',
-    metadata: { name: 'a100' },
-    spec: {
-      devicePlugin: 'HAMi',
-      resourceName: 'nvidia.com/gpu',
-      families: ['Whole', 'Shared', 'Sliced'],
-      maxCount: 8,
-      nodeSelector: { 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' },
-      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-      runtimeClassName: 'nvidia',
-      defaults: { cpu: '4', memory: '32Gi' }
-    }
-  }, 901)
+  return applied(
+    {
+      apiVersion: WORKER_API_VERSION,
+      kind: 'InstanceType',
+      metadata: { name: 'a100' },
+      spec: {
+        devicePlugin: 'HAMi',
+        resourceName: 'nvidia.com/gpu',
+        families: ['Whole', 'Shared', 'Sliced'],
+        maxCount: 8,
+        nodeSelector: { 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' },
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+        runtimeClassName: 'nvidia',
+        defaults: { cpu: '4', memory: '32Gi' }
+      }
+    },
+    901
+  )
 }
 
 export function setting(name: string, value: string, seed: number): KubeObject {
@@ -96,27 +108,39 @@ export function setting(name: string, value: string, seed: number): KubeObject {
 }
 
 export function namespaceObject(name: string, seed: number): KubeObject {
-  return applied({
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: {
-      name,
-      labels: { 'kubernetes.io/metadata.name': name, 'pod-security.kubernetes.io/enforce': 'privileged', 'team.example.com/name': 'vision' }
+  return applied(
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name,
+        labels: {
+          'kubernetes.io/metadata.name': name,
+          'pod-security.kubernetes.io/enforce': 'privileged',
+          'team.example.com/name': 'vision'
+        }
+      },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' }
     },
-    spec: { finalizers: ['kubernetes'] },
-    status: { phase: 'Active' }
-  }, seed)
+    seed
+  )
 }
 
 function keySecret(namespace: string): KubeObject {
-  const keys = ['alice@laptop', 'alice@desktop', 'ci@runner'].map((who) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${hex(who).slice(0, 43)} ${who}`)
-  return applied({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'ssh-keys', namespace },
-    type: 'Opaque',
-    data: { authorized_keys: Buffer.from(`${keys.join('\n')}\n`).toString('base64') }
-  }, 902)
+  const keys = ['alice@laptop', 'alice@desktop', 'ci@runner'].map(
+    (who) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${hex(who).slice(0, 43)} ${who}`
+  )
+  return applied(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'ssh-keys', namespace },
+      type: 'Opaque',
+      data: { authorized_keys: Buffer.from(`${keys.join('\n')}\n`).toString('base64') }
+    },
+    902
+  )
 }
 
 /** The hook's Pod as the API server defaults it and kubelet reports it running. */
@@ -217,7 +241,10 @@ function instanceRequest(parent: InstanceSyncRequest['parent'], children: KubeOb
     controller: controllerObject('instance.yaml', 'CompositeController'),
     parent,
     children: byType(children, [POD_KEY, SERVICE_KEY]),
-    related: byType([...related, ...services], [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY, RUNTIME_CLASS_KEY]),
+    related: byType(
+      [...related, ...services],
+      [INSTANCE_TYPE_TYPE_KEY, SETTING_TYPE_KEY, NAMESPACE_KEY, SERVICE_KEY, SECRET_KEY, RUNTIME_CLASS_KEY]
+    ),
     finalizing: false
   }
 }
@@ -229,7 +256,13 @@ function instanceRequest(parent: InstanceSyncRequest['parent'], children: KubeOb
  */
 export function runningInstanceRequest(name = 'ws', namespace = 'team-a', seed = 1): InstanceSyncRequest {
   const runtimeClass = applied({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'nvidia' }, handler: 'nvidia' }, 905)
-  const related = [instanceTypeObject(), setting(SSH_SERVER_IMAGE_SETTING, DEFAULT_SSH_SERVER_IMAGE, 903), namespaceObject(namespace, 904), keySecret(namespace), runtimeClass]
+  const related = [
+    instanceTypeObject(),
+    setting(SSH_SERVER_IMAGE_SETTING, DEFAULT_SSH_SERVER_IMAGE, 903),
+    namespaceObject(namespace, 904),
+    keySecret(namespace),
+    runtimeClass
+  ]
   const fresh = storedInstance(name, namespace, seed)
   const owner: Owner = { apiVersion: WORKER_API_VERSION, kind: 'Instance', name, uid: String(fresh.metadata.uid) }
   const desired = instanceSync(instanceRequest(fresh, [], related), SETTLED).children as KubeObject[]

@@ -25,10 +25,20 @@ export interface OverloadRun {
 
 function post(port: number, body: Buffer): Promise<string> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/hooks/isolation/customize', method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(String(res.statusCode)))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/hooks/isolation/customize',
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length }
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(String(res.statusCode)))
+      }
+    )
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'))
     req.end(body)
   })
@@ -40,7 +50,9 @@ function healthz(port: number): Promise<number> {
     request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
       res.resume()
       res.on('end', () => resolve(Number(process.hrtime.bigint() - started) / 1e6))
-    }).on('error', () => resolve(Number.POSITIVE_INFINITY)).end()
+    })
+      .on('error', () => resolve(Number.POSITIVE_INFINITY))
+      .end()
   })
 }
 
@@ -72,13 +84,14 @@ function probeInWorker(port: number): { stop: () => Promise<number[]> } {
   `
   const worker = new Worker(code, { eval: true, workerData: port })
   return {
-    stop: () => new Promise((resolve) => {
-      worker.once('message', (latencies: number[]) => {
-        void worker.terminate()
-        resolve(latencies)
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (latencies: number[]) => {
+          void worker.terminate()
+          resolve(latencies)
+        })
+        worker.postMessage('stop')
       })
-      worker.postMessage('stop')
-    })
   }
 }
 
@@ -119,6 +132,14 @@ export async function overloadTable(): Promise<string[]> {
   return [
     `| overload: ${BODIES} concurrent ${BODY_BYTES / MiB} MiB bodies | peak RSS | slowest /healthz (of those asked every 50 ms) | answers |`,
     '| --- | --- | --- | --- |',
-    ...runs.map((r) => `| ${r.label} | ${r.peakRssMiB.toFixed(0)} MiB | ${r.slowestHealthzMs.toFixed(0)} ms (${r.healthzAsked} asked) | ${Object.entries(r.codes).sort().map(([c, n]) => `${n}× ${c}`).join(', ')} |`)
+    ...runs.map(
+      (r) =>
+        `| ${r.label} | ${r.peakRssMiB.toFixed(0)} MiB | ${r.slowestHealthzMs.toFixed(0)} ms (${r.healthzAsked} asked) | ${Object.entries(
+          r.codes
+        )
+          .sort()
+          .map(([c, n]) => `${n}× ${c}`)
+          .join(', ')} |`
+    )
   ]
 }

@@ -100,7 +100,9 @@ function checkRunning(answer: unknown): string | undefined {
 function checkIsolated(answer: unknown): string | undefined {
   const attachments = count(field(answer, 'attachments'))
   const annotation = field(answer, 'annotations', ISOLATION_ANNOTATION)
-  return attachments === 1 && annotation === null ? undefined : `expected 1 policy and no annotation, got ${attachments} and ${JSON.stringify(annotation)}`
+  return attachments === 1 && annotation === null
+    ? undefined
+    : `expected 1 policy and no annotation, got ${attachments} and ${JSON.stringify(annotation)}`
 }
 
 function checkAllowed(answer: unknown): string | undefined {
@@ -116,8 +118,18 @@ export function payloads(): Payload[] {
   const fifty = Array.from({ length: 50 }, (_, i) => runningInstanceRequest(`ws-${i}`, 'tenant-a', 1000 + i).parent as KubeObject)
   const many = Array.from({ length: LARGE_INSTANCE_COUNT }, (_, i) => stoppedInstance(`nb-${i}`, 'tenant-big', 5000 + i))
   return [
-    { name: 'instance sync: running, SSH, 4 ports', path: '/hooks/instance/sync', body: JSON.stringify(runningInstanceRequest()), check: checkRunning },
-    { name: 'isolation sync: 50 Instances', path: '/hooks/isolation/sync', body: JSON.stringify(isolationRequest('tenant-a', fifty)), check: checkIsolated },
+    {
+      name: 'instance sync: running, SSH, 4 ports',
+      path: '/hooks/instance/sync',
+      body: JSON.stringify(runningInstanceRequest()),
+      check: checkRunning
+    },
+    {
+      name: 'isolation sync: 50 Instances',
+      path: '/hooks/isolation/sync',
+      body: JSON.stringify(isolationRequest('tenant-a', fifty)),
+      check: checkIsolated
+    },
     { name: 'instance admission: UPDATE stop', path: '/admission/instance', body: JSON.stringify(stopReview()), check: checkAllowed },
     {
       name: `isolation sync: ${LARGE_INSTANCE_COUNT} Instances`,

@@ -115,7 +115,9 @@ async function main(): Promise<void> {
   const seconds = Number(option('seconds', '10'))
   const dir = resolve(option('dir', join(tmpdir(), 'gpuhooks-profiles')))
   mkdirSync(dir, { recursive: true })
-  const list = payloads().filter((p) => (which === 'all' ? SELECT.instance?.(p) === true || SELECT.admission?.(p) === true : SELECT[which]?.(p) === true))
+  const list = payloads().filter((p) =>
+    which === 'all' ? SELECT.instance?.(p) === true || SELECT.admission?.(p) === true : SELECT[which]?.(p) === true
+  )
   if (list.length === 0) throw new Error(`--payload ${which}: choose instance, admission or all`)
   const app = await buildApp({ routes })
   const echo = Fastify({ bodyLimit: DEFAULT_BODY_LIMIT })
@@ -125,7 +127,8 @@ async function main(): Promise<void> {
   for (const payload of list) {
     const request = { method: 'POST' as const, url: payload.path, payload: payload.body, headers: { 'content-type': 'application/json' } }
     const check = await app.inject(request)
-    if (check.statusCode !== 200 || payload.check(check.json()) !== undefined) throw new Error(`${payload.name}: unexpected answer ${check.statusCode}`)
+    if (check.statusCode !== 200 || payload.check(check.json()) !== undefined)
+      throw new Error(`${payload.name}: unexpected answer ${check.statusCode}`)
     for (let i = 0; i < 300; i++) await app.inject(request)
     await session.post('Profiler.enable')
     await session.post('Profiler.setSamplingInterval', { interval: 100 })
@@ -144,8 +147,12 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify(profile))
     // The route's `handle` is the hook's own call: everything else is transport.
     const handler = inclusive(profile, (_name, url) => url.endsWith('/hooks/server/routes.ts'))
-    console.log(`## ${payload.name}: ${n} requests in ${seconds} s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms of CPU each (${file})`)
-    console.log(`hook function (inclusive): ${((handler.ms / handler.totalMs) * 100).toFixed(1)} % of ${handler.totalMs.toFixed(0)} ms sampled`)
+    console.log(
+      `## ${payload.name}: ${n} requests in ${seconds} s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms of CPU each (${file})`
+    )
+    console.log(
+      `hook function (inclusive): ${((handler.ms / handler.totalMs) * 100).toFixed(1)} % of ${handler.totalMs.toFixed(0)} ms sampled`
+    )
     console.log('| self ms | share | function |')
     console.log('| ---: | ---: | --- |')
     for (const row of topSelf(profile, 20)) console.log(`| ${row.ms.toFixed(0)} | ${(row.share * 100).toFixed(1)} % | ${row.frame} |`)

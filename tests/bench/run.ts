@@ -125,7 +125,11 @@ async function measure(url: string, payload: Payload): Promise<Run> {
  * Answers each payload once in-process: the hook must answer 200 and as expected, the echo must
  * echo. Returns the problems and the size of each hook answer.
  */
-async function preflight(hook: FastifyInstance, echo: FastifyInstance, list: readonly Payload[]): Promise<{ problems: string[], answers: Map<Payload, number> }> {
+async function preflight(
+  hook: FastifyInstance,
+  echo: FastifyInstance,
+  list: readonly Payload[]
+): Promise<{ problems: string[]; answers: Map<Payload, number> }> {
   const problems: string[] = []
   const answers = new Map<Payload, number>()
   for (const p of list) {
@@ -152,7 +156,10 @@ function header(): string[] {
   const require = createRequire(import.meta.url)
   const version = (name: string): string => (require(`${name}/package.json`) as { version: string }).version
   const cpus = os.cpus()
-  const command = process.env.npm_lifecycle_event === 'bench' ? `npm run bench  (${process.env.npm_lifecycle_script ?? 'tsx tests/bench/run.ts'})` : 'tsx tests/bench/run.ts'
+  const command =
+    process.env.npm_lifecycle_event === 'bench'
+      ? `npm run bench  (${process.env.npm_lifecycle_script ?? 'tsx tests/bench/run.ts'})`
+      : 'tsx tests/bench/run.ts'
   return [
     `command: ${command}`,
     `machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB, ${os.type()} ${os.release()} ${os.arch()}`,
@@ -161,8 +168,19 @@ function header(): string[] {
   ]
 }
 
-function table(rows: ReadonlyArray<{ payload: Payload, hook: Run, echo: Run }>, answers: ReadonlyMap<Payload, number>): string[] {
-  const head = ['payload', 'request / hook answer', 'hook req/s', 'echo req/s', 'hook/echo', 'hook p50 / p97.5 / p99 ms', 'echo p50 / p97.5 / p99 ms', 'peak RSS MiB hook / echo', 'heap MiB after hook / echo', 'hook non-200']
+function table(rows: ReadonlyArray<{ payload: Payload; hook: Run; echo: Run }>, answers: ReadonlyMap<Payload, number>): string[] {
+  const head = [
+    'payload',
+    'request / hook answer',
+    'hook req/s',
+    'echo req/s',
+    'hook/echo',
+    'hook p50 / p97.5 / p99 ms',
+    'echo p50 / p97.5 / p99 ms',
+    'peak RSS MiB hook / echo',
+    'heap MiB after hook / echo',
+    'hook non-200'
+  ]
   const body = rows.map(({ payload, hook, echo }) => [
     payload.name,
     `${size(Buffer.byteLength(payload.body))} / ${size(answers.get(payload) ?? 0)}`,
@@ -201,16 +219,18 @@ async function main(): Promise<number> {
     for (const line of header()) console.log(line)
     console.log('')
 
-    const rows: Array<{ payload: Payload, hook: Run, echo: Run }> = []
+    const rows: Array<{ payload: Payload; hook: Run; echo: Run }> = []
     for (const payload of list) {
       console.error(`bench: ${payload.name} …`)
       rows.push({ payload, hook: await measure(hookUrl + payload.path, payload), echo: await measure(echoUrl + payload.path, payload) })
     }
     for (const line of table(rows, answers)) console.log(line)
     console.log('')
-    console.log('Latency in whole milliseconds (autocannon\'s resolution). Peak RSS is the whole process (both apps and the load generator\'s thread) at its highest during the warm-up and the run of that server and payload' +
-      `${peak.kernel ? ' (the kernel\'s high-water mark, reset before each run)' : ' (sampled every 20 ms)'}; ` +
-      `the process held ${mib(idleRss)} MiB before the first run. Heap is the V8 heap used of the main thread, both apps, read right after each run without forcing a GC.`)
+    console.log(
+      "Latency in whole milliseconds (autocannon's resolution). Peak RSS is the whole process (both apps and the load generator's thread) at its highest during the warm-up and the run of that server and payload" +
+        `${peak.kernel ? " (the kernel's high-water mark, reset before each run)" : ' (sampled every 20 ms)'}; ` +
+        `the process held ${mib(idleRss)} MiB before the first run. Heap is the V8 heap used of the main thread, both apps, read right after each run without forcing a GC.`
+    )
 
     const answered = rows.reduce((n, r) => n + r.hook.result.requests.total, 0)
     const failed = rows.filter((r) => r.hook.failed > 0)
@@ -219,7 +239,8 @@ async function main(): Promise<number> {
       return 1
     }
     const echoFailed = rows.filter((r) => r.echo.failed > 0)
-    for (const r of echoFailed) console.error(`bench: warning: the echo baseline of ${r.payload.name} had failures: ${JSON.stringify(r.echo.codes)}`)
+    for (const r of echoFailed)
+      console.error(`bench: warning: the echo baseline of ${r.payload.name} had failures: ${JSON.stringify(r.echo.codes)}`)
     console.log(`Every hook response was 200: ${answered} in the measured runs, and those of the warm-ups.`)
     console.log('')
     console.error('bench: overload …')

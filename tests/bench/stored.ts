@@ -81,7 +81,7 @@ export interface Marks {
 export function storedChild(
   desired: KubeObject,
   owner: Owner,
-  options: { seed: number, marks: Marks, spec?: unknown, status?: Record<string, unknown>, statusManager?: string }
+  options: { seed: number; marks: Marks; spec?: unknown; status?: Record<string, unknown>; statusManager?: string }
 ): KubeObject {
   const applied = structuredClone(desired)
   const { labels, annotations } = options.marks
@@ -91,10 +91,18 @@ export function storedChild(
     ...(annotations !== undefined ? { annotations: { ...applied.metadata.annotations, ...annotations } } : {})
   }
   const ownerReferences = [{ ...owner, controller: true, blockOwnerDeletion: true }]
-  const written = { metadata: { annotations: applied.metadata.annotations ?? {}, labels: applied.metadata.labels, ownerReferences }, spec: applied.spec }
+  const written = {
+    metadata: { annotations: applied.metadata.annotations ?? {}, labels: applied.metadata.labels, ownerReferences },
+    spec: applied.spec
+  }
   const writers: Writer[] = [{ manager: 'metacontroller', fields: written }]
   if (options.status !== undefined) {
-    writers.push({ manager: options.statusManager ?? 'kube-controller-manager', fields: { status: options.status }, subresource: 'status', time: STARTED })
+    writers.push({
+      manager: options.statusManager ?? 'kube-controller-manager',
+      fields: { status: options.status },
+      subresource: 'status',
+      time: STARTED
+    })
   }
   return {
     ...applied,
@@ -125,7 +133,10 @@ export function applied(object: KubeObject, seed: number, extraWriters: readonly
       annotations,
       creationTimestamp: CREATED,
       generation: object.metadata.generation ?? 1,
-      managedFields: managedFields(String(object.apiVersion), [{ manager: 'kubectl-client-side-apply', fields: byKubectl }, ...extraWriters]),
+      managedFields: managedFields(String(object.apiVersion), [
+        { manager: 'kubectl-client-side-apply', fields: byKubectl },
+        ...extraWriters
+      ]),
       resourceVersion: String(200000 + seed),
       uid: object.metadata.uid ?? uid(seed)
     }

@@ -33,7 +33,9 @@ function documents(path: string): JsonObject[] {
     .filter(isObject)
 }
 
-const crdFiles = readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml')).sort()
+const crdFiles = readdirSync(CRD_DIR)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort()
 const crds = crdFiles.flatMap((f) => documents(join(CRD_DIR, f)))
 
 const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
@@ -60,7 +62,12 @@ function celMessages(schema: Json | undefined): string[] {
   const own = Array.isArray(schema['x-kubernetes-validations'])
     ? schema['x-kubernetes-validations'].filter(isObject).map((r) => String(r.message))
     : []
-  return [...own, ...Object.entries(schema).filter(([k]) => k !== 'x-kubernetes-validations').flatMap(([, v]) => celMessages(v))]
+  return [
+    ...own,
+    ...Object.entries(schema)
+      .filter(([k]) => k !== 'x-kubernetes-validations')
+      .flatMap(([, v]) => celMessages(v))
+  ]
 }
 
 /** Every field path a schema declares: `.a.b`, `.list[].c`, `.map[*]`. */
@@ -143,7 +150,12 @@ t.test('kubectl explain shows the descriptions of instance.spec.resources.accele
 const CEL_NAMESPACE = 'cel-rules'
 
 function instance(name: string, spec: JsonObject): JsonObject {
-  return { apiVersion: WORKER, kind: 'Instance', metadata: { name, namespace: CEL_NAMESPACE }, spec: { type: 'hami', image: 'busybox:1.36', ...spec } }
+  return {
+    apiVersion: WORKER,
+    kind: 'Instance',
+    metadata: { name, namespace: CEL_NAMESPACE },
+    spec: { type: 'hami', image: 'busybox:1.36', ...spec }
+  }
 }
 function instanceType(name: string, spec: JsonObject): JsonObject {
   return { apiVersion: WORKER, kind: 'InstanceType', metadata: { name }, spec }
@@ -173,20 +185,42 @@ const MSG = {
   workspace: 'size and claimName are exclusive: an ephemeral size or a claim',
   ssh22: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
   partitionProfiles: 'spec.partitionProfiles needs Partitioned in spec.families',
-  instanceName: 'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting with a letter and ending with a letter or digit (it names the Pod label and the Service)',
-  podCidrs: 'value of instance-isolation-pod-cidrs must be comma-separated canonical CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56'
+  instanceName:
+    'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting with a letter and ending with a letter or digit (it names the Pod label and the Service)',
+  podCidrs:
+    'value of instance-isolation-pod-cidrs must be comma-separated canonical CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56'
 } as const
 
 const accel = (accelerator: JsonObject): JsonObject => ({ resources: { accelerator } })
 
 const INSTANCE_CASES: CelCase[] = [
-  { name: 'memoryMiB with memoryPercentage', object: instance('mem-both', accel({ family: 'Sliced', memoryMiB: 4096, memoryPercentage: 25 })), message: MSG.memoryExclusive },
+  {
+    name: 'memoryMiB with memoryPercentage',
+    object: instance('mem-both', accel({ family: 'Sliced', memoryMiB: 4096, memoryPercentage: 25 })),
+    message: MSG.memoryExclusive
+  },
   { name: 'count 0 with a profile', object: instance('cpu-profile', accel({ count: 0, profile: '1g.10gb' })), message: MSG.cpuOnly },
   { name: 'count 0 with family Shared', object: instance('cpu-shared', accel({ count: 0, family: 'Shared' })), message: MSG.cpuOnly },
-  { name: 'Sliced with count 2', object: instance('sliced-two', accel({ family: 'Sliced', count: 2, memoryPercentage: 50 })), message: MSG.countOne },
-  { name: 'Partitioned with count 2', object: instance('mig-two', accel({ family: 'Partitioned', count: 2, profile: '1g.10gb' })), message: MSG.countOne },
-  { name: 'coresPercentage on Whole', object: instance('whole-cores', accel({ family: 'Whole', coresPercentage: 50 })), message: MSG.slicedOnly },
-  { name: 'Sliced without a memory share', object: instance('sliced-bare', accel({ family: 'Sliced', coresPercentage: 50 })), message: MSG.slicedNeedsMemory },
+  {
+    name: 'Sliced with count 2',
+    object: instance('sliced-two', accel({ family: 'Sliced', count: 2, memoryPercentage: 50 })),
+    message: MSG.countOne
+  },
+  {
+    name: 'Partitioned with count 2',
+    object: instance('mig-two', accel({ family: 'Partitioned', count: 2, profile: '1g.10gb' })),
+    message: MSG.countOne
+  },
+  {
+    name: 'coresPercentage on Whole',
+    object: instance('whole-cores', accel({ family: 'Whole', coresPercentage: 50 })),
+    message: MSG.slicedOnly
+  },
+  {
+    name: 'Sliced without a memory share',
+    object: instance('sliced-bare', accel({ family: 'Sliced', coresPercentage: 50 })),
+    message: MSG.slicedNeedsMemory
+  },
   { name: 'Partitioned without a profile', object: instance('mig-bare', accel({ family: 'Partitioned' })), message: MSG.profile },
   { name: 'a profile on Whole', object: instance('whole-profile', accel({ family: 'Whole', profile: '1g.10gb' })), message: MSG.profile },
   {
@@ -194,7 +228,16 @@ const INSTANCE_CASES: CelCase[] = [
     object: instance('port-twice', { ports: [{ port: 8000 }, { port: 8000, protocol: 'UDP' }] }),
     message: MSG.portProtocols
   },
-  { name: 'two ports with one name', object: instance('name-twice', { ports: [{ port: 8000, name: 'web' }, { port: 8001, name: 'web' }] }), message: MSG.portNames },
+  {
+    name: 'two ports with one name',
+    object: instance('name-twice', {
+      ports: [
+        { port: 8000, name: 'web' },
+        { port: 8001, name: 'web' }
+      ]
+    }),
+    message: MSG.portNames
+  },
   { name: 'port name ssh', object: instance('port-ssh', { ports: [{ port: 2222, name: 'ssh' }] }), message: MSG.sshReserved },
   { name: 'port name with upper case', object: instance('iana-upper', { ports: [{ port: 8888, name: 'Jupyter' }] }), message: MSG.iana },
   { name: 'port name with --', object: instance('iana-dashes', { ports: [{ port: 8888, name: 'web--ui' }] }), message: MSG.iana },
@@ -207,7 +250,11 @@ const INSTANCE_CASES: CelCase[] = [
   },
   { name: 'an Instance name starting with a digit', object: instance('1st-notebook', {}), message: MSG.instanceName },
   { name: 'an Instance name of 64 characters', object: instance('n'.repeat(64), {}), message: MSG.instanceName },
-  { name: 'workspace size with claimName', object: instance('ws-both', { workspace: { size: '10Gi', claimName: 'data' } }), message: MSG.workspace },
+  {
+    name: 'workspace size with claimName',
+    object: instance('ws-both', { workspace: { size: '10Gi', claimName: 'data' } }),
+    message: MSG.workspace
+  },
   {
     name: 'SSH with port 22/UDP',
     object: instance('ssh-udp', { sshPublicKey: { name: 'keys' }, ports: [{ port: 22, protocol: 'UDP' }] }),
@@ -221,7 +268,11 @@ const INSTANCE_TYPE_CASES: CelCase[] = [
     object: instanceType('no-mig', { families: ['Whole', 'Shared'], partitionProfiles: ['1g.10gb'] }),
     message: MSG.partitionProfiles
   },
-  { name: 'partitionProfiles with the default families', object: instanceType('default-families', { partitionProfiles: ['1g.10gb'] }), message: MSG.partitionProfiles }
+  {
+    name: 'partitionProfiles with the default families',
+    object: instanceType('default-families', { partitionProfiles: ['1g.10gb'] }),
+    message: MSG.partitionProfiles
+  }
 ]
 
 const SETTING_CASES: CelCase[] = [
@@ -238,16 +289,29 @@ const SETTING_CASES: CelCase[] = [
 t.test('every CEL rule in crds/ has a case in the table below', async (t) => {
   const covered = new Set([...INSTANCE_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES].map((c) => c.message))
   // The cell pool CRDs' rules have their table in 40-cellpool-admission.test.ts.
-  const declared = [...new Set(crds.filter((crd) => objectAt(crd, 'spec').group !== 'cells.kubeswift.io').flatMap((crd) => celMessages(crd)))].sort()
+  const declared = [
+    ...new Set(crds.filter((crd) => objectAt(crd, 'spec').group !== 'cells.kubeswift.io').flatMap((crd) => celMessages(crd)))
+  ].sort()
   t.ok(declared.length >= 15, `${declared.length} rules`)
-  t.same(declared.filter((m) => !covered.has(m)), [], 'no rule without a case')
+  t.same(
+    declared.filter((m) => !covered.has(m)),
+    [],
+    'no rule without a case'
+  )
   t.same([...covered].filter((m) => !declared.includes(m)).sort(), [], 'no case for a rule the CRDs lack')
 })
 
 t.test('a valid base object of each kind is accepted', async (t) => {
   await cluster.kubectl(['create', 'namespace', CEL_NAMESPACE])
   const objects = [
-    instance('base', { ports: [{ port: 8000, name: 'web' }, { port: 8001, protocol: 'UDP' }], sshPublicKey: { name: 'keys' }, workspace: { size: '10Gi' } }),
+    instance('base', {
+      ports: [
+        { port: 8000, name: 'web' },
+        { port: 8001, protocol: 'UDP' }
+      ],
+      sshPublicKey: { name: 'keys' },
+      workspace: { size: '10Gi' }
+    }),
     instance('base-sliced', accel({ family: 'Sliced', count: 1, memoryMiB: 4096, coresPercentage: 30 })),
     instance('base-mig', accel({ family: 'Partitioned', profile: '1g.10gb' })),
     instance('base-cpu', accel({ count: 0 })),
@@ -259,7 +323,10 @@ t.test('a valid base object of each kind is accepted', async (t) => {
   }
 })
 
-for (const [kind, cases] of [['Instance', INSTANCE_CASES], ['InstanceType', INSTANCE_TYPE_CASES]] as const) {
+for (const [kind, cases] of [
+  ['Instance', INSTANCE_CASES],
+  ['InstanceType', INSTANCE_TYPE_CASES]
+] as const) {
   t.test(`CEL refuses a bad ${kind}, each with the rule's message`, async (t) => {
     for (const c of cases) {
       const { code, stderr } = await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(c.object), allowFail: true })
@@ -278,7 +345,8 @@ for (const [kind, cases] of [['Instance', INSTANCE_CASES], ['InstanceType', INST
 }
 
 t.test(`CEL refuses a malformed ${POD_CIDRS} value, and accepts blank and canonical CIDRs`, async (t) => {
-  const stored = async (): Promise<Json | undefined> => (await kube.get({ apiVersion: SETTINGS, resource: 'settings', name: POD_CIDRS })).body.value
+  const stored = async (): Promise<Json | undefined> =>
+    (await kube.get({ apiVersion: SETTINGS, resource: 'settings', name: POD_CIDRS })).body.value
   for (const accepted of ['', '   ', '10.244.0.0/16, fd00:10:244::/56']) {
     const { code, stderr } = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(setting(accepted)), allowFail: true })
     t.equal(code, 0, `${JSON.stringify(accepted)} is accepted: ${stderr}`)
@@ -345,7 +413,11 @@ t.test(`the isolation hook accepts exactly the ${POD_CIDRS} values the CEL rule 
     const verdict = await refusal(kube.request('POST', '/apis/gpustack.ai/v1alpha1/settings?dryRun=All', setting(value)))
     t.ok(verdict === 'accepted' || verdict === 'Invalid', `${JSON.stringify(value)}: ${verdict}`)
     const hook = parsePodCidrs(value).state
-    t.equal(hook === 'invalid' ? 'Invalid' : 'accepted', verdict, `${JSON.stringify(value)}: the API server says ${verdict}, the hook ${hook}`)
+    t.equal(
+      hook === 'invalid' ? 'Invalid' : 'accepted',
+      verdict,
+      `${JSON.stringify(value)}: the API server says ${verdict}, the hook ${hook}`
+    )
   }
 })
 
@@ -372,7 +444,12 @@ t.test('every example in deploy/examples is created, in dependency order, and re
   const versions = new Map<string, Json | undefined>()
   const refOf = async (doc: JsonObject): Promise<ResourceRef> => {
     const info = await kube.resourceInfo(String(doc.apiVersion), String(doc.kind))
-    return { apiVersion: String(doc.apiVersion), resource: info.resource, name: String(meta(doc).name), ...(info.namespaced ? { namespace: String(meta(doc).namespace) } : {}) }
+    return {
+      apiVersion: String(doc.apiVersion),
+      resource: info.resource,
+      name: String(meta(doc).name),
+      ...(info.namespaced ? { namespace: String(meta(doc).namespace) } : {})
+    }
   }
   for (const { file, docs } of files) {
     for (const doc of docs) {
@@ -406,7 +483,9 @@ t.test('every example in deploy/examples is created, in dependency order, and re
 
 t.test('an Instance status with every field of the schema reads back unpruned through the status subresource', async (t) => {
   const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
-  const created = (await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))).body
+  const created = (
+    await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))
+  ).body
   const status: JsonObject = {
     phase: 'Running',
     message: 'The workspace is running on node gpu-1.',
@@ -422,9 +501,30 @@ t.test('an Instance status with every field of the schema reads back unpruned th
     accessAddresses: ['192.168.10.21:30022', '192.168.10.21:30800'],
     accelerator: { family: 'Sliced', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '25' } },
     conditions: [
-      { type: 'Ready', status: 'True', reason: 'PodReady', message: 'The Pod is ready.', lastTransitionTime: '2026-01-02T03:04:05Z', observedGeneration: 1 },
-      { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid.', lastTransitionTime: '2026-01-02T03:04:05Z', observedGeneration: 1 },
-      { type: 'UpToDate', status: 'False', reason: 'SpecChanged', message: 'Applies at the next start.', lastTransitionTime: '2026-01-02T03:04:05Z', observedGeneration: 1 }
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'PodReady',
+        message: 'The Pod is ready.',
+        lastTransitionTime: '2026-01-02T03:04:05Z',
+        observedGeneration: 1
+      },
+      {
+        type: 'SpecValid',
+        status: 'True',
+        reason: 'Valid',
+        message: 'The spec is valid.',
+        lastTransitionTime: '2026-01-02T03:04:05Z',
+        observedGeneration: 1
+      },
+      {
+        type: 'UpToDate',
+        status: 'False',
+        reason: 'SpecChanged',
+        message: 'Applies at the next start.',
+        lastTransitionTime: '2026-01-02T03:04:05Z',
+        observedGeneration: 1
+      }
     ],
     observedGeneration: 1
   }

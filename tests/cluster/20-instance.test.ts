@@ -48,7 +48,12 @@ async function stampPod(namespace: string, name: string, status: (pod: Obj) => O
 
 /** Whether the API server can allocate `nodePort` now: a probe Service asks for it, then goes. */
 async function nodePortFree(nodePort: number): Promise<boolean> {
-  const probe = { apiVersion: 'v1', kind: 'Service', metadata: { name: `probe-${nodePort}`, namespace: 'default' }, spec: { type: 'NodePort', selector: { probe: 'x' }, ports: [{ port: 80, nodePort }] } }
+  const probe = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `probe-${nodePort}`, namespace: 'default' },
+    spec: { type: 'NodePort', selector: { probe: 'x' }, ports: [{ port: 80, nodePort }] }
+  }
   try {
     await kube.create(serviceRef('default', ''), probe)
   } catch (err) {
@@ -58,7 +63,6 @@ async function nodePortFree(nodePort: number): Promise<boolean> {
   await kube.delete(serviceRef('default', `probe-${nodePort}`))
   return true
 }
-
 
 const GPU_TOLERATION = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }
 const NAMESPACES = ['lifecycle', 'phases', 'quiet', 'retype', 'taken', 'doomed']
@@ -70,7 +74,15 @@ t.before(async () => {
     apiVersion: 'worker.gpustack.ai/v1alpha1',
     kind: 'InstanceType',
     metadata: { name },
-    spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', families: ['Whole', 'Shared', 'Sliced'], maxCount: 8, nodeSelector: { gpu: 'on' }, tolerations: [GPU_TOLERATION], defaults: { cpu, memory: '4Gi' } }
+    spec: {
+      devicePlugin: 'HAMi',
+      resourceName: 'nvidia.com/gpu',
+      families: ['Whole', 'Shared', 'Sliced'],
+      maxCount: 8,
+      nodeSelector: { gpu: 'on' },
+      tolerations: [GPU_TOLERATION],
+      defaults: { cpu, memory: '4Gi' }
+    }
   })
   await apply(type('hami', '4'))
   await apply(type('hami-small', '2'))
@@ -86,20 +98,42 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
   let serviceVersion = ''
 
   await t.test('a new Instance gets a Pod and a NodePort Service with real node ports', async (t) => {
-    await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }, { port: 9000, protocol: 'UDP' }], resources: { accelerator: { count: 1 } } }))
+    await apply(
+      instance(ns, name, {
+        type: 'hami',
+        ...WORKSPACE,
+        ports: [{ port: 8888 }, { port: 9000, protocol: 'UDP' }],
+        resources: { accelerator: { count: 1 } }
+      })
+    )
     await settle(ns, name)
     const inst = await must(instanceRef(ns, name))
     t.same(inst.metadata.finalizers, [FINALIZER], 'the driver added the finalize hook finalizer')
     const pod = await must(podRef(ns, name))
     firstPodUid = pod.metadata.uid
-    t.same(pod.metadata.ownerReferences.map((r: Obj) => [r.kind, r.uid, r.controller]), [['Instance', inst.metadata.uid, true]])
-    t.same(pod.spec.containers[0].resources.limits, { cpu: '4', memory: '4Gi', 'nvidia.com/gpu': '1', 'nvidia.com/gpucores': '100', 'nvidia.com/gpumem-percentage': '100' })
+    t.same(
+      pod.metadata.ownerReferences.map((r: Obj) => [r.kind, r.uid, r.controller]),
+      [['Instance', inst.metadata.uid, true]]
+    )
+    t.same(pod.spec.containers[0].resources.limits, {
+      cpu: '4',
+      memory: '4Gi',
+      'nvidia.com/gpu': '1',
+      'nvidia.com/gpucores': '100',
+      'nvidia.com/gpumem-percentage': '100'
+    })
     const svc = await must(serviceRef(ns, name))
     serviceVersion = svc.metadata.resourceVersion
     t.equal(svc.spec.type, 'NodePort')
     t.equal(svc.spec.externalTrafficPolicy, 'Local')
     t.same(svc.spec.selector, { 'app.kubernetes.io/part-of': name, 'resource.gpustack.ai/type': 'instances' })
-    t.same(svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol, p.targetPort]), [['tcp-8888', 8888, 'TCP', 8888], ['udp-9000', 9000, 'UDP', 9000]])
+    t.same(
+      svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol, p.targetPort]),
+      [
+        ['tcp-8888', 8888, 'TCP', 8888],
+        ['udp-9000', 9000, 'UDP', 9000]
+      ]
+    )
     first = nodePorts(svc)
     t.ok(inRange(first['tcp-8888']) && inRange(first['udp-9000']), `node ports ${JSON.stringify(first)} are in 30000-32767`)
     t.same(inst.status.ports, [
@@ -108,11 +142,28 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     ])
     t.equal(inst.status.phase, 'Pending')
     t.equal(inst.status.podName, name)
-    t.same(inst.status.accelerator, { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpucores': '100', 'nvidia.com/gpumem-percentage': '100' } })
-    const table = await cluster.kubectl(['get', 'instance', name, '-n', 'lifecycle', '--no-headers', '-o', 'custom-columns=PORTS:.status.nodePorts'])
+    t.same(inst.status.accelerator, {
+      family: 'Whole',
+      count: 1,
+      resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpucores': '100', 'nvidia.com/gpumem-percentage': '100' }
+    })
+    const table = await cluster.kubectl([
+      'get',
+      'instance',
+      name,
+      '-n',
+      'lifecycle',
+      '--no-headers',
+      '-o',
+      'custom-columns=PORTS:.status.nodePorts'
+    ])
     t.equal(table.stdout.trim(), `8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`, 'the Ports column lists every node port')
     const printed = await cluster.kubectl(['get', 'instance', name, '-n', 'lifecycle'])
-    t.match(printed.stdout, new RegExp(`TYPE +PHASE +PORTS +NODE +AGE[\\s\\S]*8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`), 'kubectl get prints them in the Ports column')
+    t.match(
+      printed.stdout,
+      new RegExp(`TYPE +PHASE +PORTS +NODE +AGE[\\s\\S]*8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`),
+      'kubectl get prints them in the Ports column'
+    )
   })
 
   await t.test('stopping deletes the Pod and keeps the Service and its node ports', async (t) => {
@@ -126,7 +177,10 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     const inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Stopped')
     t.equal(inst.status.podName, undefined)
-    t.same(inst.status.ports.map((p: Obj) => p.nodePort), [first['tcp-8888'], first['udp-9000']])
+    t.same(
+      inst.status.ports.map((p: Obj) => p.nodePort),
+      [first['tcp-8888'], first['udp-9000']]
+    )
   })
 
   await t.test('port edits made while stopped wait for the start', async (t) => {
@@ -138,25 +192,37 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     t.equal(await get(podRef(ns, name)), undefined, 'still no Pod')
   })
 
-  await t.test('starting builds a new Pod; an unchanged port keeps its node port, an added one gets one, a removed one is released', async (t) => {
-    await patchInstance(ns, name, { spec: { stop: false } })
-    await settle(ns, name)
-    const pod = await must(podRef(ns, name))
-    t.not(pod.metadata.uid, firstPodUid, 'a fresh Pod')
-    t.same(pod.spec.containers[0].ports, [{ containerPort: 8888, protocol: 'TCP' }, { containerPort: 7000, protocol: 'TCP' }])
-    const svc = await must(serviceRef(ns, name))
-    t.same(svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol]), [['tcp-8888', 8888, 'TCP'], ['tcp-7000', 7000, 'TCP']])
-    const now = nodePorts(svc)
-    t.equal(now['tcp-8888'], first['tcp-8888'], '8888/TCP kept its node port')
-    t.ok(inRange(now['tcp-7000']), `7000/TCP got node port ${now['tcp-7000']}`)
-    t.ok(await nodePortFree(first['udp-9000'] as number), 'the node port of 9000/UDP is released')
-    const inst = await must(instanceRef(ns, name))
-    t.same(inst.status.ports, [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', nodePort: first['tcp-8888'] },
-      { name: 'tcp-7000', port: 7000, protocol: 'TCP', nodePort: now['tcp-7000'] }
-    ])
-    first = now
-  })
+  await t.test(
+    'starting builds a new Pod; an unchanged port keeps its node port, an added one gets one, a removed one is released',
+    async (t) => {
+      await patchInstance(ns, name, { spec: { stop: false } })
+      await settle(ns, name)
+      const pod = await must(podRef(ns, name))
+      t.not(pod.metadata.uid, firstPodUid, 'a fresh Pod')
+      t.same(pod.spec.containers[0].ports, [
+        { containerPort: 8888, protocol: 'TCP' },
+        { containerPort: 7000, protocol: 'TCP' }
+      ])
+      const svc = await must(serviceRef(ns, name))
+      t.same(
+        svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol]),
+        [
+          ['tcp-8888', 8888, 'TCP'],
+          ['tcp-7000', 7000, 'TCP']
+        ]
+      )
+      const now = nodePorts(svc)
+      t.equal(now['tcp-8888'], first['tcp-8888'], '8888/TCP kept its node port')
+      t.ok(inRange(now['tcp-7000']), `7000/TCP got node port ${now['tcp-7000']}`)
+      t.ok(await nodePortFree(first['udp-9000'] as number), 'the node port of 9000/UDP is released')
+      const inst = await must(instanceRef(ns, name))
+      t.same(inst.status.ports, [
+        { name: 'tcp-8888', port: 8888, protocol: 'TCP', nodePort: first['tcp-8888'] },
+        { name: 'tcp-7000', port: 7000, protocol: 'TCP', nodePort: now['tcp-7000'] }
+      ])
+      first = now
+    }
+  )
 
   await t.test('clearing spec.ports deletes the Service and its allocations at the next start', async (t) => {
     await patchInstance(ns, name, { spec: { stop: true } })
@@ -183,7 +249,11 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     const step = async (): Promise<[boolean, boolean, Obj]> => {
       const report = await driver.syncOnce({ namespace: ns, name: tidy })
       t.ok(report.finalizing, 'the finalize hook was called')
-      return [(await get(podRef(ns, tidy))) !== undefined, (await get(serviceRef(ns, tidy))) !== undefined, await get(instanceRef(ns, tidy))]
+      return [
+        (await get(podRef(ns, tidy))) !== undefined,
+        (await get(serviceRef(ns, tidy))) !== undefined,
+        await get(instanceRef(ns, tidy))
+      ]
     }
     const [pod1, svc1, inst1] = await step()
     t.same([pod1, svc1], [false, true], 'first the Pod goes, the Service stays')
@@ -208,10 +278,18 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   const podUid = (await must(podRef(ns, name))).metadata.uid
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
 
-  await t.test('an unschedulable Pod leaves the Instance Pending, with the scheduler\'s reason', async (t) => {
+  await t.test("an unschedulable Pod leaves the Instance Pending, with the scheduler's reason", async (t) => {
     await stampPod(ns, name, () => ({
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.', lastTransitionTime: now }]
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.',
+          lastTransitionTime: now
+        }
+      ]
     }))
     await settle(ns, name)
     const inst = await must(instanceRef(ns, name))
@@ -222,7 +300,10 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
 
   await t.test('a Pod bound to a node makes the Instance Starting', async (t) => {
     await kube.request('POST', resourcePath(podRef(ns, name), 'binding'), {
-      apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns }, target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace: ns },
+      target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
     })
     const bound = await must(podRef(ns, name))
     t.equal(bound.spec.nodeName, 'gpu-node-1', 'the binding subresource set spec.nodeName')
@@ -236,10 +317,16 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   })
 
   const containerStatus = (state: Obj, ready: boolean): Obj => ({
-    name: 'main', image: WORKSPACE.image, imageID: '', ready, restartCount: 0, started: ready, state
+    name: 'main',
+    image: WORKSPACE.image,
+    imageID: '',
+    ready,
+    restartCount: 0,
+    started: ready,
+    state
   })
 
-  await t.test('a container stuck pulling its image makes Ready False with the kubelet\'s reason', async (t) => {
+  await t.test("a container stuck pulling its image makes Ready False with the kubelet's reason", async (t) => {
     await stampPod(ns, name, (pod) => ({
       ...pod.status,
       containerStatuses: [containerStatus({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }, false)]
@@ -256,7 +343,11 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
       phase: 'Running',
       podIP: '10.244.1.5',
       podIPs: [{ ip: '10.244.1.5' }],
-      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now })),
+      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: now
+      })),
       containerStatuses: [containerStatus({ running: { startedAt: now } }, true)]
     }))
     await settle(ns, name)
@@ -269,10 +360,23 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   })
 
   await t.test('an evicted Pod is replaced by a new one', async (t) => {
-    await stampPod(ns, name, (pod) => ({ ...pod.status, phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }))
+    await stampPod(ns, name, (pod) => ({
+      ...pod.status,
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.'
+    }))
     const settled = await settle(ns, name, 4)
-    t.same(settled.passes[0]?.writes.filter((w) => w.verb === 'delete').map((w) => w.target), [`Pod.v1 ${ns}/${name}`], 'first pass deletes it')
-    t.same(settled.passes[1]?.writes.filter((w) => w.verb === 'create').map((w) => w.target), [`Pod.v1 ${ns}/${name}`], 'second pass creates the new one')
+    t.same(
+      settled.passes[0]?.writes.filter((w) => w.verb === 'delete').map((w) => w.target),
+      [`Pod.v1 ${ns}/${name}`],
+      'first pass deletes it'
+    )
+    t.same(
+      settled.passes[1]?.writes.filter((w) => w.verb === 'create').map((w) => w.target),
+      [`Pod.v1 ${ns}/${name}`],
+      'second pass creates the new one'
+    )
     const pod = await must(podRef(ns, name))
     t.not(pod.metadata.uid, podUid)
     t.equal(pod.spec.nodeName, undefined, 'the new Pod waits for the scheduler')
@@ -284,7 +388,10 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
 
   await t.test('a bound Pod that takes its time to terminate: Stopping, and a start waits for it to go', async (t) => {
     await kube.request('POST', resourcePath(podRef(ns, name), 'binding'), {
-      apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns }, target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace: ns },
+      target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
     })
     await patchInstance(ns, name, { spec: { stop: true } })
     await settle(ns, name)
@@ -307,23 +414,29 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   })
 })
 
-t.test('the API server\'s default tolerations cause no update loop', async (t) => {
+t.test("the API server's default tolerations cause no update loop", async (t) => {
   const ns = 'quiet'
   const name = 'still'
   await apply(instance(ns, name, { type: 'hami', ...WORKSPACE }))
   const settled = await settle(ns, name)
   t.ok(settled.passes.length <= 3)
   const pod = await must(podRef(ns, name))
-  t.same(pod.spec.tolerations, [
-    GPU_TOLERATION,
-    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }
-  ], 'DefaultTolerationSeconds added its two tolerations to the rendered one')
+  t.same(
+    pod.spec.tolerations,
+    [
+      GPU_TOLERATION,
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }
+    ],
+    'DefaultTolerationSeconds added its two tolerations to the rendered one'
+  )
   for (let i = 0; i < 3; i++) {
     const report = await driver.syncOnce({ namespace: ns, name })
     t.same(report.writes, [], `sync ${i + 1} writes nothing`)
-    t.ok(report.skipped.some((s) => s.startsWith(`update Pod.v1 ${ns}/${name}: OnDelete`) && s.includes('tolerations')),
-      'the merge does differ in the atomic tolerations list; OnDelete is what keeps the Pod')
+    t.ok(
+      report.skipped.some((s) => s.startsWith(`update Pod.v1 ${ns}/${name}: OnDelete`) && s.includes('tolerations')),
+      'the merge does differ in the atomic tolerations list; OnDelete is what keeps the Pod'
+    )
   }
   const after = await must(podRef(ns, name))
   t.same([after.metadata.uid, after.metadata.resourceVersion], [pod.metadata.uid, pod.metadata.resourceVersion])
@@ -335,12 +448,29 @@ t.test('the API server\'s default tolerations cause no update loop', async (t) =
 t.test('a RuntimeClass and spec.nodeName: the API server accepts the placement and its additions cause no loop', async (t) => {
   const ns = 'quiet'
   const name = 'placed'
-  await apply({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'nvidia' }, handler: 'nvidia', overhead: { podFixed: { cpu: '100m' } }, scheduling: { nodeSelector: { 'runtime.example/nvidia': 'true' }, tolerations: [{ key: 'runtime', operator: 'Exists', effect: 'NoSchedule' }] } })
-  await apply({ apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'InstanceType', metadata: { name: 'hami-rc' }, spec: { devicePlugin: 'HAMi', nodeSelector: { gpu: 'on' }, runtimeClassName: 'nvidia' } })
+  await apply({
+    apiVersion: 'node.k8s.io/v1',
+    kind: 'RuntimeClass',
+    metadata: { name: 'nvidia' },
+    handler: 'nvidia',
+    overhead: { podFixed: { cpu: '100m' } },
+    scheduling: {
+      nodeSelector: { 'runtime.example/nvidia': 'true' },
+      tolerations: [{ key: 'runtime', operator: 'Exists', effect: 'NoSchedule' }]
+    }
+  })
+  await apply({
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    kind: 'InstanceType',
+    metadata: { name: 'hami-rc' },
+    spec: { devicePlugin: 'HAMi', nodeSelector: { gpu: 'on' }, runtimeClassName: 'nvidia' }
+  })
   await apply(instance(ns, name, { type: 'hami-rc', ...WORKSPACE, nodeName: 'gpu-node-1' }))
   await settle(ns, name)
   const pod = await must(podRef(ns, name))
-  t.same(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['gpu-node-1'] }] }])
+  t.same(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
+    { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['gpu-node-1'] }] }
+  ])
   t.equal(pod.spec.runtimeClassName, 'nvidia')
   t.same(pod.spec.nodeSelector, { gpu: 'on', 'runtime.example/nvidia': 'true' }, 'RuntimeClass admission merged its node selector')
   t.same(pod.spec.overhead, { cpu: '100m' }, 'and set the overhead')
@@ -394,7 +524,10 @@ t.test('a Service of the same name made by hand is reported and left alone', asy
   const ns = 'taken'
   const name = 'web'
   const mine = await kube.create(serviceRef(ns, ''), {
-    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] }
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns },
+    spec: { selector: { app: 'web' }, ports: [{ port: 80 }] }
   })
   await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
   await settle(ns, name)
@@ -410,7 +543,7 @@ t.test('a Service of the same name made by hand is reported and left alone', asy
   const freed = await must(instanceRef(ns, name))
   t.same([condition(freed, 'SpecValid').status, condition(freed, 'SpecValid').reason], ['True', 'Valid'], 'once the name is free')
   t.ok(await get(podRef(ns, name)), 'the Pod comes')
-  t.equal((await must(serviceRef(ns, name))).metadata.ownerReferences?.[0]?.uid, freed.metadata.uid, 'and the Service is the Instance\'s')
+  t.equal((await must(serviceRef(ns, name))).metadata.ownerReferences?.[0]?.uid, freed.metadata.uid, "and the Service is the Instance's")
 })
 
 t.test('deleting a namespace that holds an Instance: every sync succeeds, nothing is recreated, the namespace goes', async (t) => {
@@ -423,13 +556,20 @@ t.test('deleting a namespace that holds an Instance: every sync succeeds, nothin
   // The namespace controller removes the Pod and the Service and marks the Instance deleted, in
   // an order of its own; whichever sync (or finalize) lands in between must not try to create.
   let passes = 0
-  await eventually('the Instance to be finalized and gone', async () => {
-    if ((await get(instanceRef(ns, name))) === undefined) return true
-    passes++
-    const report = await driver.syncOnce({ namespace: ns, name })
-    t.notOk(report.writes.some((w) => w.verb === 'create'), `pass ${passes} creates nothing in a terminating namespace`)
-    return undefined
-  }, 60_000)
+  await eventually(
+    'the Instance to be finalized and gone',
+    async () => {
+      if ((await get(instanceRef(ns, name))) === undefined) return true
+      passes++
+      const report = await driver.syncOnce({ namespace: ns, name })
+      t.notOk(
+        report.writes.some((w) => w.verb === 'create'),
+        `pass ${passes} creates nothing in a terminating namespace`
+      )
+      return undefined
+    },
+    60_000
+  )
   await eventually('the namespace to be gone', async () => ((await get(refs.namespace(ns))) === undefined ? true : undefined), 60_000)
   t.ok(passes > 0, 'at least one sync ran while the namespace was terminating')
 })
@@ -451,8 +591,11 @@ t.test('with Metacontroller away, the garbage collector removes the children thr
   await cluster.kubectl(['delete', 'instance', orphan, '-n', ns, '--wait=false'])
   await cluster.kubectl(['patch', 'instance', orphan, '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]'])
   await eventually('the Instance to be gone', async () => ((await get(instanceRef(ns, orphan))) === undefined ? true : undefined))
-  await eventually('the Pod and the Service to be collected', async () =>
-    (await get(podRef(ns, orphan))) === undefined && (await get(serviceRef(ns, orphan))) === undefined ? true : undefined, 90_000)
+  await eventually(
+    'the Pod and the Service to be collected',
+    async () => ((await get(podRef(ns, orphan))) === undefined && (await get(serviceRef(ns, orphan))) === undefined ? true : undefined),
+    90_000
+  )
   t.equal(await get(podRef(ns, orphan)), undefined, 'the Pod is collected')
   t.equal(await get(serviceRef(ns, orphan)), undefined, 'the Service is collected')
 })

@@ -40,8 +40,12 @@ const ADMISSION = 'admission'
 const SSHD_IMAGE = 'registry.example/gpuhooks-sshd:test'
 const AUTHORIZED_KEYS = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlaceholderReplaceWithYourOwnPublicKey0000 you@example.com\n'
 const WORKSPACE = { type: 'hami', image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'] }
-const SSH_SPEC = { ...WORKSPACE, sshPublicKey: { name: 'keys' }, ports: [{ port: 22 }, { port: 8888 }], resources: { accelerator: { count: 1 } } }
-
+const SSH_SPEC = {
+  ...WORKSPACE,
+  sshPublicKey: { name: 'keys' },
+  ports: [{ port: 22 }, { port: 8888 }],
+  resources: { accelerator: { count: 1 } }
+}
 
 async function secret(namespace: string): Promise<void> {
   await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keys', namespace }, stringData: { authorized_keys: AUTHORIZED_KEYS } })
@@ -77,52 +81,90 @@ t.test('SSH', async (t) => {
     await settle(PRIVILEGED, 'dev')
     const pod = await must(podRef(PRIVILEGED, 'dev'))
     rendered = pod
-    t.same(pod.spec.containers.map((c: Obj) => c.name), ['main', 'sshd'], 'sshd after main')
+    t.same(
+      pod.spec.containers.map((c: Obj) => c.name),
+      ['main', 'sshd'],
+      'sshd after main'
+    )
     const [main, sshd] = pod.spec.containers
     t.equal(pod.spec.shareProcessNamespace, true)
     t.equal(sshd.image, SSHD_IMAGE, 'the image comes from the Setting')
     t.same(sshd.securityContext, {
       allowPrivilegeEscalation: true,
-      capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
+      capabilities: {
+        add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'],
+        drop: ['ALL']
+      },
       privileged: false
     })
     t.same(sshd.ports, [{ name: 'ssh', containerPort: 22, protocol: 'TCP' }])
     t.same(main.ports, [{ containerPort: 8888, protocol: 'TCP' }], '22 is declared on sshd only')
     t.same(sshd.resources, { requests: { cpu: '50m', memory: '64Mi' } }, 'no limits on the sidecar, no accelerator')
-    t.same(sshd.volumeMounts.filter((m: Obj) => m.name === 'ssh-authorized-keys'), [{ name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true }], 'a directory mount, no subPath')
+    t.same(
+      sshd.volumeMounts.filter((m: Obj) => m.name === 'ssh-authorized-keys'),
+      [{ name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true }],
+      'a directory mount, no subPath'
+    )
     const keys = pod.spec.volumes.find((v: Obj) => v.name === 'ssh-authorized-keys')
     t.same(keys?.secret?.items, [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o400 }])
     t.equal(keys?.secret?.secretName, 'keys')
     const svc = await must(serviceRef(PRIVILEGED, 'dev'))
-    t.same(svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol, p.targetPort]), [['tcp-8888', 8888, 'TCP', 8888], ['ssh', 22, 'TCP', 22]])
+    t.same(
+      svc.spec.ports.map((p: Obj) => [p.name, p.port, p.protocol, p.targetPort]),
+      [
+        ['tcp-8888', 8888, 'TCP', 8888],
+        ['ssh', 22, 'TCP', 22]
+      ]
+    )
     const inst = await must(instanceRef(PRIVILEGED, 'dev'))
     t.same(specValid(inst), ['True', 'Valid'])
-    t.same(inst.status.ports.map((p: Obj) => p.name), ['tcp-8888', 'ssh'])
+    t.same(
+      inst.status.ports.map((p: Obj) => p.name),
+      ['tcp-8888', 'ssh']
+    )
   })
 
   // restricted refuses any Instance Pod, so its first reason is PodSecurityForbidsPod; the SSH
   // problem is still spelled out in the same message.
-  for (const [ns, reason] of [[BASELINE, 'PodSecurityForbidsSSH'], [RESTRICTED, 'PodSecurityForbidsPod']] as const) {
+  for (const [ns, reason] of [
+    [BASELINE, 'PodSecurityForbidsSSH'],
+    [RESTRICTED, 'PodSecurityForbidsPod']
+  ] as const) {
     await t.test(`in a namespace enforcing ${ns.slice(4)} the hook reports ${reason} and makes no Pod`, async (t) => {
       await apply(instance(ns, 'dev', SSH_SPEC))
       await settle(ns, 'dev')
       const inst = await must(instanceRef(ns, 'dev'))
       t.same(specValid(inst), ['False', reason])
-      t.match(condition(inst, 'SpecValid').message, `kubectl label --overwrite namespace ${ns} pod-security.kubernetes.io/enforce=privileged`)
+      t.match(
+        condition(inst, 'SpecValid').message,
+        `kubectl label --overwrite namespace ${ns} pod-security.kubernetes.io/enforce=privileged`
+      )
       t.equal(inst.status.phase, 'Failed')
       t.equal(await get(podRef(ns, 'dev')), undefined, 'no Pod')
       t.equal(await get(serviceRef(ns, 'dev')), undefined, 'no Service')
     })
   }
 
-  await t.test('the API server\'s Pod Security admission agrees with the hook', async (t) => {
+  await t.test("the API server's Pod Security admission agrees with the hook", async (t) => {
     const copy = (namespace: string, name: string): JsonObject => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: rendered.spec
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace },
+      spec: rendered.spec
     })
-    for (const [ns, level] of [[BASELINE, 'baseline'], [RESTRICTED, 'restricted']] as const) {
-      const refused = await kube.create(podRef(ns, ''), copy(ns, 'sidecar')).then(() => undefined, (err: unknown) => err)
+    for (const [ns, level] of [
+      [BASELINE, 'baseline'],
+      [RESTRICTED, 'restricted']
+    ] as const) {
+      const refused = await kube.create(podRef(ns, ''), copy(ns, 'sidecar')).then(
+        () => undefined,
+        (err: unknown) => err
+      )
       t.ok(refused instanceof KubeError && refused.status === 403, `the rendered sidecar Pod is refused in the ${level} namespace`)
-      t.match(refused instanceof KubeError ? refused.apiMessage : '', new RegExp(`violates PodSecurity "${level}:latest":.* capabilities .*SYS_ADMIN`))
+      t.match(
+        refused instanceof KubeError ? refused.apiMessage : '',
+        new RegExp(`violates PodSecurity "${level}:latest":.* capabilities .*SYS_ADMIN`)
+      )
       t.equal(await get(podRef(ns, 'sidecar')), undefined)
     }
 
@@ -132,8 +174,16 @@ t.test('SSH', async (t) => {
     t.ok(plain, 'an Instance without SSH runs under baseline: that check is about the sidecar only')
 
     // Under restricted even the plain workspace Pod is refused, so the hook reports it instead.
-    const plainCopy: JsonObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain-copy', namespace: RESTRICTED }, spec: plain?.spec as JsonObject }
-    const refusedPlain = await kube.create(podRef(RESTRICTED, ''), plainCopy).then(() => undefined, (err: unknown) => err)
+    const plainCopy: JsonObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'plain-copy', namespace: RESTRICTED },
+      spec: plain?.spec as JsonObject
+    }
+    const refusedPlain = await kube.create(podRef(RESTRICTED, ''), plainCopy).then(
+      () => undefined,
+      (err: unknown) => err
+    )
     t.ok(refusedPlain instanceof KubeError && refusedPlain.status === 403, 'restricted refuses the plain Pod too')
     await apply(instance(RESTRICTED, 'plain', WORKSPACE))
     await settle(RESTRICTED, 'plain')
@@ -142,10 +192,13 @@ t.test('SSH', async (t) => {
 
     await apply(instance(UNLABELLED, 'dev', SSH_SPEC))
     await settle(UNLABELLED, 'dev')
-    t.ok(await get(podRef(UNLABELLED, 'dev')), 'without the label (cluster default privileged) the hook renders the sidecar and the API server accepts it')
+    t.ok(
+      await get(podRef(UNLABELLED, 'dev')),
+      'without the label (cluster default privileged) the hook renders the sidecar and the API server accepts it'
+    )
   })
 
-  await t.test('the GPUStack plugin\'s visibility resource on the sidecar is accepted by the API server', async (t) => {
+  await t.test("the GPUStack plugin's visibility resource on the sidecar is accepted by the API server", async (t) => {
     await apply(instance(PRIVILEGED, 'seen', { ...SSH_SPEC, type: 'gpustack', resources: { accelerator: { count: 2 } } }))
     await settle(PRIVILEGED, 'seen')
     const [main, sshd] = (await must(podRef(PRIVILEGED, 'seen'))).spec.containers
@@ -158,7 +211,12 @@ t.test('SSH', async (t) => {
 
   await t.test('a new sshd image Setting keeps the running Pod and applies at the next start', async (t) => {
     const pod = await must(podRef(PRIVILEGED, 'dev'))
-    await apply({ apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-ssh-server-image' }, value: `${SSHD_IMAGE}-2` })
+    await apply({
+      apiVersion: 'gpustack.ai/v1alpha1',
+      kind: 'Setting',
+      metadata: { name: 'instance-ssh-server-image' },
+      value: `${SSHD_IMAGE}-2`
+    })
     await settle(PRIVILEGED, 'dev')
     const kept = await must(podRef(PRIVILEGED, 'dev'))
     t.same([kept.metadata.uid, kept.metadata.resourceVersion], [pod.metadata.uid, pod.metadata.resourceVersion])
@@ -185,7 +243,12 @@ t.test('SSH', async (t) => {
     t.match(condition(await must(instanceRef(PRIVILEGED, 'nokey')), 'SpecValid').message, /has no key authorized_keys/)
     t.equal(await get(podRef(PRIVILEGED, 'nokey')), undefined)
 
-    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'nokey-keys', namespace: PRIVILEGED }, stringData: { authorized_keys: AUTHORIZED_KEYS } })
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'nokey-keys', namespace: PRIVILEGED },
+      stringData: { authorized_keys: AUTHORIZED_KEYS }
+    })
     await settle(PRIVILEGED, 'nokey')
     t.same(specValid(await must(instanceRef(PRIVILEGED, 'nokey'))), ['True', 'Valid'])
     t.ok(await get(podRef(PRIVILEGED, 'nokey')), 'the Pod is created once the key is there')

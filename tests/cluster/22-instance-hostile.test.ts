@@ -64,11 +64,23 @@ t.test('an InstanceType really named constructor is used, with its node selector
   const name = 'greedy-0'
   await driver.settle({ namespace: NS, name }, { maxPasses: 3 })
   const inst = await must(instanceRef(NS, name))
-  t.same({ status: condition(inst, 'SpecValid')?.status, reason: condition(inst, 'SpecValid')?.reason }, { status: 'False', reason: 'AcceleratorNotOffered' })
+  t.same(
+    { status: condition(inst, 'SpecValid')?.status, reason: condition(inst, 'SpecValid')?.reason },
+    { status: 'False', reason: 'AcceleratorNotOffered' }
+  )
   t.match(condition(inst, 'SpecValid')?.message, /count 8 is over the maxCount of InstanceType constructor; at most 2/)
   t.equal(await get(podRef(NS, name)), undefined, 'still no Pod: 8 is over the limit of the real InstanceType')
 
-  await cluster.kubectl(['patch', 'instance', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { resources: { accelerator: { count: 2 } } } })])
+  await cluster.kubectl([
+    'patch',
+    'instance',
+    name,
+    '-n',
+    NS,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { resources: { accelerator: { count: 2 } } } })
+  ])
   await driver.settle({ namespace: NS, name }, { maxPasses: 3 })
   const pod = await must(podRef(NS, name))
   t.same(pod.spec.nodeSelector, { gpu: 'on' })

@@ -37,12 +37,18 @@ const { cluster, kube } = env
 const isolation = env.driver(CONTROLLER)
 
 const nsRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'namespaces', name })
-const policyRef = (namespace: string, name = POLICY): ResourceRef => ({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', namespace, name })
+const policyRef = (namespace: string, name = POLICY): ResourceRef => ({
+  apiVersion: 'networking.k8s.io/v1',
+  resource: 'networkpolicies',
+  namespace,
+  name
+})
 const instanceRef = refs.instance
 const SETTING: ResourceRef = { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', name: POD_CIDRS }
 
 const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
-const annotations = (o: JsonObject): Record<string, string> => (isObject(meta(o).annotations) ? (meta(o).annotations as Record<string, string>) : {})
+const annotations = (o: JsonObject): Record<string, string> =>
+  isObject(meta(o).annotations) ? (meta(o).annotations as Record<string, string>) : {}
 const spec = (o: JsonObject): JsonObject => (isObject(o.spec) ? o.spec : {})
 
 const getOrUndefined = reader(kube).get
@@ -82,7 +88,11 @@ async function handWritten(namespace: string, name: string): Promise<JsonObject>
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: { name, namespace, labels: { owner: 'tenant-admin' } },
-      spec: { podSelector: { matchLabels: { app: 'monitoring' } }, policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: {} }] }] }
+      spec: {
+        podSelector: { matchLabels: { app: 'monitoring' } },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ namespaceSelector: {} }] }]
+      }
     })
   ).body
 }
@@ -114,7 +124,13 @@ const labels = (o: JsonObject): Record<string, string> => (isObject(meta(o).labe
 function untouchable(ns: JsonObject): Json {
   const m = meta(ns)
   const { [HOLDS_INSTANCES]: _holds, ...otherLabels } = labels(ns)
-  return { labels: otherLabels, finalizers: m.finalizers ?? null, ownerReferences: m.ownerReferences ?? null, spec: ns.spec ?? null, status: ns.status ?? null }
+  return {
+    labels: otherLabels,
+    finalizers: m.finalizers ?? null,
+    ownerReferences: m.ownerReferences ?? null,
+    spec: ns.spec ?? null,
+    status: ns.status ?? null
+  }
 }
 
 /**
@@ -130,11 +146,20 @@ async function settle(t: Test, name: string): Promise<SettleReport> {
   for (const [i, pass] of report.passes.entries()) {
     const response = pass.response as JsonObject
     t.equal(response.status, null, `${name} pass ${i + 1}: the hook answers status: null`)
-    t.same(Object.entries(isObject(response.labels) ? response.labels : {}).filter(([k, v]) => k !== HOLDS_INSTANCES || v !== 'true'), [], `${name} pass ${i + 1}: the hook answers no label but ${HOLDS_INSTANCES}: "true"`)
-    t.same(pass.writes.filter((w) => w.verb === 'status'), [], `${name} pass ${i + 1}: no status write`)
+    t.same(
+      Object.entries(isObject(response.labels) ? response.labels : {}).filter(([k, v]) => k !== HOLDS_INSTANCES || v !== 'true'),
+      [],
+      `${name} pass ${i + 1}: the hook answers no label but ${HOLDS_INSTANCES}: "true"`
+    )
+    t.same(
+      pass.writes.filter((w) => w.verb === 'status'),
+      [],
+      `${name} pass ${i + 1}: no status write`
+    )
   }
   t.same(untouchable(after), untouchable(before), `${name}: nothing but annotations changed`)
-  if (meta(after).deletionTimestamp === undefined) t.same(after.status, { phase: 'Active' }, `${name}: status is the API server's {phase: Active}`)
+  if (meta(after).deletionTimestamp === undefined)
+    t.same(after.status, { phase: 'Active' }, `${name}: status is the API server's {phase: Active}`)
   if (deepEqual(annotations(before), annotations(after)) && deepEqual(labels(before), labels(after))) {
     t.equal(meta(after).resourceVersion, meta(before).resourceVersion, `${name}: not written, its annotations and labels being the same`)
   }
@@ -149,9 +174,11 @@ async function nsAnnotation(name: string): Promise<string | undefined> {
 async function ownPolicy(t: Test, namespace: string): Promise<JsonObject> {
   const policy = (await kube.get(policyRef(namespace))).body
   const ns = (await kube.get(nsRef(namespace))).body
-  t.same(meta(policy).ownerReferences, [
-    { apiVersion: 'v1', kind: 'Namespace', name: namespace, uid: meta(ns).uid, controller: true, blockOwnerDeletion: true }
-  ], `${namespace}: the policy is controlled by its Namespace`)
+  t.same(
+    meta(policy).ownerReferences,
+    [{ apiVersion: 'v1', kind: 'Namespace', name: namespace, uid: meta(ns).uid, controller: true, blockOwnerDeletion: true }],
+    `${namespace}: the policy is controlled by its Namespace`
+  )
   t.equal(annotations(policy)[DECORATOR_ANNOTATION], CONTROLLER, `${namespace}: the policy carries the decorator annotation`)
   return policy
 }
@@ -175,7 +202,11 @@ t.test('with the Setting absent or blank, a namespace with an Instance gets no p
   t.same(await allPolicies(), ['tenant-a/allow-monitoring', `tenant-c/${POLICY}`], 'Setting blank: no policy made')
   for (const name of ['tenant-a', 'tenant-c', 'tenant-d']) t.equal(await nsAnnotation(name), undefined, `${name}: no annotation`)
   for (const name of ['tenant-a', 'tenant-c', 'tenant-d']) {
-    t.equal(labels((await kube.get(nsRef(name))).body)[HOLDS_INSTANCES], 'true', `${name}: labelled as holding Instances, feature off or on`)
+    t.equal(
+      labels((await kube.get(nsRef(name))).body)[HOLDS_INSTANCES],
+      'true',
+      `${name}: labelled as holding Instances, feature off or on`
+    )
   }
 })
 
@@ -184,7 +215,10 @@ t.test('with a dual-stack Setting, a namespace with an Instance gets the policy,
   for (const name of ['tenant-a', 'tenant-d']) {
     const report = await settle(t, name)
     t.equal(report.passes.length, 2, `${name}: one pass writes, the next is quiet`)
-    t.same(report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`), [`create NetworkPolicy.networking.k8s.io/v1 ${name}/${POLICY}`])
+    t.same(
+      report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+      [`create NetworkPolicy.networking.k8s.io/v1 ${name}/${POLICY}`]
+    )
     const policy = await ownPolicy(t, name)
     t.same(spec(policy), EXPECTED_SPEC, `${name}: the stored spec is the rendered policy of isolation.md`)
     t.same(meta(policy).labels, { 'app.kubernetes.io/managed-by': 'gpuhooks' })
@@ -206,7 +240,10 @@ t.test('changing the Setting to IPv4 only rewrites the policy in place, opening 
   const before = (await kube.get(policyRef('tenant-a'))).body
   await setSetting('10.244.0.0/16')
   const report = await settle(t, 'tenant-a')
-  t.same(report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`), [`update NetworkPolicy.networking.k8s.io/v1 tenant-a/${POLICY}`])
+  t.same(
+    report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+    [`update NetworkPolicy.networking.k8s.io/v1 tenant-a/${POLICY}`]
+  )
   const ipv4Only = [{ podSelector: {} }, { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }]
   const policy = await ownPolicy(t, 'tenant-a')
   t.equal(meta(policy).uid, meta(before).uid, 'the same object, updated')
@@ -220,24 +257,41 @@ t.test('changing the Setting to IPv4 only rewrites the policy in place, opening 
 t.test('a hand-written policy of the same name is never touched, and no second policy appears', async (t) => {
   const report = await settle(t, 'tenant-c')
   const answered = (report.passes[0]?.response as JsonObject).attachments as JsonObject[]
-  t.same(answered.map((a) => `${String(meta(a).namespace)}/${String(meta(a).name)}`), [`tenant-c/${POLICY}`], 'the hook wants a policy there')
+  t.same(
+    answered.map((a) => `${String(meta(a).namespace)}/${String(meta(a).name)}`),
+    [`tenant-c/${POLICY}`],
+    'the hook wants a policy there'
+  )
   t.match(report.passes[0]?.skipped, [/AlreadyExists/], 'its create is refused and swallowed')
   const now = (await kube.get(policyRef('tenant-c'))).body
   t.equal(meta(now).resourceVersion, meta(handWrittenC).resourceVersion, 'same resourceVersion')
   t.equal(meta(now).uid, meta(handWrittenC).uid, 'same object')
   t.equal(meta(now).ownerReferences, undefined, 'not owned')
   t.same(spec(now), spec(handWrittenC), 'its spec as written')
-  t.same((await kube.list({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', namespace: 'tenant-c' })).body.map((p) => meta(p).name), [POLICY], 'no second policy')
+  t.same(
+    (await kube.list({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', namespace: 'tenant-c' })).body.map(
+      (p) => meta(p).name
+    ),
+    [POLICY],
+    'no second policy'
+  )
   t.equal(await nsAnnotation('tenant-c'), undefined)
 })
 
 t.test('a manual edit of a rendered rule is reverted on the next sync', async (t) => {
-  await kube.patch(policyRef('tenant-a'), { spec: { ingress: [{ from: [{ namespaceSelector: {} }] }], podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'none' } } } }, 'merge')
+  await kube.patch(
+    policyRef('tenant-a'),
+    { spec: { ingress: [{ from: [{ namespaceSelector: {} }] }], podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'none' } } } },
+    'merge'
+  )
   const edited = (await kube.get(policyRef('tenant-a'))).body
   t.same(spec(edited).ingress, [{ from: [{ namespaceSelector: {} }] }], 'the edit opened ingress from every namespace')
   const report = await isolation.syncOnce({ name: 'tenant-a' })
-  t.same(report.writes.map((w) => `${w.verb} ${w.target}`), [`update NetworkPolicy.networking.k8s.io/v1 tenant-a/${POLICY}`])
-  t.same(spec((await ownPolicy(t, 'tenant-a'))), EXPECTED_SPEC, 'the next sync writes the rendered spec back')
+  t.same(
+    report.writes.map((w) => `${w.verb} ${w.target}`),
+    [`update NetworkPolicy.networking.k8s.io/v1 tenant-a/${POLICY}`]
+  )
+  t.same(spec(await ownPolicy(t, 'tenant-a')), EXPECTED_SPEC, 'the next sync writes the rendered spec back')
   const settled = await settle(t, 'tenant-a')
   t.equal(settled.passes.length, 1, 'and then nothing is left to do')
 })
@@ -247,7 +301,11 @@ t.test('a hand-added podSelector.matchExpressions survives and is reported as dr
   await kube.patch(policyRef('tenant-a'), { spec: { podSelector: { matchExpressions: narrowing } } }, 'merge')
   await settle(t, 'tenant-a')
   const policy = await ownPolicy(t, 'tenant-a')
-  t.same(spec(policy).podSelector, { ...EXPECTED_SPEC.podSelector, matchExpressions: narrowing }, 'the merge keeps what the hook never renders')
+  t.same(
+    spec(policy).podSelector,
+    { ...EXPECTED_SPEC.podSelector, matchExpressions: narrowing },
+    'the merge keeps what the hook never renders'
+  )
   t.equal(await nsAnnotation('tenant-a'), 'drift: spec.podSelector.matchExpressions')
 
   await kube.patch(policyRef('tenant-a'), [{ op: 'remove', path: '/spec/podSelector/matchExpressions' }], 'json')
@@ -259,9 +317,15 @@ t.test('a hand-added podSelector.matchExpressions survives and is reported as dr
 t.test('deleting the last Instance of a namespace keeps its policy', async (t) => {
   const before = (await kube.get(policyRef('tenant-a'))).body
   await kube.delete(instanceRef('tenant-a', 'ws'))
-  await eventually('the Instance is gone', async () => ((await getOrUndefined(instanceRef('tenant-a', 'ws'))) === undefined ? true : undefined))
+  await eventually('the Instance is gone', async () =>
+    (await getOrUndefined(instanceRef('tenant-a', 'ws'))) === undefined ? true : undefined
+  )
   const report = await settle(t, 'tenant-a')
-  t.same(report.passes.flatMap((p) => p.writes), [], 'nothing is written')
+  t.same(
+    report.passes.flatMap((p) => p.writes),
+    [],
+    'nothing is written'
+  )
   const after = (await kube.get(policyRef('tenant-a'))).body
   t.equal(meta(after).uid, meta(before).uid)
   t.equal(meta(after).resourceVersion, meta(before).resourceVersion, 'the policy is left as it was')
@@ -289,7 +353,9 @@ t.test('an unparseable Setting value changes nothing and sets the error annotati
   })
   await cluster.kubectl(['apply', '-f', crdPath])
   await eventually('the CEL rule refuses bad values again', async () => {
-    const r = await cluster.kubectl(['patch', 'setting', POD_CIDRS, '--type=merge', '-p', '{"value":"0.0.0.0/0"}', '--dry-run=server'], { allowFail: true })
+    const r = await cluster.kubectl(['patch', 'setting', POD_CIDRS, '--type=merge', '-p', '{"value":"0.0.0.0/0"}', '--dry-run=server'], {
+      allowFail: true
+    })
     return r.code !== 0 && r.stderr.includes('canonical CIDRs') ? true : undefined
   })
   t.equal((await kube.get(SETTING)).body.value, bad, 'the stored value is the unparseable one')
@@ -300,8 +366,16 @@ t.test('an unparseable Setting value changes nothing and sets the error annotati
   for (const name of ['tenant-a', 'tenant-d']) policies.set(name, (await kube.get(policyRef(name))).body)
   for (const name of ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e']) {
     const report = await settle(t, name)
-    t.same(report.passes.flatMap((p) => p.writes.filter((w) => w.verb !== 'parent')), [], `${name}: no policy written`)
-    t.match(await nsAnnotation(name), /^error: .*instance-isolation-pod-cidrs.*"not-a-cidr"/, `${name}: the error annotation names the bad entry`)
+    t.same(
+      report.passes.flatMap((p) => p.writes.filter((w) => w.verb !== 'parent')),
+      [],
+      `${name}: no policy written`
+    )
+    t.match(
+      await nsAnnotation(name),
+      /^error: .*instance-isolation-pod-cidrs.*"not-a-cidr"/,
+      `${name}: the error annotation names the bad entry`
+    )
   }
   for (const [name, before] of policies) {
     const after = (await kube.get(policyRef(name))).body
@@ -309,7 +383,11 @@ t.test('an unparseable Setting value changes nothing and sets the error annotati
     t.same(spec(after), EXPECTED_SPEC, `${name}: still dual-stack, not the parseable half of the value`)
   }
   t.equal(await getOrUndefined(policyRef('tenant-e')), undefined, 'tenant-e: none rendered where none existed')
-  t.equal(meta((await kube.get(policyRef('tenant-c'))).body).resourceVersion, meta(handWrittenC).resourceVersion, 'tenant-c: hand-written policy untouched')
+  t.equal(
+    meta((await kube.get(policyRef('tenant-c'))).body).resourceVersion,
+    meta(handWrittenC).resourceVersion,
+    'tenant-c: hand-written policy untouched'
+  )
 
   await setSetting(DUAL_STACK)
   for (const name of ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e']) {
@@ -317,7 +395,11 @@ t.test('an unparseable Setting value changes nothing and sets the error annotati
     t.equal(await nsAnnotation(name), undefined, `${name}: the annotation is removed once the value is valid`)
   }
   for (const [name, before] of policies) {
-    t.equal(meta((await kube.get(policyRef(name))).body).resourceVersion, meta(before).resourceVersion, `${name}: the same policy renders again`)
+    t.equal(
+      meta((await kube.get(policyRef(name))).body).resourceVersion,
+      meta(before).resourceVersion,
+      `${name}: the same policy renders again`
+    )
   }
   t.same(spec(await ownPolicy(t, 'tenant-e')), EXPECTED_SPEC, 'tenant-e: its policy is rendered now')
 })
@@ -332,7 +414,12 @@ t.test('a terminating namespace keeps its policy while its Pods terminate', asyn
   await settle(t, 'tenant-t')
   const policy = await ownPolicy(t, 'tenant-t')
   await cluster.kubectl(['wait', '--for=create', 'serviceaccount/default', '--namespace=tenant-t', '--timeout=60s'])
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ws', namespace: 'tenant-t', labels: { 'resource.gpustack.ai/type': 'instances' } }, spec: { nodeName: 'gpu-node-1', containers: [{ name: 'main', image: 'busybox:1.36' }] } }
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'ws', namespace: 'tenant-t', labels: { 'resource.gpustack.ai/type': 'instances' } },
+    spec: { nodeName: 'gpu-node-1', containers: [{ name: 'main', image: 'busybox:1.36' }] }
+  }
   await kube.create({ apiVersion: 'v1', resource: 'pods', namespace: 'tenant-t' }, pod)
   await kube.delete(nsRef('tenant-t'))
   await eventually('the namespace controller deletes the Pod', async () => {
@@ -341,14 +428,22 @@ t.test('a terminating namespace keeps its policy while its Pods terminate', asyn
   })
   const terminating = (await kube.get(nsRef('tenant-t'))).body
   t.equal(isObject(terminating.status) ? terminating.status.phase : undefined, 'Terminating')
-  t.equal(meta((await kube.get(policyRef('tenant-t'))).body).resourceVersion, meta(policy).resourceVersion, 'the namespace controller leaves the policy while the Pod terminates')
+  t.equal(
+    meta((await kube.get(policyRef('tenant-t'))).body).resourceVersion,
+    meta(policy).resourceVersion,
+    'the namespace controller leaves the policy while the Pod terminates'
+  )
   t.ok((await getOrUndefined(instanceRef('tenant-t', 'ws'))) !== undefined, 'and the Instance')
 
   for (const value of [DUAL_STACK, '']) {
     await setSetting(value)
     const report = await settle(t, 'tenant-t')
     const answered = (report.passes[0]?.response as JsonObject).attachments as JsonObject[]
-    t.same(answered.map((a) => `${String(meta(a).namespace)}/${String(meta(a).name)}`), [`tenant-t/${POLICY}`], `Setting ${JSON.stringify(value)}: the hook keeps the policy`)
+    t.same(
+      answered.map((a) => `${String(meta(a).namespace)}/${String(meta(a).name)}`),
+      [`tenant-t/${POLICY}`],
+      `Setting ${JSON.stringify(value)}: the hook keeps the policy`
+    )
     t.same(spec(answered[0] ?? {}), EXPECTED_SPEC, 'as it was rendered')
     const after = (await kube.get(policyRef('tenant-t'))).body
     t.equal(meta(after).uid, meta(policy).uid)
@@ -368,17 +463,33 @@ t.test('emptying the Setting deletes every policy the decorator made, and only t
   ])
   await setSetting('')
   for (const name of ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e', 'tenant-t']) await settle(t, name)
-  t.same(await allPolicies(), ['tenant-a/allow-monitoring', `tenant-c/${POLICY}`, `tenant-t/${POLICY}`], 'the hand-written ones, and the terminating namespace\'s')
-  t.equal(meta((await kube.get(policyRef('tenant-a', 'allow-monitoring'))).body).resourceVersion, meta(monitoring).resourceVersion, 'another policy in the namespace is untouched')
-  t.equal(meta((await kube.get(policyRef('tenant-c'))).body).resourceVersion, meta(handWrittenC).resourceVersion, 'the same-named hand-written policy is untouched')
-  for (const name of ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e']) t.equal(await nsAnnotation(name), undefined, `${name}: no annotation`)
+  t.same(
+    await allPolicies(),
+    ['tenant-a/allow-monitoring', `tenant-c/${POLICY}`, `tenant-t/${POLICY}`],
+    "the hand-written ones, and the terminating namespace's"
+  )
+  t.equal(
+    meta((await kube.get(policyRef('tenant-a', 'allow-monitoring'))).body).resourceVersion,
+    meta(monitoring).resourceVersion,
+    'another policy in the namespace is untouched'
+  )
+  t.equal(
+    meta((await kube.get(policyRef('tenant-c'))).body).resourceVersion,
+    meta(handWrittenC).resourceVersion,
+    'the same-named hand-written policy is untouched'
+  )
+  for (const name of ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d', 'tenant-e'])
+    t.equal(await nsAnnotation(name), undefined, `${name}: no annotation`)
 })
 
-t.test('once the hand-written policy is deleted, the next sync makes the decorator\'s own', async (t) => {
+t.test("once the hand-written policy is deleted, the next sync makes the decorator's own", async (t) => {
   await setSetting(DUAL_STACK)
   await kube.delete(policyRef('tenant-c'))
   const report = await settle(t, 'tenant-c')
-  t.same(report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`), [`create NetworkPolicy.networking.k8s.io/v1 tenant-c/${POLICY}`])
+  t.same(
+    report.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+    [`create NetworkPolicy.networking.k8s.io/v1 tenant-c/${POLICY}`]
+  )
   const policy = await ownPolicy(t, 'tenant-c')
   t.not(meta(policy).uid, meta(handWrittenC).uid, 'a new object')
   t.same(spec(policy), EXPECTED_SPEC)
@@ -389,7 +500,11 @@ t.test('no Namespace status was ever written, and only our annotation was ever c
     const ns = (await kube.get(nsRef(name))).body
     t.same(ns.status, { phase: 'Active' }, `${name}: status as the API server set it`)
     const managed = (meta(ns).managedFields as JsonObject[] | undefined) ?? []
-    t.same(managed.filter((m) => m.subresource === 'status'), [], `${name}: no manager ever wrote the status subresource`)
+    t.same(
+      managed.filter((m) => m.subresource === 'status'),
+      [],
+      `${name}: no manager ever wrote the status subresource`
+    )
   }
-  t.same(annotations((await kube.get(nsRef('tenant-a'))).body), { owner: 'team-a' }, 'a user\'s annotation survived every sync')
+  t.same(annotations((await kube.get(nsRef('tenant-a'))).body), { owner: 'team-a' }, "a user's annotation survived every sync")
 })

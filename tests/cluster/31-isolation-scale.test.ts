@@ -76,28 +76,40 @@ async function createInstance(namespace: string, name: string): Promise<void> {
   })
 }
 
-await kube.create(SETTING, { apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: SETTING.name }, value: '10.244.0.0/16' })
+await kube.create(SETTING, {
+  apiVersion: 'gpustack.ai/v1alpha1',
+  kind: 'Setting',
+  metadata: { name: SETTING.name },
+  value: '10.244.0.0/16'
+})
 
 t.test('the first sync that sees an Instance carries it and labels the namespace; after the cache, none is carried', async (t) => {
   await kube.create(refs.namespace('control'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'control' } })
   await createInstance('control', 'ws')
   calls.length = 0
   const first = await freshDriver().settle({ name: 'control' })
-  t.same(first.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`), ['parent namespaces /control', `create NetworkPolicy.networking.k8s.io/v1 control/${POLICY}`])
-  t.same(calls.map((c) => `${c.path} ${c.instances}`), [
-    '/hooks/isolation/customize 0',
-    '/hooks/isolation/sync 1',
-    '/hooks/isolation/sync 1'
-  ], 'customize relates the Instance, and both syncs carry it')
+  t.same(
+    first.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+    ['parent namespaces /control', `create NetworkPolicy.networking.k8s.io/v1 control/${POLICY}`]
+  )
+  t.same(
+    calls.map((c) => `${c.path} ${c.instances}`),
+    ['/hooks/isolation/customize 0', '/hooks/isolation/sync 1', '/hooks/isolation/sync 1'],
+    'customize relates the Instance, and both syncs carry it'
+  )
   t.equal((await labelsOf('control'))[HOLDS_INSTANCES], 'true', 'the namespace is labelled')
 
   calls.length = 0
   const later = await freshDriver().settle({ name: 'control' })
   t.equal(later.passes.length, 1, 'nothing left to do')
-  t.same(calls, [
-    { path: '/hooks/isolation/customize', instances: 0, relatesInstances: false },
-    { path: '/hooks/isolation/sync', instances: 0, relatesInstances: false }
-  ], 'a fresh customize relates no Instances for the labelled namespace')
+  t.same(
+    calls,
+    [
+      { path: '/hooks/isolation/customize', instances: 0, relatesInstances: false },
+      { path: '/hooks/isolation/sync', instances: 0, relatesInstances: false }
+    ],
+    'a fresh customize relates no Instances for the labelled namespace'
+  )
   t.ok((await kube.get(refs.policy('control', POLICY))).body.spec !== undefined, 'and the policy stays')
 })
 
@@ -110,7 +122,11 @@ t.test(`in a labelled namespace, the 1st to the ${INSTANCES}th Instance cause no
   const driver = freshDriver()
   calls.length = 0
   const empty = await driver.settle({ name: 'tenant-scale' })
-  t.same(empty.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`), [`create NetworkPolicy.networking.k8s.io/v1 tenant-scale/${POLICY}`], 'the label alone renders the policy')
+  t.same(
+    empty.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+    [`create NetworkPolicy.networking.k8s.io/v1 tenant-scale/${POLICY}`],
+    'the label alone renders the policy'
+  )
 
   for (let i = 1; i <= INSTANCES; i++) {
     await createInstance('tenant-scale', `ws-${i}`)
@@ -125,8 +141,16 @@ t.test(`in a labelled namespace, the 1st to the ${INSTANCES}th Instance cause no
   t.equal(stored.length, INSTANCES, `the namespace holds ${INSTANCES} Instances`)
   const syncs = calls.filter((c) => c.path === '/hooks/isolation/sync')
   t.equal(syncs.length, 1 + 1 + INSTANCES + 1, 'two settling passes, one sync per Instance, one final pass')
-  t.same(calls.filter((c) => c.instances > 0), [], 'no isolation request carried an Instance')
-  t.same(calls.filter((c) => c.path === '/hooks/isolation/customize'), [{ path: '/hooks/isolation/customize', instances: 0, relatesInstances: false }], 'customize, asked once, relates no Instances')
+  t.same(
+    calls.filter((c) => c.instances > 0),
+    [],
+    'no isolation request carried an Instance'
+  )
+  t.same(
+    calls.filter((c) => c.path === '/hooks/isolation/customize'),
+    [{ path: '/hooks/isolation/customize', instances: 0, relatesInstances: false }],
+    'customize, asked once, relates no Instances'
+  )
   t.equal((await labelsOf('tenant-scale'))[HOLDS_INSTANCES], 'true', 'the label stays')
   t.ok((await kube.get(refs.policy('tenant-scale', POLICY))).body.spec !== undefined, 'the policy stays')
 })

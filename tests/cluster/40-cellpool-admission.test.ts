@@ -9,13 +9,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
-import {
-  buildBootstrapSecret,
-  buildCellNode,
-  buildCellNodeSet,
-  buildGuest,
-  buildSeedProfile
-} from '../../hooks/cellpool/children.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, buildGuest, buildSeedProfile } from '../../hooks/cellpool/children.ts'
 import { resolvePool } from '../../hooks/cellpool/validate.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
 import { eventually, startEnv } from './support/env.ts'
@@ -78,7 +72,12 @@ function celMessages(schema: Json | undefined): string[] {
   const own = Array.isArray(schema['x-kubernetes-validations'])
     ? schema['x-kubernetes-validations'].filter(isObject).map((r) => String(r.message))
     : []
-  return [...own, ...Object.entries(schema).filter(([k]) => k !== 'x-kubernetes-validations').flatMap(([, v]) => celMessages(v))]
+  return [
+    ...own,
+    ...Object.entries(schema)
+      .filter(([k]) => k !== 'x-kubernetes-validations')
+      .flatMap(([, v]) => celMessages(v))
+  ]
 }
 
 t.before(async () => {
@@ -91,12 +90,26 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
     cell: {
       provisioner: 'SwiftGuest',
       guestTemplate: { guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' }, interfaces: [{ name: 'routable' }] },
-      gpu: { count: 1, backend: 'DRA', dra: { resourceClaimTemplateName: 'single-vfio-gpu', requestName: 'gpu', tier: 'pcie', hugepages: '1Gi' } },
+      gpu: {
+        count: 1,
+        backend: 'DRA',
+        dra: { resourceClaimTemplateName: 'single-vfio-gpu', requestName: 'gpu', tier: 'pcie', hugepages: '1Gi' }
+      },
       spreadPolicy: 'Spread',
       nodeIPFrom: 'routable',
-      clusterAPI: { clusterName: 'capi', version: 'v1.31.0', bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'cells' } }
+      clusterAPI: {
+        clusterName: 'capi',
+        version: 'v1.31.0',
+        bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'cells' }
+      }
     },
-    bootstrap: { provider: 'Opaque', joinSecretRef: { name: 'join' }, joinSecretKey: 'user-data', hostname: 'CellName', readyTimeout: '15m' },
+    bootstrap: {
+      provider: 'Opaque',
+      joinSecretRef: { name: 'join' },
+      joinSecretKey: 'user-data',
+      hostname: 'CellName',
+      readyTimeout: '15m'
+    },
     workloadCluster: {
       kubeconfigSecretRef: { name: 'kubeconfig' },
       key: 'value',
@@ -106,8 +119,19 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
         taints: [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00Z' }]
       }
     },
-    capacity: { provider: 'HAMi', readyTimeout: '5m', hami: { mode: 'DevicePlugin', expectedDevicesPerCell: 1, deviceClassName: 'hami-gpu', resourceName: 'nvidia.com/gpu' } },
-    autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 1, stabilizationWindow: '10m', scaleDown: 'Auto', scaleDownStabilizationWindow: '30m' },
+    capacity: {
+      provider: 'HAMi',
+      readyTimeout: '5m',
+      hami: { mode: 'DevicePlugin', expectedDevicesPerCell: 1, deviceClassName: 'hami-gpu', resourceName: 'nvidia.com/gpu' }
+    },
+    autoscaling: {
+      enabled: true,
+      minReplicas: 1,
+      maxReplicas: 1,
+      stabilizationWindow: '10m',
+      scaleDown: 'Auto',
+      scaleDownStabilizationWindow: '30m'
+    },
     deletion: { policy: 'Drain', drainTimeout: '10m' },
     updatePolicy: { type: 'RollingUpdate' }
   })
@@ -118,7 +142,12 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
   const stored = (await kube.get(poolRef('full'))).body
   t.hasStrict(stored.spec, full.spec, 'every field is stored as written: nothing pruned')
 
-  const unknown = pool('unknown-field', variant((s) => { s.cell.bogus = true }))
+  const unknown = pool(
+    'unknown-field',
+    variant((s) => {
+      s.cell.bogus = true
+    })
+  )
   const refused = await apply(unknown, ['--validate=strict'])
   t.equal(refused.code, 1)
   t.match(refused.stderr, /unknown field "spec\.cell\.bogus"/, 'strict validation is in force')
@@ -129,7 +158,11 @@ t.test('the defaults of api.md are filled in by the API server', async (t) => {
   const stored = (await kube.get(poolRef('defaults'))).body
   t.match(stored.spec, {
     replicas: 1,
-    cell: { provisioner: 'SwiftGuest', spreadPolicy: 'Spread', gpu: { count: 1, backend: 'DRA', dra: { requestName: 'gpu', tier: 'pcie' } } },
+    cell: {
+      provisioner: 'SwiftGuest',
+      spreadPolicy: 'Spread',
+      gpu: { count: 1, backend: 'DRA', dra: { requestName: 'gpu', tier: 'pcie' } }
+    },
     bootstrap: { provider: 'Opaque', joinSecretKey: 'user-data', hostname: 'CellName', readyTimeout: '15m' },
     workloadCluster: { key: 'value' }
   })
@@ -171,11 +204,34 @@ t.test('the scale subresource drives spec.replicas and reads the cell count and 
         readyOnce: true,
         lastTransitionTime: '2026-01-02T03:04:05Z'
       },
-      { name: 'scaled-1', index: 1, phase: 'Joining', reason: 'NodeNotReady', message: 'Waiting for the Node.', failureCount: 1, readyOnce: false, lastTransitionTime: '2026-01-02T03:04:05Z' }
+      {
+        name: 'scaled-1',
+        index: 1,
+        phase: 'Joining',
+        reason: 'NodeNotReady',
+        message: 'Waiting for the Node.',
+        failureCount: 1,
+        readyOnce: false,
+        lastTransitionTime: '2026-01-02T03:04:05Z'
+      }
     ],
     conditions: [
-      { type: 'Ready', status: 'False', reason: 'CellsNotReady', message: '1 of 3 cells Ready.', lastTransitionTime: '2026-01-02T03:04:05Z', observedGeneration: 2 },
-      { type: 'Progressing', status: 'True', reason: 'Creating', message: '1 cell being created.', lastTransitionTime: '2026-01-02T03:04:05Z', observedGeneration: 2 }
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'CellsNotReady',
+        message: '1 of 3 cells Ready.',
+        lastTransitionTime: '2026-01-02T03:04:05Z',
+        observedGeneration: 2
+      },
+      {
+        type: 'Progressing',
+        status: 'True',
+        reason: 'Creating',
+        message: '1 cell being created.',
+        lastTransitionTime: '2026-01-02T03:04:05Z',
+        observedGeneration: 2
+      }
     ]
   }
   await kube.updateStatus(poolRef('scaled'), { ...current, status })
@@ -204,28 +260,147 @@ const NAME_RULE =
 const CEL_CASES: Case[] = [
   { name: 'a name of 58 characters', object: pool('p'.repeat(58), spec()), message: NAME_RULE },
   { name: 'a name with a dot', object: pool('pool.a', spec()), message: NAME_RULE },
-  { name: 'both claim names', object: pool('both-claims', variant((s) => { s.cell.gpu.dra.resourceClaimName = 'shared' })), message: 'set exactly one of resourceClaimTemplateName and resourceClaimName' },
-  { name: 'no claim name', object: pool('no-claim', variant((s) => { s.cell.gpu.dra = { requestName: 'gpu' } })), message: 'set exactly one of resourceClaimTemplateName and resourceClaimName' },
-  { name: 'DRA without dra', object: pool('dra-missing', variant((s) => { s.cell.gpu = { backend: 'DRA' } })), message: 'backend DRA needs dra and no native; backend Native needs native and no dra' },
-  { name: 'Native with dra', object: pool('native-dra', variant((s) => { s.cell.gpu.backend = 'Native'; s.cell.gpu.native = { gpuProfileRef: { name: 'a100' } } })), message: 'backend DRA needs dra and no native; backend Native needs native and no dra' },
-  { name: 'a shared claim for three cells', object: pool('shared-three', variant((s) => { s.replicas = 3; s.cell.gpu.dra = { resourceClaimName: 'shared' } })), message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool of at most one cell; use resourceClaimTemplateName' },
-  { name: 'autoscaling without maxReplicas', object: pool('no-max', variant((s) => { s.autoscaling = { enabled: true } })), message: 'maxReplicas is required when autoscaling is enabled' },
-  { name: 'minReplicas above maxReplicas', object: pool('min-max', variant((s) => { s.autoscaling = { enabled: true, minReplicas: 3, maxReplicas: 2 } })), message: 'minReplicas must not exceed maxReplicas' },
-  { name: 'scaleDown Auto without minReplicas', object: pool('auto-no-min', variant((s) => { s.autoscaling = { enabled: true, maxReplicas: 2, scaleDown: 'Auto' } })), message: 'scaleDown Auto needs minReplicas' },
-  { name: 'a readyTimeout that is no duration', object: pool('ready-bad', variant((s) => { s.bootstrap.readyTimeout = '15 minutes' })), message: 'must be a positive duration such as 90s, 15m or 1h30m' },
-  { name: 'a zero capacity readyTimeout', object: pool('capacity-zero', variant((s) => { s.capacity = { readyTimeout: '0s' } })), message: 'must be a positive duration such as 90s, 15m or 1h30m' },
-  { name: 'a negative stabilizationWindow', object: pool('window-negative', variant((s) => { s.autoscaling = { stabilizationWindow: '-1m' } })), message: 'must be a duration such as 0s, 90s, 15m or 1h30m' },
-  { name: 'a drainTimeout in days', object: pool('drain-days', variant((s) => { s.deletion = { drainTimeout: '1d' } })), message: 'must be a duration such as 0s, 90s, 15m or 1h30m' }
+  {
+    name: 'both claim names',
+    object: pool(
+      'both-claims',
+      variant((s) => {
+        s.cell.gpu.dra.resourceClaimName = 'shared'
+      })
+    ),
+    message: 'set exactly one of resourceClaimTemplateName and resourceClaimName'
+  },
+  {
+    name: 'no claim name',
+    object: pool(
+      'no-claim',
+      variant((s) => {
+        s.cell.gpu.dra = { requestName: 'gpu' }
+      })
+    ),
+    message: 'set exactly one of resourceClaimTemplateName and resourceClaimName'
+  },
+  {
+    name: 'DRA without dra',
+    object: pool(
+      'dra-missing',
+      variant((s) => {
+        s.cell.gpu = { backend: 'DRA' }
+      })
+    ),
+    message: 'backend DRA needs dra and no native; backend Native needs native and no dra'
+  },
+  {
+    name: 'Native with dra',
+    object: pool(
+      'native-dra',
+      variant((s) => {
+        s.cell.gpu.backend = 'Native'
+        s.cell.gpu.native = { gpuProfileRef: { name: 'a100' } }
+      })
+    ),
+    message: 'backend DRA needs dra and no native; backend Native needs native and no dra'
+  },
+  {
+    name: 'a shared claim for three cells',
+    object: pool(
+      'shared-three',
+      variant((s) => {
+        s.replicas = 3
+        s.cell.gpu.dra = { resourceClaimName: 'shared' }
+      })
+    ),
+    message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool of at most one cell; use resourceClaimTemplateName'
+  },
+  {
+    name: 'autoscaling without maxReplicas',
+    object: pool(
+      'no-max',
+      variant((s) => {
+        s.autoscaling = { enabled: true }
+      })
+    ),
+    message: 'maxReplicas is required when autoscaling is enabled'
+  },
+  {
+    name: 'minReplicas above maxReplicas',
+    object: pool(
+      'min-max',
+      variant((s) => {
+        s.autoscaling = { enabled: true, minReplicas: 3, maxReplicas: 2 }
+      })
+    ),
+    message: 'minReplicas must not exceed maxReplicas'
+  },
+  {
+    name: 'scaleDown Auto without minReplicas',
+    object: pool(
+      'auto-no-min',
+      variant((s) => {
+        s.autoscaling = { enabled: true, maxReplicas: 2, scaleDown: 'Auto' }
+      })
+    ),
+    message: 'scaleDown Auto needs minReplicas'
+  },
+  {
+    name: 'a readyTimeout that is no duration',
+    object: pool(
+      'ready-bad',
+      variant((s) => {
+        s.bootstrap.readyTimeout = '15 minutes'
+      })
+    ),
+    message: 'must be a positive duration such as 90s, 15m or 1h30m'
+  },
+  {
+    name: 'a zero capacity readyTimeout',
+    object: pool(
+      'capacity-zero',
+      variant((s) => {
+        s.capacity = { readyTimeout: '0s' }
+      })
+    ),
+    message: 'must be a positive duration such as 90s, 15m or 1h30m'
+  },
+  {
+    name: 'a negative stabilizationWindow',
+    object: pool(
+      'window-negative',
+      variant((s) => {
+        s.autoscaling = { stabilizationWindow: '-1m' }
+      })
+    ),
+    message: 'must be a duration such as 0s, 90s, 15m or 1h30m'
+  },
+  {
+    name: 'a drainTimeout in days',
+    object: pool(
+      'drain-days',
+      variant((s) => {
+        s.deletion = { drainTimeout: '1d' }
+      })
+    ),
+    message: 'must be a duration such as 0s, 90s, 15m or 1h30m'
+  }
 ]
 
 t.test('every CEL rule of the cell pool CRDs has a case in the table', async (t) => {
-  const crds = ['gpucellpools.cells.kubeswift.io', 'cellnodesets.cells.kubeswift.io'].map((name) =>
-    parseAllDocuments(readFileSync(join(ROOT, 'crds', `${name}.yaml`), 'utf8'), { version: '1.1' })[0]?.toJS() as JsonObject)
+  const crds = ['gpucellpools.cells.kubeswift.io', 'cellnodesets.cells.kubeswift.io'].map(
+    (name) => parseAllDocuments(readFileSync(join(ROOT, 'crds', `${name}.yaml`), 'utf8'), { version: '1.1' })[0]?.toJS() as JsonObject
+  )
   const declared = [...new Set(crds.flatMap((crd) => celMessages(crd)))].sort()
   const covered = new Set(CEL_CASES.map((c) => c.message))
   t.ok(declared.length >= 8, `${declared.length} rules`)
-  t.same(declared.filter((m) => !covered.has(m)), [], 'no rule without a case')
-  t.same([...covered].filter((m) => !declared.includes(m)), [], 'no case for a rule the CRDs lack')
+  t.same(
+    declared.filter((m) => !covered.has(m)),
+    [],
+    'no rule without a case'
+  )
+  t.same(
+    [...covered].filter((m) => !declared.includes(m)),
+    [],
+    'no case for a rule the CRDs lack'
+  )
 })
 
 t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
@@ -235,7 +410,20 @@ t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
     t.ok(stderr.includes(c.message), `${c.name}: the CEL message\n  got: ${stderr.trim()}`)
   }
   t.equal((await apply(pool('p'.repeat(57), spec()))).code, 0, 'a name of 57 characters is accepted')
-  t.equal((await apply(pool('shared-one', variant((s) => { s.cell.gpu.dra = { resourceClaimName: 'shared' } })))).code, 0, 'a shared claim for one cell is accepted')
+  t.equal(
+    (
+      await apply(
+        pool(
+          'shared-one',
+          variant((s) => {
+            s.cell.gpu.dra = { resourceClaimName: 'shared' }
+          })
+        )
+      )
+    ).code,
+    0,
+    'a shared claim for one cell is accepted'
+  )
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -245,12 +433,15 @@ t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
 const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[] }> = [
   {
     name: 'fields the controller sets, and GPU-path refusals, all at once',
-    object: pool('denylist', variant((s) => {
-      s.cell.guestTemplate.seedProfileRef = { name: 'mine' }
-      s.cell.guestTemplate.runPolicy = 'Running'
-      s.cell.guestTemplate.kernelRef = { name: 'k' }
-      s.cell.guestTemplate.osType = 'windows'
-    })),
+    object: pool(
+      'denylist',
+      variant((s) => {
+        s.cell.guestTemplate.seedProfileRef = { name: 'mine' }
+        s.cell.guestTemplate.runPolicy = 'Running'
+        s.cell.guestTemplate.kernelRef = { name: 'k' }
+        s.cell.guestTemplate.osType = 'windows'
+      })
+    ),
     messages: [
       'spec.cell.guestTemplate.seedProfileRef is set by the controller and must not be set here',
       'spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here',
@@ -260,13 +451,35 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
   },
   {
     name: 'provisioner ClusterAPI',
-    object: pool('capi', variant((s) => { s.cell.provisioner = 'ClusterAPI'; s.cell.clusterAPI = { clusterName: 'capi' } })),
+    object: pool(
+      'capi',
+      variant((s) => {
+        s.cell.provisioner = 'ClusterAPI'
+        s.cell.clusterAPI = { clusterName: 'capi' }
+      })
+    ),
     messages: ['spec.cell.provisioner ClusterAPI is not in this version']
   },
-  { name: 'HAMi DRA mode', object: pool('hami-dra', variant((s) => { s.capacity = { hami: { mode: 'DRA' } } })), messages: ['spec.capacity.hami.mode DRA is not in this version'] },
+  {
+    name: 'HAMi DRA mode',
+    object: pool(
+      'hami-dra',
+      variant((s) => {
+        s.capacity = { hami: { mode: 'DRA' } }
+      })
+    ),
+    messages: ['spec.capacity.hami.mode DRA is not in this version']
+  },
   {
     name: 'no join Secret, no guest class, an unknown interface',
-    object: pool('missing', variant((s) => { delete s.bootstrap; delete s.cell.guestTemplate.guestClassRef; s.cell.nodeIPFrom = 'eth9' })),
+    object: pool(
+      'missing',
+      variant((s) => {
+        delete s.bootstrap
+        delete s.cell.guestTemplate.guestClassRef
+        s.cell.nodeIPFrom = 'eth9'
+      })
+    ),
     messages: [
       'spec.cell.guestTemplate.guestClassRef.name is required',
       'spec.bootstrap.joinSecretRef.name is required',
@@ -275,10 +488,13 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
   },
   {
     name: 'node labels the controller keeps, and a bad taint',
-    object: pool('labels', variant((s) => {
-      s.workloadCluster.node.labels['cells.kubeswift.io/pool'] = 'other'
-      s.workloadCluster.node.taints = [{ key: 'bad key', effect: 'NoSchedule' }]
-    })),
+    object: pool(
+      'labels',
+      variant((s) => {
+        s.workloadCluster.node.labels['cells.kubeswift.io/pool'] = 'other'
+        s.workloadCluster.node.taints = [{ key: 'bad key', effect: 'NoSchedule' }]
+      })
+    ),
     messages: [
       'spec.workloadCluster.node.labels[cells.kubeswift.io/pool]: cells.kubeswift.io/pool is under cells.kubeswift.io/, which the controller keeps for itself',
       'spec.workloadCluster.node.taints[0].key: bad key is not a valid taint key'
@@ -299,7 +515,12 @@ t.test('the webhook refuses through kubectl apply, every problem named at once',
 
 t.test('an update that breaks a rule is refused; the stored pool stays', async (t) => {
   t.equal((await apply(pool('updated', spec()))).code, 0)
-  const broken = pool('updated', variant((s) => { s.cell.guestTemplate.gpuResourceClaim = { resourceClaimName: 'mine' } }))
+  const broken = pool(
+    'updated',
+    variant((s) => {
+      s.cell.guestTemplate.gpuResourceClaim = { resourceClaimName: 'mine' }
+    })
+  )
   const { code, stderr } = await apply(broken)
   t.equal(code, 1)
   t.ok(stderr.includes('spec.cell.guestTemplate.gpuResourceClaim is set by the controller and must not be set here'), stderr)
@@ -320,7 +541,11 @@ t.test('the cell pool examples apply', async (t) => {
 // What the builders render is accepted as it is: by the CellNodeSet CRD (strict), and by the
 // KubeSwift stand-ins (open schemas, so this checks names, kinds and namespaces).
 
-const resolved = resolvePool(variant((s) => { s.workloadCluster.node.taints = [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }] }))
+const resolved = resolvePool(
+  variant((s) => {
+    s.workloadCluster.node.taints = [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }]
+  })
+)
 const ID = { poolName: 'built', namespace: NS, poolUID: 'built-uid', index: 0 }
 
 t.test('the children the builders render are created as they are', async (t) => {
@@ -331,10 +556,20 @@ t.test('the children the builders render are created as they are', async (t) => 
     buildCellNodeSet('built', NS, 'built-uid', resolved, [buildCellNode(resolved, ID, 'guest-uid', false)], true) as unknown as JsonObject
   ]
   for (const child of children) {
-    const { code, stderr } = await cluster.kubectl(['create', '--validate=strict', '-f', '-'], { input: JSON.stringify(child), allowFail: true })
+    const { code, stderr } = await cluster.kubectl(['create', '--validate=strict', '-f', '-'], {
+      input: JSON.stringify(child),
+      allowFail: true
+    })
     t.equal(code, 0, `${String(child.kind)}: ${stderr}`)
     const info = await kube.resourceInfo(String(child.apiVersion), String(child.kind))
-    const stored = (await kube.get({ apiVersion: String(child.apiVersion), resource: info.resource, namespace: NS, name: String(objectAt(child, 'metadata').name) })).body
+    const stored = (
+      await kube.get({
+        apiVersion: String(child.apiVersion),
+        resource: info.resource,
+        namespace: NS,
+        name: String(objectAt(child, 'metadata').name)
+      })
+    ).body
     const { metadata, ...fields } = child
     t.hasStrict(stored, fields, `${String(child.kind)}: stored as built`)
     t.hasStrict(objectAt(stored, 'metadata').labels, objectAt(metadata, 'labels'), `${String(child.kind)}: labels`)
@@ -356,7 +591,13 @@ t.test('the children the builders render are created as they are', async (t) => 
 
 t.test("only Metacontroller's service account writes a CellNodeSet's spec", async (t) => {
   await cluster.kubectl(['apply', '-f', join(ROOT, 'metacontroller', 'cellnodeset-policy.yaml')])
-  await cluster.kubectl(['create', 'clusterrolebinding', 'metacontroller-test', '--clusterrole=cluster-admin', `--serviceaccount=metacontroller:metacontroller`])
+  await cluster.kubectl([
+    'create',
+    'clusterrolebinding',
+    'metacontroller-test',
+    '--clusterrole=cluster-admin',
+    `--serviceaccount=metacontroller:metacontroller`
+  ])
   const set = (name: string, poolUID: string): JsonObject => ({
     apiVersion: CELLS,
     kind: 'CellNodeSet',
@@ -367,7 +608,10 @@ t.test("only Metacontroller's service account writes a CellNodeSet's spec", asyn
     cluster.kubectl(['create', ...(as === undefined ? [] : [`--as=${as}`]), '-f', '-'], { input: JSON.stringify(object), allowFail: true })
   // A new policy takes a moment to reach the admission chain: probe with a server-side dry run.
   const denial = await eventually('the policy to refuse an admin create', async () => {
-    const probe = await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(set('probe', 'u')), allowFail: true })
+    const probe = await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], {
+      input: JSON.stringify(set('probe', 'u')),
+      allowFail: true
+    })
     return probe.code === 1 ? probe.stderr : undefined
   })
   t.match(denial, /only system:serviceaccount:metacontroller:metacontroller \(Metacontroller\) may write the spec of a CellNodeSet/)
@@ -379,16 +623,36 @@ t.test("only Metacontroller's service account writes a CellNodeSet's spec", asyn
 
   const label = await cluster.kubectl(['label', '-n', NS, 'cellnodeset', 'guarded', 'team=ml'], { allowFail: true })
   t.equal(label.code, 0, `a metadata change by anyone passes: ${label.stderr}`)
-  const finalizer = await cluster.kubectl(['patch', '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"metadata":{"finalizers":["cells.kubeswift.io/workload-nodes"]}}'], { allowFail: true })
+  const finalizer = await cluster.kubectl(
+    [
+      'patch',
+      '-n',
+      NS,
+      'cellnodeset',
+      'guarded',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":["cells.kubeswift.io/workload-nodes"]}}'
+    ],
+    { allowFail: true }
+  )
   t.equal(finalizer.code, 0, `the agent's finalizer passes: ${finalizer.stderr}`)
-  const status = await cluster.kubectl(['patch', '-n', NS, 'cellnodeset', 'guarded', '--subresource=status', '--type=merge', '-p', '{"status":{"nodeCount":1}}'], { allowFail: true })
+  const status = await cluster.kubectl(
+    ['patch', '-n', NS, 'cellnodeset', 'guarded', '--subresource=status', '--type=merge', '-p', '{"status":{"nodeCount":1}}'],
+    { allowFail: true }
+  )
   t.equal(status.code, 0, `a status write passes: ${status.stderr}`)
 
-  const spec = await cluster.kubectl(['patch', '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"spec":{"poolUID":"uid-b"}}'], { allowFail: true })
+  const spec = await cluster.kubectl(['patch', '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"spec":{"poolUID":"uid-b"}}'], {
+    allowFail: true
+  })
   t.equal(spec.code, 1, 'an admin cannot change the spec')
   t.match(spec.stderr, /may write the spec of a CellNodeSet/)
   t.equal(objectAt((await kube.get(ref)).body, 'spec').poolUID, 'uid-a')
-  const asMetacontroller = await cluster.kubectl(['patch', `--as=${METACONTROLLER}`, '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"spec":{"poolUID":"uid-b"}}'], { allowFail: true })
+  const asMetacontroller = await cluster.kubectl(
+    ['patch', `--as=${METACONTROLLER}`, '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"spec":{"poolUID":"uid-b"}}'],
+    { allowFail: true }
+  )
   t.equal(asMetacontroller.code, 0, `Metacontroller can: ${asMetacontroller.stderr}`)
   t.equal(objectAt((await kube.get(ref)).body, 'spec').poolUID, 'uid-b')
   await cluster.kubectl(['patch', '-n', NS, 'cellnodeset', 'guarded', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'])

@@ -45,7 +45,11 @@ function pool(replicas: number, name = POOL, extra: JsonObject = {}): JsonObject
       ...extra,
       replicas,
       cell: {
-        guestTemplate: { guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' }, interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }] },
+        guestTemplate: {
+          guestClassRef: { name: 'gpu-worker' },
+          imageRef: { name: 'gpu-noble' },
+          interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }]
+        },
         gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
         nodeIPFrom: 'routable'
       },
@@ -56,7 +60,7 @@ function pool(replicas: number, name = POOL, extra: JsonObject = {}): JsonObject
 }
 
 /** The workload cluster as the test plays it: Nodes by name. */
-const nodes = new Map<string, { instance: string, pods: number }>()
+const nodes = new Map<string, { instance: string; pods: number }>()
 
 async function guests(): Promise<Obj[]> {
   return (await kube.list(guestsRef)).body as Obj[]
@@ -66,18 +70,33 @@ async function guests(): Promise<Obj[]> {
 async function stampGuests(): Promise<void> {
   for (const g of await guests()) {
     if (g.status?.phase === 'Running') continue
-    g.status = { phase: 'Running', gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' }, network: { primaryIP: '10.0.0.5', interfaces: [{ name: 'primary', ip: '10.0.0.5' }, { name: 'routable', ip: '192.0.2.10' }] } }
+    g.status = {
+      phase: 'Running',
+      gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' },
+      network: {
+        primaryIP: '10.0.0.5',
+        interfaces: [
+          { name: 'primary', ip: '10.0.0.5' },
+          { name: 'routable', ip: '192.0.2.10' }
+        ]
+      }
+    }
     await kube.updateStatus({ ...guestsRef, name: g.metadata.name }, g)
   }
 }
 
 /** Pending GPU Pods the agent reports, per pool. */
-const demand = new Map<string, { read: boolean, pendingPods: number, shapes: Array<{ devices: number, memoryMiB: number, cores: number, pods: number }> }>()
+const demand = new Map<
+  string,
+  { read: boolean; pendingPods: number; shapes: Array<{ devices: number; memoryMiB: number; cores: number; pods: number }> }
+>()
 
 /** The kubelets and the agent: running guests register Nodes; the agent writes the CellNodeSet's status. */
 async function stampAgent(name = POOL): Promise<void> {
   const live = await guests()
-  for (const g of live) if (g.status?.phase === 'Running' && nodes.get(g.metadata.name)?.instance !== g.metadata.uid) nodes.set(g.metadata.name, { instance: g.metadata.uid, pods: 0 })
+  for (const g of live)
+    if (g.status?.phase === 'Running' && nodes.get(g.metadata.name)?.instance !== g.metadata.uid)
+      nodes.set(g.metadata.name, { instance: g.metadata.uid, pods: 0 })
   // A VM that is gone stops heartbeating and its Node is swept.
   for (const [name, node] of [...nodes]) if (!live.some((g: Obj) => g.metadata.uid === node.instance)) nodes.delete(name)
   const cns = await get(cnsOf(name))
@@ -86,9 +105,15 @@ async function stampAgent(name = POOL): Promise<void> {
     const node = nodes.get(entry.name)
     if (node === undefined) return { name: entry.name, present: false }
     return {
-      name: entry.name, present: true, instance: node.instance, poolUID: cns.spec.poolUID, live: true, ready: true,
+      name: entry.name,
+      present: true,
+      instance: node.instance,
+      poolUID: cns.spec.poolUID,
+      live: true,
+      ready: true,
       unschedulable: entry.cordon === true && entry.instance === node.instance,
-      devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }], registration: 'Parsed',
+      devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
+      registration: 'Parsed',
       allocations: { read: true, pods: node.pods }
     }
   })
@@ -111,14 +136,21 @@ async function round(name = POOL): Promise<void> {
 }
 
 /** Rounds until `check` holds (at most `seconds`), checking `always` after each. */
-async function until(what: string, check: (p: Obj) => boolean, seconds = 60, always: (p: Obj) => void = () => {}, name = POOL): Promise<Obj> {
+async function until(
+  what: string,
+  check: (p: Obj) => boolean,
+  seconds = 60,
+  always: (p: Obj) => void = () => {},
+  name = POOL
+): Promise<Obj> {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
     await round(name)
     const p = await must({ ...poolRef, name })
     always(p)
     if (check(p)) return p
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))}`)
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))}`)
     await sleep(1000)
   }
 }
@@ -142,24 +174,47 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
     t.same(await guests(), [])
   })
 
-  await t.test('scaled to 3 through the scale subresource: at most two created at once, each guest after its Secret and seed profile', async (t) => {
-    await cluster.kubectl(['scale', 'gpucellpool', POOL, '-n', NS, '--replicas=3'])
-    let most = 0
-    const p = await until('three Ready cells', (p) => p.status?.readyCells === 3, 90, (p) => { most = Math.max(most, p.status?.creatingCells ?? 0) })
-    t.ok(most <= 2, `at most two cells creating (saw ${most})`)
-    t.same(phases(p), ['gpus-0:Ready', 'gpus-1:Ready', 'gpus-2:Ready'])
-    const gs = await guests()
-    t.same(gs.map((g: Obj) => g.metadata.name).sort(), ['gpus-0', 'gpus-1', 'gpus-2'])
-    t.same(gs[0].spec.seedProfileRef, { name: `${gs[0].metadata.name}-seed` })
-    t.match(gs[0].metadata.annotations, { 'cells.kubeswift.io/template-hash': /^[0-9a-f]{10}$/ })
-    const secret = await must({ ...secretsRef, name: 'gpus-1-bootstrap' })
-    const text = Buffer.from(secret.data['user-data'], 'base64').toString()
-    t.match(text, `--node-labels cells.kubeswift.io/cell=gpus-1,cells.kubeswift.io/cell-index=1,cells.kubeswift.io/pool=gpus,cells.kubeswift.io/pool-uid=${p.metadata.uid},gpu=on`)
-    t.equal(secret.data.value, secret.data['user-data'])
-    const cns = await must(cnsRef)
-    t.same(cns.spec.nodes.map((n: Obj) => [n.name, n.instance === gs.find((g: Obj) => g.metadata.name === n.name)?.metadata.uid, n.cordon]), [['gpus-0', true, false], ['gpus-1', true, false], ['gpus-2', true, false]])
-    t.same([condition(p, 'Ready')?.status, condition(p, 'Progressing')?.reason, condition(p, 'Updated')?.status], ['True', 'Settled', 'True'])
-  })
+  await t.test(
+    'scaled to 3 through the scale subresource: at most two created at once, each guest after its Secret and seed profile',
+    async (t) => {
+      await cluster.kubectl(['scale', 'gpucellpool', POOL, '-n', NS, '--replicas=3'])
+      let most = 0
+      const p = await until(
+        'three Ready cells',
+        (p) => p.status?.readyCells === 3,
+        90,
+        (p) => {
+          most = Math.max(most, p.status?.creatingCells ?? 0)
+        }
+      )
+      t.ok(most <= 2, `at most two cells creating (saw ${most})`)
+      t.same(phases(p), ['gpus-0:Ready', 'gpus-1:Ready', 'gpus-2:Ready'])
+      const gs = await guests()
+      t.same(gs.map((g: Obj) => g.metadata.name).sort(), ['gpus-0', 'gpus-1', 'gpus-2'])
+      t.same(gs[0].spec.seedProfileRef, { name: `${gs[0].metadata.name}-seed` })
+      t.match(gs[0].metadata.annotations, { 'cells.kubeswift.io/template-hash': /^[0-9a-f]{10}$/ })
+      const secret = await must({ ...secretsRef, name: 'gpus-1-bootstrap' })
+      const text = Buffer.from(secret.data['user-data'], 'base64').toString()
+      t.match(
+        text,
+        `--node-labels cells.kubeswift.io/cell=gpus-1,cells.kubeswift.io/cell-index=1,cells.kubeswift.io/pool=gpus,cells.kubeswift.io/pool-uid=${p.metadata.uid},gpu=on`
+      )
+      t.equal(secret.data.value, secret.data['user-data'])
+      const cns = await must(cnsRef)
+      t.same(
+        cns.spec.nodes.map((n: Obj) => [n.name, n.instance === gs.find((g: Obj) => g.metadata.name === n.name)?.metadata.uid, n.cordon]),
+        [
+          ['gpus-0', true, false],
+          ['gpus-1', true, false],
+          ['gpus-2', true, false]
+        ]
+      )
+      t.same(
+        [condition(p, 'Ready')?.status, condition(p, 'Progressing')?.reason, condition(p, 'Updated')?.status],
+        ['True', 'Settled', 'True']
+      )
+    }
+  )
 
   await t.test('scaled to 1: both drain; the idle one goes after 30 s, guest first; a Pod holds the other', async (t) => {
     const node = nodes.get('gpus-2')
@@ -168,7 +223,14 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
     const draining = await until('two cells draining', (p) => p.status?.drainingCells === 2, 20)
     t.same(phases(draining), ['gpus-0:Ready', 'gpus-1:Draining', 'gpus-2:Draining'])
     const cns = await must(cnsRef)
-    t.same(cns.spec.nodes.map((n: Obj) => [n.name, n.cordon]), [['gpus-0', false], ['gpus-1', true], ['gpus-2', true]])
+    t.same(
+      cns.spec.nodes.map((n: Obj) => [n.name, n.cordon]),
+      [
+        ['gpus-0', false],
+        ['gpus-1', true],
+        ['gpus-2', true]
+      ]
+    )
     const p = await until('gpus-1 gone', (p) => !phases(p).some((x) => x.startsWith('gpus-1')), 90)
     t.same(phases(p), ['gpus-0:Ready', 'gpus-2:Draining'])
     t.same((await guests()).map((g: Obj) => g.metadata.name).sort(), ['gpus-0', 'gpus-2'])
@@ -182,7 +244,16 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
 
   await t.test('a rolling update replaces the cell with one built from the new template', async (t) => {
     const before = (await guests())[0]
-    await cluster.kubectl(['patch', 'gpucellpool', POOL, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { updatePolicy: { type: 'RollingUpdate' }, cell: { guestTemplate: { imageRef: { name: 'gpu-noble-2' } } } } })])
+    await cluster.kubectl([
+      'patch',
+      'gpucellpool',
+      POOL,
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { updatePolicy: { type: 'RollingUpdate' }, cell: { guestTemplate: { imageRef: { name: 'gpu-noble-2' } } } } })
+    ])
     const started = await until('the update to start', (p) => condition(p, 'Updated')?.reason === 'RollingUpdate', 20)
     t.same(phases(started), ['gpus-0:Draining'])
     const p = await until('the update to finish', (p) => condition(p, 'Updated')?.status === 'True' && p.status?.readyCells === 1, 120)
@@ -196,19 +267,23 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
   await t.test('deleting the pool drains, deletes the guests, then everything else, then finalizes', async (t) => {
     await cluster.kubectl(['delete', 'gpucellpool', POOL, '-n', NS, '--wait=false'])
     let sawGuestGoFirst = false
-    await eventually('the pool to be finalized', async () => {
-      try {
-        await driver.syncOnce({ namespace: NS, name: POOL })
-      } catch (err) {
-        if ((await get(poolRef)) === undefined) return true
-        throw err
-      }
-      await stampAgent()
-      const left = await guests()
-      const secrets = (await kube.list(secretsRef, { labelSelector: 'cells.kubeswift.io/pool=gpus' })).body
-      if (left.length === 0 && secrets.length > 0) sawGuestGoFirst = true
-      return (await get(poolRef)) === undefined ? true : undefined
-    }, 120_000)
+    await eventually(
+      'the pool to be finalized',
+      async () => {
+        try {
+          await driver.syncOnce({ namespace: NS, name: POOL })
+        } catch (err) {
+          if ((await get(poolRef)) === undefined) return true
+          throw err
+        }
+        await stampAgent()
+        const left = await guests()
+        const secrets = (await kube.list(secretsRef, { labelSelector: 'cells.kubeswift.io/pool=gpus' })).body
+        if (left.length === 0 && secrets.length > 0) sawGuestGoFirst = true
+        return (await get(poolRef)) === undefined ? true : undefined
+      },
+      120_000
+    )
     t.ok(sawGuestGoFirst, 'the guest went while its Secret was still there')
     t.same(await guests(), [])
     t.equal(await get(cnsRef), undefined)
@@ -218,22 +293,61 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
 
 t.test('an autoscaling round: pending Pods add a cell, and once they are gone an idle cell drains away', async (t) => {
   const name = 'auto'
-  const autoscaling = { autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2, stabilizationWindow: '0s', scaleDown: 'Auto', scaleDownStabilizationWindow: '0s' } }
+  const autoscaling = {
+    autoscaling: {
+      enabled: true,
+      minReplicas: 1,
+      maxReplicas: 2,
+      stabilizationWindow: '0s',
+      scaleDown: 'Auto',
+      scaleDownStabilizationWindow: '0s'
+    }
+  }
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name, autoscaling)) })
-  const one = await until('one Ready cell', (p) => p.status?.readyCells === 1, 60, () => {}, name)
+  const one = await until(
+    'one Ready cell',
+    (p) => p.status?.readyCells === 1,
+    60,
+    () => {},
+    name
+  )
   t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 })
   t.same((await must(cnsOf(name))).spec.demand.resources, ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
   demand.set(name, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
-  const up = await until('a scale-up', (p) => p.status?.desiredReplicas === 2, 30, () => {}, name)
+  const up = await until(
+    'a scale-up',
+    (p) => p.status?.desiredReplicas === 2,
+    30,
+    () => {},
+    name
+  )
   // The round's later passes see the new cell counted in the base: at the ceiling now.
   t.match(condition(up, 'ScalingActive')?.reason, /^(ScaledUp|AtMaxReplicas)$/)
   t.type(up.status.lastScaleUpTime, 'string')
-  await until('two Ready cells', (p) => p.status?.readyCells === 2, 60, () => {}, name)
+  await until(
+    'two Ready cells',
+    (p) => p.status?.readyCells === 2,
+    60,
+    () => {},
+    name
+  )
   demand.set(name, { read: true, pendingPods: 0, shapes: [] })
-  const down = await until('a scale-down', (p) => p.status?.drainingCells === 1, 30, () => {}, name)
+  const down = await until(
+    'a scale-down',
+    (p) => p.status?.drainingCells === 1,
+    30,
+    () => {},
+    name
+  )
   t.same(phases(down), ['auto-0:Ready', 'auto-1:Draining'], 'the idle cell with the highest index drains')
   t.equal(down.status.desiredReplicas, 1)
-  const done = await until('the drained cell gone', (p) => (p.status?.cells ?? []).length === 1, 90, () => {}, name)
+  const done = await until(
+    'the drained cell gone',
+    (p) => (p.status?.cells ?? []).length === 1,
+    90,
+    () => {},
+    name
+  )
   t.same(phases(done), ['auto-0:Ready'])
   t.equal(done.spec.replicas, 1, 'spec.replicas is never written')
 })

@@ -51,18 +51,39 @@ const POOL_CRD = {
     group: 'cells.kubeswift.io',
     scope: 'Namespaced',
     names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
-    versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }]
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }
+      }
+    ]
   }
 }
-await cluster.kubectl(['apply', '-f', join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), '-f', '-'], { input: JSON.stringify(POOL_CRD) })
-await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/cellnodesets.cells.kubeswift.io', 'crd/gpucellpools.cells.kubeswift.io'])
+await cluster.kubectl(['apply', '-f', join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), '-f', '-'], {
+  input: JSON.stringify(POOL_CRD)
+})
+await cluster.kubectl([
+  'wait',
+  '--for=condition=Established',
+  '--timeout=60s',
+  'crd/cellnodesets.cells.kubeswift.io',
+  'crd/gpucellpools.cells.kubeswift.io'
+])
 await eventually('the CRDs to serve lists', async () =>
-  (await cluster.kubectl(['get', 'cellnodesets,gpucellpools', '-A'], { allowFail: true })).code === 0 ? true : undefined)
+  (await cluster.kubectl(['get', 'cellnodesets,gpucellpools', '-A'], { allowFail: true })).code === 0 ? true : undefined
+)
 await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
 
 const cnsRef = (name: string): ResourceRef => ({ apiVersion: GROUP, resource: 'cellnodesets', namespace: NS, name })
 const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'nodes', name })
-const leaseRef = (name: string): ResourceRef => ({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease', name })
+const leaseRef = (name: string): ResourceRef => ({
+  apiVersion: 'coordination.k8s.io/v1',
+  resource: 'leases',
+  namespace: 'kube-node-lease',
+  name
+})
 const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: 'work', name })
 
 async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose> {
@@ -75,23 +96,32 @@ async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loo
 }
 
 async function createPool(name: string): Promise<string> {
-  const created = await kube.create({ apiVersion: GROUP, resource: 'gpucellpools', namespace: NS }, { apiVersion: GROUP, kind: 'GPUCellPool', metadata: { name, namespace: NS }, spec: {} })
+  const created = await kube.create(
+    { apiVersion: GROUP, resource: 'gpucellpools', namespace: NS },
+    { apiVersion: GROUP, kind: 'GPUCellPool', metadata: { name, namespace: NS }, spec: {} }
+  )
   return String((created.body as Loose).metadata.uid)
 }
 
 async function createSecret(name: string, optIn: boolean, kubeconfig: string): Promise<void> {
-  await kube.create({ apiVersion: 'v1', resource: 'secrets', namespace: NS }, {
-    apiVersion: 'v1', kind: 'Secret',
-    metadata: { name, namespace: NS, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
-    data: { value: Buffer.from(kubeconfig).toString('base64') }
-  })
+  await kube.create(
+    { apiVersion: 'v1', resource: 'secrets', namespace: NS },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: NS, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
+      data: { value: Buffer.from(kubeconfig).toString('base64') }
+    }
+  )
 }
 
 async function createCellNodeSet(pool: string, poolUID: string, secret: string, spec: Loose = {}): Promise<void> {
   await kube.create(cnsRef(pool), {
-    apiVersion: GROUP, kind: 'CellNodeSet',
+    apiVersion: GROUP,
+    kind: 'CellNodeSet',
     metadata: {
-      name: pool, namespace: NS,
+      name: pool,
+      namespace: NS,
       labels: { 'cells.kubeswift.io/pool': pool, 'cells.kubeswift.io/pool-uid': poolUID },
       ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: pool, uid: poolUID, controller: true, blockOwnerDeletion: true }]
     },
@@ -113,19 +143,35 @@ const reachable = (c: Loose): Loose => (c.status?.conditions ?? []).find((x: Loo
 for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
   const object = doc.toJS()
   const group = String(object.apiVersion)
-  const resource = { ClusterRole: 'clusterroles', Role: 'roles', ClusterRoleBinding: 'clusterrolebindings', RoleBinding: 'rolebindings', ServiceAccount: 'serviceaccounts' }[object.kind as string] as string
+  const resource = {
+    ClusterRole: 'clusterroles',
+    Role: 'roles',
+    ClusterRoleBinding: 'clusterrolebindings',
+    RoleBinding: 'rolebindings',
+    ServiceAccount: 'serviceaccounts'
+  }[object.kind as string] as string
   await wl.create({ apiVersion: group, resource, namespace: object.metadata.namespace }, object)
 }
-await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }, {
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agent-token-user' },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
-  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-})
-await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' }, {
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
-  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-})
+await wl.create(
+  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'agent-token-user' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+  }
+)
+await wl.create(
+  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+  }
+)
 await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'work' } })
 
 // --- the test's kubelets ---
@@ -133,24 +179,47 @@ const microTime = (): string => new Date().toISOString().replace('Z', '000Z')
 
 /** Registers a Node as a kubelet would (labels from --node-labels) and starts renewing its Lease every second. */
 async function kubelet(name: string, labels: Record<string, string>, renew = true): Promise<void> {
-  await wl.create({ apiVersion: 'v1', resource: 'nodes' }, {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
-    spec: {},
-    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), lastTransitionTime: '2026-01-01T00:00:00Z' }] }
-  })
-  await wl.create({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease' }, {
-    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' },
-    spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() }
-  })
+  await wl.create(
+    { apiVersion: 'v1', resource: 'nodes' },
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
+      spec: {},
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'ok',
+            lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            lastTransitionTime: '2026-01-01T00:00:00Z'
+          }
+        ]
+      }
+    }
+  )
+  await wl.create(
+    { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease' },
+    {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: 'kube-node-lease' },
+      spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() }
+    }
+  )
   if (renew) startRenewing(name)
 }
 function startRenewing(name: string): void {
-  kubelets.set(name, setInterval(() => {
-    wl.patch(leaseRef(name), { spec: { renewTime: microTime() } }, 'merge').catch(() => {
-      // The API server is down (the outage step): a kubelet keeps trying.
-    })
-  }, 1000))
+  kubelets.set(
+    name,
+    setInterval(() => {
+      wl.patch(leaseRef(name), { spec: { renewTime: microTime() } }, 'merge').catch(() => {
+        // The API server is down (the outage step): a kubelet keeps trying.
+      })
+    }, 1000)
+  )
 }
 function stopRenewing(name: string): void {
   clearInterval(kubelets.get(name))
@@ -158,7 +227,10 @@ function stopRenewing(name: string): void {
 }
 
 const POOL_A_UID = await createPool('pool-a')
-const POOL_LABELS = (instance: string): Record<string, string> => ({ 'cells.kubeswift.io/pool-uid': POOL_A_UID, 'cells.kubeswift.io/instance': instance })
+const POOL_LABELS = (instance: string): Record<string, string> => ({
+  'cells.kubeswift.io/pool-uid': POOL_A_UID,
+  'cells.kubeswift.io/instance': instance
+})
 await createSecret('wl-kubeconfig', true, workload.agentKubeconfig())
 await createCellNodeSet('pool-a', POOL_A_UID, 'wl-kubeconfig', {
   demand: {
@@ -207,7 +279,9 @@ const metric = async (line: string): Promise<string | undefined> => {
 }
 /** How many passes the agent has logged for a CellNodeSet (debug level logs every pass). */
 const passes = (name: string): number =>
-  readFileSync(agentLog, 'utf8').split('\n').filter((l) => l.includes(`"cellNodeSet":"tenant/${name}"`) && l.includes('"msg":"pass"')).length
+  readFileSync(agentLog, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"cellNodeSet":"tenant/${name}"`) && l.includes('"msg":"pass"')).length
 /** Polls until `check` answers, with the agent's log in the failure message. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   try {
@@ -226,25 +300,41 @@ t.test('the agent starts: probes answer, it leads, adds its finalizer and report
     }
   })
   t.equal((await fetch(`http://127.0.0.1:${agentPort}/healthz`)).status, 200)
-  const c = await until('the first status', async () => { const c = await cns(); return reachable(c)?.status === 'True' ? c : undefined })
+  const c = await until('the first status', async () => {
+    const c = await cns()
+    return reachable(c)?.status === 'True' ? c : undefined
+  })
   t.ok(c.metadata.finalizers.includes(FINALIZER), 'the finalizer is on')
   t.equal(c.status.nodeCount, 0)
   t.equal(c.status.observedGeneration, c.metadata.generation)
   t.same(c.status.demand, { read: true, pendingPods: 0, shapes: [] })
-  const lease = await getOrUndefined(kube, { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'default', name: 'gpuhooks-workload-agent' })
+  const lease = await getOrUndefined(kube, {
+    apiVersion: 'coordination.k8s.io/v1',
+    resource: 'leases',
+    namespace: 'default',
+    name: 'gpuhooks-workload-agent'
+  })
   t.equal(lease?.spec?.holderIdentity, 'agent-under-test')
   t.match(await until('the reachable metric', () => metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}')), / 1$/)
 })
 
 t.test('join → capacity → Ready rows', async (t) => {
   await setSpec('pool-a', {
-    nodes: [{
-      name: 'pool-a-0', instance: 'guest-0',
-      labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' },
-      taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false
-    }]
+    nodes: [
+      {
+        name: 'pool-a-0',
+        instance: 'guest-0',
+        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
+        annotations: { 'example.com/note': 'cell' },
+        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+        cordon: false
+      }
+    ]
   })
-  const before = await until('the row of a Node not there yet', async () => { const r = row(await cns(), 'pool-a-0'); return r?.present === false ? r : undefined })
+  const before = await until('the row of a Node not there yet', async () => {
+    const r = row(await cns(), 'pool-a-0')
+    return r?.present === false ? r : undefined
+  })
   t.same(before, { name: 'pool-a-0', present: false })
 
   await kubelet('pool-a-0', POOL_LABELS('guest-0'))
@@ -253,29 +343,66 @@ t.test('join → capacity → Ready rows', async (t) => {
     return n?.metadata?.labels?.team === 'ml' && (n.spec.taints ?? []).some((x: Loose) => x.key === 'gpu') ? n : undefined
   })
   t.match(node.metadata.labels, {
-    'gpu.pool': 'pool-a', team: 'ml', 'cells.kubeswift.io/pool': 'pool-a', 'cells.kubeswift.io/pool-uid': POOL_A_UID,
-    'cells.kubeswift.io/cell': 'pool-a-0', 'cells.kubeswift.io/cell-index': '0', 'cells.kubeswift.io/instance': 'guest-0',
+    'gpu.pool': 'pool-a',
+    team: 'ml',
+    'cells.kubeswift.io/pool': 'pool-a',
+    'cells.kubeswift.io/pool-uid': POOL_A_UID,
+    'cells.kubeswift.io/cell': 'pool-a-0',
+    'cells.kubeswift.io/cell-index': '0',
+    'cells.kubeswift.io/instance': 'guest-0',
     'kubernetes.io/hostname': 'pool-a-0'
   })
   t.equal(node.metadata.annotations['example.com/note'], 'cell')
   t.same(JSON.parse(node.metadata.annotations['cells.kubeswift.io/managed']), {
-    labels: ['cells.kubeswift.io/cell', 'cells.kubeswift.io/cell-index', 'cells.kubeswift.io/instance', 'cells.kubeswift.io/pool', 'cells.kubeswift.io/pool-uid', 'gpu.pool', 'team'],
-    annotations: ['example.com/note'], taints: [{ key: 'gpu', effect: 'NoSchedule' }], cordoned: false
+    labels: [
+      'cells.kubeswift.io/cell',
+      'cells.kubeswift.io/cell-index',
+      'cells.kubeswift.io/instance',
+      'cells.kubeswift.io/pool',
+      'cells.kubeswift.io/pool-uid',
+      'gpu.pool',
+      'team'
+    ],
+    annotations: ['example.com/note'],
+    taints: [{ key: 'gpu', effect: 'NoSchedule' }],
+    cordoned: false
   })
   const settledVersion = String(node.metadata.resourceVersion)
 
   // HAMi's device plugin registers the GPU.
-  await wl.patch(nodeRef('pool-a-0'), { metadata: { annotations: { 'hami.io/node-nvidia-register': JSON.stringify([{ id: 'GPU-0', count: 10, devmem: 81920, devcore: 100, type: 'NVIDIA-A100', numa: 0, health: true }]) } } }, 'merge')
-  const ready = await until('a Ready row with the device', async () => { const r = row(await cns(), 'pool-a-0'); return r?.registration === 'Parsed' ? r : undefined })
+  await wl.patch(
+    nodeRef('pool-a-0'),
+    {
+      metadata: {
+        annotations: {
+          'hami.io/node-nvidia-register': JSON.stringify([
+            { id: 'GPU-0', count: 10, devmem: 81920, devcore: 100, type: 'NVIDIA-A100', numa: 0, health: true }
+          ])
+        }
+      }
+    },
+    'merge'
+  )
+  const ready = await until('a Ready row with the device', async () => {
+    const r = row(await cns(), 'pool-a-0')
+    return r?.registration === 'Parsed' ? r : undefined
+  })
   t.same(ready, {
-    name: 'pool-a-0', present: true, instance: 'guest-0', poolUID: POOL_A_UID, live: true, ready: true, unschedulable: false,
+    name: 'pool-a-0',
+    present: true,
+    instance: 'guest-0',
+    poolUID: POOL_A_UID,
+    live: true,
+    ready: true,
+    unschedulable: false,
     devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
-    registration: 'Parsed', allocations: { read: true, pods: 0, inFlight: false }
+    registration: 'Parsed',
+    allocations: { read: true, pods: 0, inFlight: false }
   })
   t.equal((await cns()).status.nodeCount, 1)
   // Passes run every second; a settled Node is not written again (only HAMi's annotation moved it).
   const after = await getOrUndefined(wl, nodeRef('pool-a-0'))
-  t.not(after.metadata.resourceVersion, settledVersion, 'HAMi\'s own write moved it')
+  t.not(after.metadata.resourceVersion, settledVersion, "HAMi's own write moved it")
   const writes = await metric('gpuhooks_workload_node_writes_total{action="patch"}')
   const seen = passes('pool-a')
   await until('three more passes', async () => (passes('pool-a') >= seen + 3 ? true : undefined))
@@ -283,32 +410,79 @@ t.test('join → capacity → Ready rows', async (t) => {
 })
 
 t.test('cordon and drain with allocations ending', async (t) => {
-  await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'trainer', namespace: 'work', annotations: { 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;', 'hami.io/vgpu-devices-to-allocate': ';' } },
-    spec: { nodeName: 'pool-a-0', containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1' } } }], tolerations: [{ operator: 'Exists' }] }
-  })
+  await wl.create(
+    { apiVersion: 'v1', resource: 'pods', namespace: 'work' },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'trainer',
+        namespace: 'work',
+        annotations: {
+          'hami.io/vgpu-node': 'pool-a-0',
+          'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;',
+          'hami.io/vgpu-devices-to-allocate': ';'
+        }
+      },
+      spec: {
+        nodeName: 'pool-a-0',
+        containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1' } } }],
+        tolerations: [{ operator: 'Exists' }]
+      }
+    }
+  )
   await wl.request('PATCH', '/api/v1/namespaces/work/pods/trainer/status', { status: { phase: 'Running' } }, 'application/merge-patch+json')
-  await until('one allocation on the row', async () => { const r = row(await cns(), 'pool-a-0'); return r?.allocations?.pods === 1 ? r : undefined })
+  await until('one allocation on the row', async () => {
+    const r = row(await cns(), 'pool-a-0')
+    return r?.allocations?.pods === 1 ? r : undefined
+  })
 
-  const generation = await setSpec('pool-a', { nodes: [{ name: 'pool-a-0', instance: 'guest-0', labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: true }] })
+  const generation = await setSpec('pool-a', {
+    nodes: [
+      {
+        name: 'pool-a-0',
+        instance: 'guest-0',
+        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
+        annotations: { 'example.com/note': 'cell' },
+        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+        cordon: true
+      }
+    ]
+  })
   const drained = await until('the cordon carried out', async () => {
     const c = await cns()
     return c.status.observedGeneration === generation && row(c, 'pool-a-0')?.unschedulable === true ? c : undefined
   })
-  t.same(row(drained, 'pool-a-0').allocations, { read: true, pods: 1, inFlight: false }, 'the running Pod still holds its GPU: nothing is evicted')
+  t.same(
+    row(drained, 'pool-a-0').allocations,
+    { read: true, pods: 1, inFlight: false },
+    'the running Pod still holds its GPU: nothing is evicted'
+  )
   t.equal((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable, true)
   t.ok(await getOrUndefined(wl, podRef('trainer')), 'the Pod is never deleted')
 
   // A Pod HAMi's scheduler has annotated for the Node but not bound yet, still being allocated.
-  await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'binding', namespace: 'work', annotations: { 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': 'GPU-0,NVIDIA,1000,10:;' } },
-    spec: { containers: [{ name: 'main', image: 'busybox' }] }
-  })
+  await wl.create(
+    { apiVersion: 'v1', resource: 'pods', namespace: 'work' },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'binding',
+        namespace: 'work',
+        annotations: { 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': 'GPU-0,NVIDIA,1000,10:;' }
+      },
+      spec: { containers: [{ name: 'main', image: 'busybox' }] }
+    }
+  )
   await until('in flight', async () => (row(await cns(), 'pool-a-0')?.allocations?.inFlight === true ? true : undefined))
   await wl.delete(podRef('binding'))
-  await wl.request('PATCH', '/api/v1/namespaces/work/pods/trainer/status', { status: { phase: 'Succeeded' } }, 'application/merge-patch+json')
+  await wl.request(
+    'PATCH',
+    '/api/v1/namespaces/work/pods/trainer/status',
+    { status: { phase: 'Succeeded' } },
+    'application/merge-patch+json'
+  )
   const empty = await until('the allocations ended', async () => {
     const r = row(await cns(), 'pool-a-0')
     return r?.allocations?.pods === 0 && r.allocations.inFlight === false ? r : undefined
@@ -316,8 +490,21 @@ t.test('cordon and drain with allocations ending', async (t) => {
   t.same(empty.allocations, { read: true, pods: 0, inFlight: false })
 
   // The drain is called off: the agent clears the cordon it set.
-  await setSpec('pool-a', { nodes: [{ name: 'pool-a-0', instance: 'guest-0', labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false }] })
-  await until('uncordoned', async () => ((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable === undefined ? true : undefined))
+  await setSpec('pool-a', {
+    nodes: [
+      {
+        name: 'pool-a-0',
+        instance: 'guest-0',
+        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
+        annotations: { 'example.com/note': 'cell' },
+        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+        cordon: false
+      }
+    ]
+  })
+  await until('uncordoned', async () =>
+    (await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable === undefined ? true : undefined
+  )
   t.pass('the cordon the agent set is cleared')
 })
 
@@ -325,12 +512,14 @@ t.test('a cordon someone else set is left alone', async (t) => {
   await wl.patch(nodeRef('pool-a-0'), { spec: { unschedulable: true } }, 'merge')
   // Removing a label the agent set proves passes ran since: the agent puts it back.
   await wl.patch(nodeRef('pool-a-0'), { metadata: { labels: { team: null } } }, 'merge')
-  await until('the label restored', async () => ((await getOrUndefined(wl, nodeRef('pool-a-0'))).metadata.labels.team === 'ml' ? true : undefined))
+  await until('the label restored', async () =>
+    (await getOrUndefined(wl, nodeRef('pool-a-0'))).metadata.labels.team === 'ml' ? true : undefined
+  )
   t.equal((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable, true)
   await wl.patch(nodeRef('pool-a-0'), { spec: { unschedulable: null } }, 'merge')
 })
 
-t.test('stale and orphan Nodes are swept; live ones never; another pool\'s Node is not written', async (t) => {
+t.test("stale and orphan Nodes are swept; live ones never; another pool's Node is not written", async (t) => {
   // pool-a-1: listed for guest-1, but an old VM (guest-old) registered under the name and stopped.
   await kubelet('pool-a-1', POOL_LABELS('guest-old'), false)
   // pool-a-2: listed for guest-2, but guest-old-2's kubelet is still live there.
@@ -340,7 +529,12 @@ t.test('stale and orphan Nodes are swept; live ones never; another pool\'s Node 
   await kubelet('pool-a-7', POOL_LABELS('guest-7'))
   // pool-a-3: listed, but it carries another pool's uid.
   await kubelet('pool-a-3', { 'cells.kubeswift.io/pool-uid': 'uid-of-another-pool', 'cells.kubeswift.io/instance': 'guest-3' }, false)
-  const base = { labels: { 'gpu.pool': 'pool-a', team: 'ml' }, annotations: { 'example.com/note': 'cell' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], cordon: false }
+  const base = {
+    labels: { 'gpu.pool': 'pool-a', team: 'ml' },
+    annotations: { 'example.com/note': 'cell' },
+    taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+    cordon: false
+  }
   await setSpec('pool-a', {
     nodes: [
       { name: 'pool-a-0', instance: 'guest-0', ...base },
@@ -349,11 +543,15 @@ t.test('stale and orphan Nodes are swept; live ones never; another pool\'s Node 
       { name: 'pool-a-3', instance: 'guest-3', ...base }
     ]
   })
-  const swept = await until('the stale and the orphan Node swept', async () => {
-    const c = await cns()
-    const names = (c.status.swept ?? []).map((s: Loose) => `${s.name}:${s.reason}:${s.instance}`).sort()
-    return names.includes('pool-a-1:Stale:guest-old') && names.includes('pool-a-8:Orphan:guest-8') ? c : undefined
-  }, 90_000)
+  const swept = await until(
+    'the stale and the orphan Node swept',
+    async () => {
+      const c = await cns()
+      const names = (c.status.swept ?? []).map((s: Loose) => `${s.name}:${s.reason}:${s.instance}`).sort()
+      return names.includes('pool-a-1:Stale:guest-old') && names.includes('pool-a-8:Orphan:guest-8') ? c : undefined
+    },
+    90_000
+  )
   t.equal(await getOrUndefined(wl, nodeRef('pool-a-1')), undefined, 'the stale Node is gone')
   t.equal(await getOrUndefined(wl, nodeRef('pool-a-8')), undefined, 'the orphan is gone')
   // Registered at the same time as the swept ones, past the same windows: kept because live.
@@ -369,29 +567,49 @@ t.test('stale and orphan Nodes are swept; live ones never; another pool\'s Node 
   t.equal(c.status.nodeCount, 3, 'pool-a-0, pool-a-2 and the live orphan pool-a-7 carry the pool uid')
   t.same(swept.status.swept.map((s: Loose) => s.name).sort(), ['pool-a-1', 'pool-a-8'])
   const other = await getOrUndefined(wl, nodeRef('pool-a-3'))
-  t.equal(other.metadata.labels.team, undefined, 'another pool\'s Node is not written')
+  t.equal(other.metadata.labels.team, undefined, "another pool's Node is not written")
   t.equal(other.metadata.annotations?.['cells.kubeswift.io/managed'], undefined)
-  t.ok(other, 'another pool\'s Node is not deleted, though it does not heartbeat')
+  t.ok(other, "another pool's Node is not deleted, though it does not heartbeat")
   const grown = (await getOrUndefined(wl, nodeRef('pool-a-2'))).metadata.labels
   t.equal(grown.team, undefined, 'a Node of another instance is not written')
 })
 
 t.test('pending demand that fits the pool is read', async (t) => {
   const pending = async (name: string, tolerations: Loose[], limits: Record<string, string>): Promise<void> => {
-    await wl.create({ apiVersion: 'v1', resource: 'pods', namespace: 'work' }, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'work' },
-      spec: { containers: [{ name: 'main', image: 'busybox', resources: { limits } }], tolerations, nodeSelector: { 'gpu.pool': 'pool-a' } }
-    })
-    await wl.request('PATCH', `/api/v1/namespaces/work/pods/${name}/status`, {
-      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }] }
-    }, 'application/merge-patch+json')
+    await wl.create(
+      { apiVersion: 'v1', resource: 'pods', namespace: 'work' },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'work' },
+        spec: {
+          containers: [{ name: 'main', image: 'busybox', resources: { limits } }],
+          tolerations,
+          nodeSelector: { 'gpu.pool': 'pool-a' }
+        }
+      }
+    )
+    await wl.request(
+      'PATCH',
+      `/api/v1/namespaces/work/pods/${name}/status`,
+      {
+        status: {
+          phase: 'Pending',
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }]
+        }
+      },
+      'application/merge-patch+json'
+    )
   }
   const tolerate = [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }]
   await pending('wants-gpu', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
   await pending('wants-gpu-2', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
   await pending('intolerant', [], { 'nvidia.com/gpu': '1' })
   await pending('cpu-only', tolerate, { cpu: '1' })
-  const demand = await until('demand read', async () => { const d = (await cns()).status.demand; return d?.pendingPods === 2 ? d : undefined })
+  const demand = await until('demand read', async () => {
+    const d = (await cns()).status.demand
+    return d?.pendingPods === 2 ? d : undefined
+  })
   t.same(demand, { read: true, pendingPods: 2, shapes: [{ devices: 1, memoryMiB: 20000, cores: 0, pods: 2 }] })
 })
 
@@ -407,16 +625,24 @@ t.test('a Secret without the opt-in label is CredentialInvalid, and nothing is r
   t.match(condition.message, /lacks the label cells.kubeswift.io\/workload-kubeconfig/)
 })
 
-t.test('a CellNodeSet whose spec.poolUID is not its controller pool\'s uid is not served', async (t) => {
+t.test("a CellNodeSet whose spec.poolUID is not its controller pool's uid is not served", async (t) => {
   const uid = await createPool('pool-c')
   // The owner reference is real (the garbage collector keeps it); the spec names another pool.
   await kube.create(cnsRef('pool-c'), {
-    apiVersion: GROUP, kind: 'CellNodeSet',
-    metadata: { name: 'pool-c', namespace: NS, ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: 'pool-c', uid, controller: true }] },
+    apiVersion: GROUP,
+    kind: 'CellNodeSet',
+    metadata: {
+      name: 'pool-c',
+      namespace: NS,
+      ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: 'pool-c', uid, controller: true }]
+    },
     spec: { kubeconfigSecretRef: { name: 'wl-kubeconfig', key: 'value' }, poolUID: POOL_A_UID, nodes: [] }
   })
   const line = await until('the agent to look at pool-c', async () =>
-    readFileSync(agentLog, 'utf8').split('\n').find((l) => l.includes('"cellNodeSet":"tenant/pool-c"') && l.includes('not served')))
+    readFileSync(agentLog, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"cellNodeSet":"tenant/pool-c"') && l.includes('not served'))
+  )
   t.match(JSON.parse(line).why, /is not spec.poolUID/)
   const c = await cns('pool-c')
   t.equal(c.status, undefined, 'no status written')
@@ -426,9 +652,22 @@ t.test('a CellNodeSet whose spec.poolUID is not its controller pool\'s uid is no
 t.test('the workload API server stopped mid-run: Unreachable, nothing deleted, recovery when it returns', async (t) => {
   const before = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
   await workload.stop()
-  const down = await until('Reachable=False', async () => { const c = reachable(await cns()); return c?.status === 'False' ? c : undefined }, 90_000)
+  const down = await until(
+    'Reachable=False',
+    async () => {
+      const c = reachable(await cns())
+      return c?.status === 'False' ? c : undefined
+    },
+    90_000
+  )
   t.equal(down.reason, 'Unreachable')
-  t.match(await until('the metric', async () => { const m = await metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}'); return m?.endsWith(' 0') ? m : undefined }), / 0$/)
+  t.match(
+    await until('the metric', async () => {
+      const m = await metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}')
+      return m?.endsWith(' 0') ? m : undefined
+    }),
+    / 0$/
+  )
   const frozen = await cns()
   t.equal(row(frozen, 'pool-a-0').present, true, 'the last observation is kept')
   await workload.start()
@@ -442,22 +681,36 @@ t.test('the agent identity loses its ClusterRole binding: Forbidden; bound again
   const bindingRef: ResourceRef = { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings', name: 'agent-token-user' }
   const binding = (await wl.get(bindingRef)).body as Loose
   await wl.delete(bindingRef)
-  const forbidden = await until('Forbidden', async () => { const c = reachable(await cns()); return c?.reason === 'Forbidden' ? c : undefined })
+  const forbidden = await until('Forbidden', async () => {
+    const c = reachable(await cns())
+    return c?.reason === 'Forbidden' ? c : undefined
+  })
   t.equal(forbidden.status, 'False')
   t.match(forbidden.message, /403/)
-  await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agent-token-user' }, roleRef: binding.roleRef, subjects: binding.subjects
-  })
+  await wl.create(
+    { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'agent-token-user' },
+      roleRef: binding.roleRef,
+      subjects: binding.subjects
+    }
+  )
   await until('Reachable again', async () => (reachable(await cns())?.status === 'True' ? true : undefined))
   t.pass('reachable again once bound')
 })
 
-t.test('deleting the CellNodeSet sweeps the pool\'s Nodes once they stop, then lets it go', async (t) => {
+t.test("deleting the CellNodeSet sweeps the pool's Nodes once they stop, then lets it go", async (t) => {
   for (const name of [...kubelets.keys()]) stopRenewing(name)
   await kube.delete(cnsRef('pool-a'))
-  await until('the CellNodeSet gone', async () => ((await getOrUndefined(kube, cnsRef('pool-a'))) === undefined ? true : undefined), 120_000)
+  await until(
+    'the CellNodeSet gone',
+    async () => ((await getOrUndefined(kube, cnsRef('pool-a'))) === undefined ? true : undefined),
+    120_000
+  )
   const left = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
-  t.same(left, ['pool-a-3'], 'every Node of the pool is swept; another pool\'s Node stays')
+  t.same(left, ['pool-a-3'], "every Node of the pool is swept; another pool's Node stays")
 })
 
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
@@ -465,6 +718,11 @@ t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   child.kill('SIGTERM')
   t.equal(await exited, 0)
-  const lease = await getOrUndefined(kube, { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'default', name: 'gpuhooks-workload-agent' })
+  const lease = await getOrUndefined(kube, {
+    apiVersion: 'coordination.k8s.io/v1',
+    resource: 'leases',
+    namespace: 'default',
+    name: 'gpuhooks-workload-agent'
+  })
   t.equal(lease.spec.holderIdentity ?? '', '', 'released')
 })

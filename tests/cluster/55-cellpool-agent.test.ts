@@ -58,7 +58,12 @@ const cnsRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'c
 const guestsRef: ResourceRef = { apiVersion: 'swift.kubeswift.io/v1alpha1', resource: 'swiftguests', namespace: NS }
 const secretRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace: NS, name })
 const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'nodes', name })
-const leaseRef = (name: string): ResourceRef => ({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease', name })
+const leaseRef = (name: string): ResourceRef => ({
+  apiVersion: 'coordination.k8s.io/v1',
+  resource: 'leases',
+  namespace: 'kube-node-lease',
+  name
+})
 const podsRef: ResourceRef = { apiVersion: 'v1', resource: 'pods', namespace: 'work' }
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const cellOf = (p: Obj, name: string): Obj => (p.status?.cells ?? []).find((c: Obj) => c.name === name)
@@ -69,19 +74,37 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 // --- the workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
 for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
   const object = doc.toJS()
-  const resource = ({ ClusterRole: 'clusterroles', Role: 'roles', ClusterRoleBinding: 'clusterrolebindings', RoleBinding: 'rolebindings', ServiceAccount: 'serviceaccounts' } as Record<string, string>)[object.kind as string] as string
+  const resource = (
+    {
+      ClusterRole: 'clusterroles',
+      Role: 'roles',
+      ClusterRoleBinding: 'clusterrolebindings',
+      RoleBinding: 'rolebindings',
+      ServiceAccount: 'serviceaccounts'
+    } as Record<string, string>
+  )[object.kind as string] as string
   await wl.create({ apiVersion: String(object.apiVersion), resource, namespace: object.metadata.namespace }, object)
 }
-await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }, {
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agent-token-user' },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
-  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-})
-await wl.create({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' }, {
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
-  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-})
+await wl.create(
+  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'agent-token-user' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+  }
+)
+await wl.create(
+  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
+  }
+)
 await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'work' } })
 
 // --- the infrastructure cluster: the namespace, the join Secret, the labelled kubeconfig Secret ---
@@ -89,11 +112,15 @@ const JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }
 await cluster.kubectl(['create', 'namespace', NS])
 await cluster.kubectl(['wait', '--for=create', '-n', NS, 'serviceaccount/default', '--timeout=60s'])
 await cluster.kubectl(['create', 'secret', 'generic', 'join', '-n', NS, `--from-literal=user-data=${JOIN}`])
-await kube.create({ apiVersion: 'v1', resource: 'secrets', namespace: NS }, {
-  apiVersion: 'v1', kind: 'Secret',
-  metadata: { name: 'wl-kubeconfig', namespace: NS, labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
-  data: { value: Buffer.from(workload.agentKubeconfig()).toString('base64') }
-})
+await kube.create(
+  { apiVersion: 'v1', resource: 'secrets', namespace: NS },
+  {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'wl-kubeconfig', namespace: NS, labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
+    data: { value: Buffer.from(workload.agentKubeconfig()).toString('base64') }
+  }
+)
 
 // --- the agent, a real process, with the liveness windows shortened ---
 const [agentPort] = (await freePorts(1)) as [number]
@@ -157,18 +184,41 @@ async function registrationLabels(cell: string): Promise<Record<string, string>>
 /** A kubelet starts: registers its Node (Ready) with the bootstrap's labels and renews its Lease every second. */
 async function kubeletJoins(cell: string): Promise<void> {
   const labels = await registrationLabels(cell)
-  await wl.create({ apiVersion: 'v1', resource: 'nodes' }, {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name: cell, labels: { 'kubernetes.io/hostname': cell, ...labels } },
-    spec: {},
-    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), lastTransitionTime: '2026-01-01T00:00:00Z' }] }
-  })
-  const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: cell, namespace: 'kube-node-lease' }, spec: { holderIdentity: cell, leaseDurationSeconds: 40, renewTime: microTime() } }
+  await wl.create(
+    { apiVersion: 'v1', resource: 'nodes' },
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: cell, labels: { 'kubernetes.io/hostname': cell, ...labels } },
+      spec: {},
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'ok',
+            lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            lastTransitionTime: '2026-01-01T00:00:00Z'
+          }
+        ]
+      }
+    }
+  )
+  const lease = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: cell, namespace: 'kube-node-lease' },
+    spec: { holderIdentity: cell, leaseDurationSeconds: 40, renewTime: microTime() }
+  }
   if ((await work.get(leaseRef(cell))) === undefined) await wl.create(leaseRef(cell), lease)
   else await wl.patch(leaseRef(cell), { spec: lease.spec }, 'merge')
-  kubelets.set(cell, setInterval(() => {
-    wl.patch(leaseRef(cell), { spec: { renewTime: microTime() } }, 'merge').catch(() => {})
-  }, 1000))
+  kubelets.set(
+    cell,
+    setInterval(() => {
+      wl.patch(leaseRef(cell), { spec: { renewTime: microTime() } }, 'merge').catch(() => {})
+    }, 1000)
+  )
 }
 /** The VM is gone: its kubelet stops renewing its Lease. */
 function kubeletStops(cell: string): void {
@@ -187,7 +237,17 @@ async function guests(): Promise<Obj[]> {
 /** A guest without a status gets one of a booted VM: its GPU bound, Running, addresses. */
 async function kubeswiftBoots(name: string): Promise<void> {
   const g = await infra.must({ ...guestsRef, name })
-  g.status = { phase: 'Running', gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' }, network: { primaryIP: '10.0.0.5', interfaces: [{ name: 'primary', ip: '10.0.0.5' }, { name: 'routable', ip: '192.0.2.10' }] } }
+  g.status = {
+    phase: 'Running',
+    gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' },
+    network: {
+      primaryIP: '10.0.0.5',
+      interfaces: [
+        { name: 'primary', ip: '10.0.0.5' },
+        { name: 'routable', ip: '192.0.2.10' }
+      ]
+    }
+  }
   await kube.updateStatus({ ...guestsRef, name }, g)
 }
 
@@ -218,7 +278,12 @@ async function sync(pool: string): Promise<void> {
  * Rounds of Metacontroller, then `world` (the test's KubeSwift and kubelets), until `check`
  * holds for the pool.
  */
-async function until(pool: string, what: string, check: (p: Obj) => boolean, options: { seconds?: number, world?: () => Promise<void> } = {}): Promise<Obj> {
+async function until(
+  pool: string,
+  what: string,
+  check: (p: Obj) => boolean,
+  options: { seconds?: number; world?: () => Promise<void> } = {}
+): Promise<Obj> {
   const deadline = Date.now() + (options.seconds ?? 120) * 1000
   for (;;) {
     await sync(pool)
@@ -227,8 +292,10 @@ async function until(pool: string, what: string, check: (p: Obj) => boolean, opt
     if (check(p)) return p
     if (Date.now() > deadline) {
       const cns = await infra.get(cnsRef(pool))
-      throw new Error(`timed out waiting for ${what}: cells ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason, c.message]))}\n` +
-        `conditions ${JSON.stringify(p.status?.conditions?.map((c: Obj) => [c.type, c.status, c.reason]))}\nCellNodeSet status ${JSON.stringify(cns?.status)}\nagent log:\n${agentLogTail()}`)
+      throw new Error(
+        `timed out waiting for ${what}: cells ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason, c.message]))}\n` +
+          `conditions ${JSON.stringify(p.status?.conditions?.map((c: Obj) => [c.type, c.status, c.reason]))}\nCellNodeSet status ${JSON.stringify(cns?.status)}\nagent log:\n${agentLogTail()}`
+      )
     }
     await sleep(1000)
   }
@@ -243,7 +310,11 @@ function pool(name: string, replicas: number, extra: JsonObject = {}): JsonObjec
       ...extra,
       replicas,
       cell: {
-        guestTemplate: { guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' }, interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }] },
+        guestTemplate: {
+          guestClassRef: { name: 'gpu-worker' },
+          imageRef: { name: 'gpu-noble' },
+          interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }]
+        },
         gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
         nodeIPFrom: 'routable'
       },
@@ -261,22 +332,30 @@ function pool(name: string, replicas: number, extra: JsonObject = {}): JsonObjec
   }
 }
 
-t.test('a pool of one: Pending → … → Ready through the agent\'s rows', async (t) => {
+t.test("a pool of one: Pending → … → Ready through the agent's rows", async (t) => {
   const name = 'solo'
   const cell = 'solo-0'
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1)) })
-  const reachable = await until(name, 'the agent to observe the pool', (p) => condition(p, 'WorkloadClusterReachable')?.status === 'True' && cellOf(p, cell) !== undefined)
+  const reachable = await until(
+    name,
+    'the agent to observe the pool',
+    (p) => condition(p, 'WorkloadClusterReachable')?.status === 'True' && cellOf(p, cell) !== undefined
+  )
   const uid = String(reachable.metadata.uid)
   const cns = await infra.must(cnsRef(name))
   t.ok((cns.metadata.finalizers ?? []).includes('cells.kubeswift.io/workload-nodes'), 'the agent serves the CellNodeSet the hook rendered')
 
   // The guest is created only once the agent has reported the cell's Node absent.
-  await eventually('the guest to be created', async () => {
-    await sync(name)
-    return (await guests()).some((g: Obj) => g.metadata.name === cell) ? true : undefined
-  }, 60_000)
+  await eventually(
+    'the guest to be created',
+    async () => {
+      await sync(name)
+      return (await guests()).some((g: Obj) => g.metadata.name === cell) ? true : undefined
+    },
+    60_000
+  )
   const absent = rowOf(await infra.must(cnsRef(name)), cell)
-  t.same(absent, { name: cell, present: false }, 'the agent\'s row: no Node yet')
+  t.same(absent, { name: cell, present: false }, "the agent's row: no Node yet")
 
   await kubeswiftBoots(cell)
   const joining = await until(name, 'Joining', (p) => cellOf(p, cell)?.phase === 'Joining')
@@ -287,24 +366,48 @@ t.test('a pool of one: Pending → … → Ready through the agent\'s rows', asy
   const awaiting = await until(name, 'AwaitingGPUCapacity', (p) => cellOf(p, cell)?.phase === 'AwaitingGPUCapacity')
   t.equal(cellOf(awaiting, cell).reason, 'TooFewDevices')
   const node = await work.must(nodeRef(cell))
-  t.match(node.metadata.labels, {
-    'gpu.pool': name, 'node-role.kubernetes.io/gpu-cell': '',
-    'cells.kubeswift.io/pool': name, [POOL_UID_LABEL]: uid, 'cells.kubeswift.io/cell': cell, 'cells.kubeswift.io/cell-index': '0',
-    [INSTANCE_LABEL]: guest.metadata.uid
-  }, 'the agent put the pool\'s labels and the instance on the Node')
+  t.match(
+    node.metadata.labels,
+    {
+      'gpu.pool': name,
+      'node-role.kubernetes.io/gpu-cell': '',
+      'cells.kubeswift.io/pool': name,
+      [POOL_UID_LABEL]: uid,
+      'cells.kubeswift.io/cell': cell,
+      'cells.kubeswift.io/cell-index': '0',
+      [INSTANCE_LABEL]: guest.metadata.uid
+    },
+    "the agent put the pool's labels and the instance on the Node"
+  )
   t.equal(node.metadata.annotations['example.com/owner'], 'ml-team')
   // The API server's TaintNodesByCondition adds not-ready at creation (no node controller here
   // removes it); the agent adds its own taint beside it and leaves that one alone.
-  t.same(node.spec.taints.filter((x: Obj) => x.key === 'gpu'), [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], 'the agent put the pool\'s taint on the Node')
+  t.same(
+    node.spec.taints.filter((x: Obj) => x.key === 'gpu'),
+    [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+    "the agent put the pool's taint on the Node"
+  )
   t.not(node.spec.unschedulable, true)
 
   await hamiRegisters(cell)
   const ready = await until(name, 'Ready', (p) => cellOf(p, cell)?.phase === 'Ready' && p.status?.readyCells === 1)
   t.same([condition(ready, 'Ready')?.status, ready.status.replicas], ['True', 1])
   const row = rowOf(await infra.must(cnsRef(name)), cell)
-  t.match(row, { present: true, instance: guest.metadata.uid, poolUID: uid, live: true, ready: true, unschedulable: false, registration: 'Parsed', allocations: { read: true, pods: 0, inFlight: false } })
+  t.match(row, {
+    present: true,
+    instance: guest.metadata.uid,
+    poolUID: uid,
+    live: true,
+    ready: true,
+    unschedulable: false,
+    registration: 'Parsed',
+    allocations: { read: true, pods: 0, inFlight: false }
+  })
   const order = ['Pending', 'Joining', 'AwaitingGPUCapacity', 'Ready'].map((phase) => seen.indexOf(`${cell}:${phase}`))
-  t.ok(order.every((i, k) => i >= 0 && (k === 0 || i > (order[k - 1] as number))), `phases in order: ${seen.join(' ')}`)
+  t.ok(
+    order.every((i, k) => i >= 0 && (k === 0 || i > (order[k - 1] as number))),
+    `phases in order: ${seen.join(' ')}`
+  )
 })
 
 /**
@@ -321,84 +424,152 @@ async function playCells(pool: string): Promise<void> {
       await hamiRegisters(name)
     }
   }
-  for (const name of [...kubelets.keys()]) if (name.startsWith(`${pool}-`) && !mine.some((g: Obj) => g.metadata.name === name)) kubeletStops(name)
+  for (const name of [...kubelets.keys()])
+    if (name.startsWith(`${pool}-`) && !mine.some((g: Obj) => g.metadata.name === name)) kubeletStops(name)
 }
 
 async function podPhase(name: string, status: JsonObject): Promise<void> {
   await wl.request('PATCH', `/api/v1/namespaces/work/pods/${name}/status`, { status }, 'application/merge-patch+json')
 }
 
-t.test('an autoscaling pool: a pending GPU Pod scales it to 2; without demand the idle cell drains, its guest goes and its Node is swept', async (t) => {
-  const name = 'auto'
-  const autoscaling = { autoscaling: { enabled: true, minReplicas: 1, maxReplicas: 2, stabilizationWindow: '0s', scaleDown: 'Auto', scaleDownStabilizationWindow: '0s' } }
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1, autoscaling)) })
-  const world = (): Promise<void> => playCells(name)
-  const one = await until(name, 'one Ready cell', (p) => p.status?.readyCells === 1 && cellOf(p, 'auto-0')?.phase === 'Ready', { world })
-  t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 }, 'the shape of the device HAMi registered')
-  t.equal(condition(one, 'ScalingActive')?.reason, 'AtMinReplicas')
-
-  // auto-0 serves a GPU Pod (HAMi has allocated it a share): it is not idle.
-  await wl.create(podsRef, {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'trainer', namespace: 'work', annotations: { 'hami.io/vgpu-node': 'auto-0', 'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;', 'hami.io/vgpu-devices-to-allocate': ';' } },
-    spec: { nodeName: 'auto-0', containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' } } }], tolerations: [{ key: 'gpu', operator: 'Exists' }] }
-  })
-  await podPhase('trainer', { phase: 'Running' })
-  // A GPU Pod the scheduler could not place, which fits the pool's Nodes (their label, their taint).
-  await wl.create(podsRef, {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'wants-gpu', namespace: 'work' },
-    spec: {
-      nodeSelector: { 'gpu.pool': name },
-      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
-      containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8192', 'nvidia.com/gpucores': '30' } } }]
+t.test(
+  'an autoscaling pool: a pending GPU Pod scales it to 2; without demand the idle cell drains, its guest goes and its Node is swept',
+  async (t) => {
+    const name = 'auto'
+    const autoscaling = {
+      autoscaling: {
+        enabled: true,
+        minReplicas: 1,
+        maxReplicas: 2,
+        stabilizationWindow: '0s',
+        scaleDown: 'Auto',
+        scaleDownStabilizationWindow: '0s'
+      }
     }
-  })
-  await podPhase('wants-gpu', { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient nvidia.com/gpu.' }] })
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1, autoscaling)) })
+    const world = (): Promise<void> => playCells(name)
+    const one = await until(name, 'one Ready cell', (p) => p.status?.readyCells === 1 && cellOf(p, 'auto-0')?.phase === 'Ready', { world })
+    t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 }, 'the shape of the device HAMi registered')
+    t.equal(condition(one, 'ScalingActive')?.reason, 'AtMinReplicas')
 
-  const up = await until(name, 'a scale-up', (p) => p.status?.desiredReplicas === 2, { world })
-  t.match(condition(up, 'ScalingActive')?.reason, /^(ScaledUp|AtMaxReplicas)$/)
-  t.type(up.status.lastScaleUpTime, 'string')
-  t.match(up.status.demand, { pendingPods: 1, satisfiable: 1 }, 'the demand the agent read')
-  const cns = await infra.must(cnsRef(name))
-  t.same(cns.status.demand, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
-  t.match(rowOf(cns, 'auto-0').allocations, { read: true, pods: 1, inFlight: false }, 'the agent counts auto-0\'s allocation')
+    // auto-0 serves a GPU Pod (HAMi has allocated it a share): it is not idle.
+    await wl.create(podsRef, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'trainer',
+        namespace: 'work',
+        annotations: {
+          'hami.io/vgpu-node': 'auto-0',
+          'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;',
+          'hami.io/vgpu-devices-to-allocate': ';'
+        }
+      },
+      spec: {
+        nodeName: 'auto-0',
+        containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' } } }],
+        tolerations: [{ key: 'gpu', operator: 'Exists' }]
+      }
+    })
+    await podPhase('trainer', { phase: 'Running' })
+    // A GPU Pod the scheduler could not place, which fits the pool's Nodes (their label, their taint).
+    await wl.create(podsRef, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'wants-gpu', namespace: 'work' },
+      spec: {
+        nodeSelector: { 'gpu.pool': name },
+        tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8192', 'nvidia.com/gpucores': '30' } }
+          }
+        ]
+      }
+    })
+    await podPhase('wants-gpu', {
+      phase: 'Pending',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/1 nodes are available: 1 Insufficient nvidia.com/gpu.'
+        }
+      ]
+    })
 
-  const two = await until(name, 'two Ready cells', (p) => p.status?.readyCells === 2, { world })
-  t.same(phases(two), ['auto-0:Ready', 'auto-1:Ready'])
-  t.same(two.spec.replicas, 1, 'spec.replicas is never written')
-  const guest1 = (await guests()).find((g: Obj) => g.metadata.name === 'auto-1')
-  t.equal((await work.must(nodeRef('auto-1'))).metadata.labels[INSTANCE_LABEL], guest1.metadata.uid)
+    const up = await until(name, 'a scale-up', (p) => p.status?.desiredReplicas === 2, { world })
+    t.match(condition(up, 'ScalingActive')?.reason, /^(ScaledUp|AtMaxReplicas)$/)
+    t.type(up.status.lastScaleUpTime, 'string')
+    t.match(up.status.demand, { pendingPods: 1, satisfiable: 1 }, 'the demand the agent read')
+    const cns = await infra.must(cnsRef(name))
+    t.same(cns.status.demand, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
+    t.match(rowOf(cns, 'auto-0').allocations, { read: true, pods: 1, inFlight: false }, "the agent counts auto-0's allocation")
 
-  // The demand is gone (the Pod was deleted): auto-1, idle, drains; auto-0 holds an allocation.
-  await wl.delete({ ...podsRef, name: 'wants-gpu' })
-  const down = await until(name, 'a scale-down', (p) => p.status?.drainingCells === 1, { world })
-  t.same(phases(down), ['auto-0:Ready', 'auto-1:Draining'], 'the idle cell drains, not the one with an allocation')
-  t.equal(down.status.desiredReplicas, 1)
-  t.same((await infra.must(cnsRef(name))).spec.nodes.map((n: Obj) => [n.name, n.cordon]), [['auto-0', false], ['auto-1', true]])
-  const cordoned = await eventually('the agent to cordon auto-1', async () => {
-    const node = await work.must(nodeRef('auto-1'))
-    return node.spec.unschedulable === true ? node : undefined
-  }, 60_000)
-  t.equal(JSON.parse(cordoned.metadata.annotations['cells.kubeswift.io/managed']).cordoned, true, 'recorded as the agent\'s cordon')
-  t.not((await work.must(nodeRef('auto-0'))).spec.unschedulable, true, 'auto-0 stays schedulable')
+    const two = await until(name, 'two Ready cells', (p) => p.status?.readyCells === 2, { world })
+    t.same(phases(two), ['auto-0:Ready', 'auto-1:Ready'])
+    t.same(two.spec.replicas, 1, 'spec.replicas is never written')
+    const guest1 = (await guests()).find((g: Obj) => g.metadata.name === 'auto-1')
+    t.equal((await work.must(nodeRef('auto-1'))).metadata.labels[INSTANCE_LABEL], guest1.metadata.uid)
 
-  const gone = await until(name, 'the drained cell removed', (p) => (p.status?.cells ?? []).length === 1, { world, seconds: 180 })
-  t.same(phases(gone), ['auto-0:Ready'])
-  t.same((await guests()).filter((g: Obj) => g.metadata.labels?.['cells.kubeswift.io/pool'] === name).map((g: Obj) => g.metadata.name), ['auto-0'])
-  t.ok((await work.get({ ...podsRef, name: 'trainer' })) !== undefined, 'the GPU Pod on auto-0 is never touched')
+    // The demand is gone (the Pod was deleted): auto-1, idle, drains; auto-0 holds an allocation.
+    await wl.delete({ ...podsRef, name: 'wants-gpu' })
+    const down = await until(name, 'a scale-down', (p) => p.status?.drainingCells === 1, { world })
+    t.same(phases(down), ['auto-0:Ready', 'auto-1:Draining'], 'the idle cell drains, not the one with an allocation')
+    t.equal(down.status.desiredReplicas, 1)
+    t.same(
+      (await infra.must(cnsRef(name))).spec.nodes.map((n: Obj) => [n.name, n.cordon]),
+      [
+        ['auto-0', false],
+        ['auto-1', true]
+      ]
+    )
+    const cordoned = await eventually(
+      'the agent to cordon auto-1',
+      async () => {
+        const node = await work.must(nodeRef('auto-1'))
+        return node.spec.unschedulable === true ? node : undefined
+      },
+      60_000
+    )
+    t.equal(JSON.parse(cordoned.metadata.annotations['cells.kubeswift.io/managed']).cordoned, true, "recorded as the agent's cordon")
+    t.not((await work.must(nodeRef('auto-0'))).spec.unschedulable, true, 'auto-0 stays schedulable')
 
-  // The VM is gone, its kubelet stopped renewing: the agent sweeps the Node once it is not live.
-  const swept = await eventually('auto-1\'s Node swept', async () => {
-    await sync(name)
-    await world()
-    const c = await infra.must(cnsRef(name))
-    const record = (c.status?.swept ?? []).find((s: Obj) => s.name === 'auto-1')
-    return record !== undefined && (await work.get(nodeRef('auto-1'))) === undefined ? { c, record } : undefined
-  }, 120_000)
-  t.match(swept.record, { name: 'auto-1', instance: guest1.metadata.uid, reason: 'Orphan' })
-  t.same(swept.c.spec.nodes.map((n: Obj) => n.name), ['auto-0'])
-  t.ok(await work.get(nodeRef('auto-0')), 'the live Node stays')
-  const settled = await until(name, 'the pool settled at one', (p) => p.status?.replicas === 1 && condition(p, 'Ready')?.status === 'True', { world })
-  t.same([settled.status.readyCells, settled.status.desiredReplicas], [1, 1])
-})
+    const gone = await until(name, 'the drained cell removed', (p) => (p.status?.cells ?? []).length === 1, { world, seconds: 180 })
+    t.same(phases(gone), ['auto-0:Ready'])
+    t.same(
+      (await guests()).filter((g: Obj) => g.metadata.labels?.['cells.kubeswift.io/pool'] === name).map((g: Obj) => g.metadata.name),
+      ['auto-0']
+    )
+    t.ok((await work.get({ ...podsRef, name: 'trainer' })) !== undefined, 'the GPU Pod on auto-0 is never touched')
+
+    // The VM is gone, its kubelet stopped renewing: the agent sweeps the Node once it is not live.
+    const swept = await eventually(
+      "auto-1's Node swept",
+      async () => {
+        await sync(name)
+        await world()
+        const c = await infra.must(cnsRef(name))
+        const record = (c.status?.swept ?? []).find((s: Obj) => s.name === 'auto-1')
+        return record !== undefined && (await work.get(nodeRef('auto-1'))) === undefined ? { c, record } : undefined
+      },
+      120_000
+    )
+    t.match(swept.record, { name: 'auto-1', instance: guest1.metadata.uid, reason: 'Orphan' })
+    t.same(
+      swept.c.spec.nodes.map((n: Obj) => n.name),
+      ['auto-0']
+    )
+    t.ok(await work.get(nodeRef('auto-0')), 'the live Node stays')
+    const settled = await until(
+      name,
+      'the pool settled at one',
+      (p) => p.status?.replicas === 1 && condition(p, 'Ready')?.status === 'True',
+      { world }
+    )
+    t.same([settled.status.readyCells, settled.status.desiredReplicas], [1, 1])
+  }
+)

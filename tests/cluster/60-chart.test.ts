@@ -41,7 +41,13 @@ async function helmRun(args: string[]): Promise<string> {
   }
 }
 
-async function getJson(args: string[]): Promise<Record<string, unknown> & { metadata: { name: string, resourceVersion: string, labels?: Record<string, string>, annotations?: Record<string, string> } }> {
+async function getJson(
+  args: string[]
+): Promise<
+  Record<string, unknown> & {
+    metadata: { name: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> }
+  }
+> {
   return JSON.parse((await cluster.kubectl(['get', ...args, '-o', 'json'])).stdout) as never
 }
 
@@ -52,7 +58,7 @@ async function settingValue(name: string): Promise<unknown> {
 /** Every object of a manifest (multi-document YAML) as `kind/namespace/name`. */
 function objectsOf(manifest: string): string[] {
   return parseAllDocuments(manifest, { version: '1.1' })
-    .map((d) => d.toJS() as { kind?: string, metadata?: { name?: string, namespace?: string } } | null)
+    .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null)
     .filter((o) => o !== null && typeof o.kind === 'string')
     .map((o) => `${o?.kind}/${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`)
     .sort()
@@ -63,33 +69,60 @@ async function present(manifest: string): Promise<string[]> {
   const file = join(work, `check-${Math.random().toString(36).slice(2)}.yaml`)
   writeFileSync(file, manifest)
   const { stdout } = await cluster.kubectl(['get', '-f', file, '-o', 'json'])
-  const list = JSON.parse(stdout) as { items?: { kind: string, metadata: { name: string, namespace?: string } }[], kind?: string, metadata?: { name: string, namespace?: string } }
-  const items = list.items ?? [list as { kind: string, metadata: { name: string, namespace?: string } }]
+  const list = JSON.parse(stdout) as {
+    items?: { kind: string; metadata: { name: string; namespace?: string } }[]
+    kind?: string
+    metadata?: { name: string; namespace?: string }
+  }
+  const items = list.items ?? [list as { kind: string; metadata: { name: string; namespace?: string } }]
   return items.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort()
 }
 
 await cluster.kubectl(['apply', '-f', join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
-await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
+await cluster.kubectl([
+  'wait',
+  '--for=condition=Established',
+  '--timeout=60s',
+  '-f',
+  join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')
+])
 
-const instance = (name: string, spec: Record<string, unknown> = {}): string => JSON.stringify({
-  apiVersion: 'worker.gpustack.ai/v1alpha1',
-  kind: 'Instance',
-  metadata: { name, namespace: 'default' },
-  spec: { type: 'probe', image: 'probe', ...spec }
-})
+const instance = (name: string, spec: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    kind: 'Instance',
+    metadata: { name, namespace: 'default' },
+    spec: { type: 'probe', image: 'probe', ...spec }
+  })
 
 t.test('helm install, upgrade and uninstall', async (t) => {
-  await helmRun(['install', 'gpuhooks', CHART, '--namespace', NS, '--create-namespace', '--set', 'worker.instanceIsolationPodCIDRs=10.244.0.0/16'])
+  await helmRun([
+    'install',
+    'gpuhooks',
+    CHART,
+    '--namespace',
+    NS,
+    '--create-namespace',
+    '--set',
+    'worker.instanceIsolationPodCIDRs=10.244.0.0/16'
+  ])
 
   await t.test('every object of the release is accepted', async (t) => {
     const manifest = await helmRun(['get', 'manifest', 'gpuhooks', '--namespace', NS])
     const expected = objectsOf(manifest)
     for (const object of [
-      'CustomResourceDefinition//instances.worker.gpustack.ai', 'CustomResourceDefinition//settings.gpustack.ai',
-      'CompositeController//gpuhooks-instance', 'DecoratorController//gpuhooks-instance-isolation',
-      `Deployment/${NS}/gpuhooks`, `Service/${NS}/gpuhooks`, `PodDisruptionBudget/${NS}/gpuhooks`,
-      'ValidatingWebhookConfiguration//gpuhooks-instance', `Job/${NS}/gpuhooks-certs-1`, `CronJob/${NS}/gpuhooks-certs`
-    ]) t.ok(expected.includes(object), `the release has ${object}`)
+      'CustomResourceDefinition//instances.worker.gpustack.ai',
+      'CustomResourceDefinition//settings.gpustack.ai',
+      'CompositeController//gpuhooks-instance',
+      'DecoratorController//gpuhooks-instance-isolation',
+      `Deployment/${NS}/gpuhooks`,
+      `Service/${NS}/gpuhooks`,
+      `PodDisruptionBudget/${NS}/gpuhooks`,
+      'ValidatingWebhookConfiguration//gpuhooks-instance',
+      `Job/${NS}/gpuhooks-certs-1`,
+      `CronJob/${NS}/gpuhooks-certs`
+    ])
+      t.ok(expected.includes(object), `the release has ${object}`)
     t.same(await present(manifest), expected)
   })
 
@@ -106,11 +139,25 @@ t.test('helm install, upgrade and uninstall', async (t) => {
     const crd = readFileSync(crdFile, 'utf8')
     t.match(crd, /\n {2}labels:\n/)
     writeFileSync(crdFile, crd.replace(/\n {2}labels:\n/, '\n  labels:\n    gpuhooks.test/chart: next\n'))
-    await helmRun(['upgrade', 'gpuhooks', next, '--namespace', NS, '--set', 'worker.instanceIsolationPodCIDRs=10.99.0.0/16', '--set', 'hooks.replicas=3'])
+    await helmRun([
+      'upgrade',
+      'gpuhooks',
+      next,
+      '--namespace',
+      NS,
+      '--set',
+      'worker.instanceIsolationPodCIDRs=10.99.0.0/16',
+      '--set',
+      'hooks.replicas=3'
+    ])
     const upgraded = await getJson(['crd', 'instances.worker.gpustack.ai'])
     t.equal(upgraded.metadata.labels?.['gpuhooks.test/chart'], 'next', 'the CRD is upgraded')
     t.equal(await settingValue('instance-isolation-pod-cidrs'), '10.245.0.0/16', 'the runtime edit is kept')
-    t.equal((await getJson(['deployment', 'gpuhooks', '-n', NS])).spec !== undefined && ((await getJson(['deployment', 'gpuhooks', '-n', NS])).spec as { replicas: number }).replicas, 3)
+    t.equal(
+      (await getJson(['deployment', 'gpuhooks', '-n', NS])).spec !== undefined &&
+        ((await getJson(['deployment', 'gpuhooks', '-n', NS])).spec as { replicas: number }).replicas,
+      3
+    )
     const manifest = await helmRun(['get', 'manifest', 'gpuhooks', '--namespace', NS])
     t.same(await present(manifest), objectsOf(manifest), 'every object of the upgraded release is there')
     t.match(manifest, /name: gpuhooks-certs-2\n/, 'a certificate Job per revision')
@@ -162,7 +209,7 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
   t.same(Object.keys(data).sort(), ['ca.crt', 'ca.key', 'tls.crt', 'tls.key'])
   const vwc = await getJson(['validatingwebhookconfiguration', 'gpuhooks-instance'])
   const webhooks = vwc.webhooks as { clientConfig: { caBundle?: string } }[]
-  t.equal(webhooks[0]?.clientConfig.caBundle, data['ca.crt'], 'the caBundle is the Secret\'s CA')
+  t.equal(webhooks[0]?.clientConfig.caBundle, data['ca.crt'], "the caBundle is the Secret's CA")
 
   await t.test('a second run keeps the valid certificate and writes nothing', async (t) => {
     const again = await run(TSX, ['hooks/certs/main.ts'], { env: certsEnv, cwd: ROOT })
@@ -182,13 +229,14 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     t.equal(afterData['ca.crt'], data['ca.crt'], 'the CA is kept, so the caBundle stays')
     t.not(afterData['tls.crt'], data['tls.crt'], 'a new certificate')
     const deployment = await getJson(['deployment', 'gpuhooks', '-n', NS])
-    const annotations = ((deployment.spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations) ?? {}
+    const annotations =
+      (deployment.spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations ?? {}
     t.match(annotations['gpuhooks.gpustack.ai/certificate-issued'], /^\d{4}-\d\d-\d\dT/, 'the Pod template changed, so the Pods restart')
     data['tls.crt'] = afterData['tls.crt'] as string
     data['tls.key'] = afterData['tls.key'] as string
   })
 
-  await t.test('the hook service serves the Secret\'s certificate and the API server calls it', async (t) => {
+  await t.test("the hook service serves the Secret's certificate and the API server calls it", async (t) => {
     const certFile = join(work, 'tls.crt')
     const keyFile = join(work, 'tls.key')
     writeFileSync(certFile, Buffer.from(data['tls.crt'] as string, 'base64'))
@@ -214,14 +262,23 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     }
     // The Service reference becomes an address: no kube-proxy or DNS on this API server. The
     // caBundle stays the one the entry point wrote.
-    const patch = [{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/admission/instance`, caBundle: data['ca.crt'] } }]
+    const patch = [
+      {
+        op: 'replace',
+        path: '/webhooks/0/clientConfig',
+        value: { url: `https://127.0.0.1:${webhookPort}/admission/instance`, caBundle: data['ca.crt'] }
+      }
+    ]
     await cluster.kubectl(['patch', 'validatingwebhookconfiguration', 'gpuhooks-instance', '--type=json', '-p', JSON.stringify(patch)])
     const answered = async (): Promise<number> => {
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-      return text.split('\n').filter((l) => l.startsWith('gpuhooks_hook_requests_total{hook="admission_instance",')).reduce((n, l) => n + Number(l.split(' ').pop()), 0)
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('gpuhooks_hook_requests_total{hook="admission_instance",'))
+        .reduce((n, l) => n + Number(l.split(' ').pop()), 0)
     }
     // The API server picks up a changed configuration within moments.
-    let admitted: { code: number, stderr: string } = { code: 1, stderr: '' }
+    let admitted: { code: number; stderr: string } = { code: 1, stderr: '' }
     for (let i = 0; i < 150; i++) {
       admitted = await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], { input: instance('notebook'), allowFail: true })
       if (admitted.code === 0) break
@@ -233,11 +290,27 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     // A rule only the webhook holds (no CRD rule can compare with the stored object): the spec of
     // a running Instance is fixed.
     await cluster.kubectl(['create', '-f', '-'], { input: instance('locked') })
-    await cluster.kubectl(['patch', 'instance', 'locked', '-n', 'default', '--subresource=status', '--type=merge', '-p', '{"status":{"podName":"locked"}}'])
+    await cluster.kubectl([
+      'patch',
+      'instance',
+      'locked',
+      '-n',
+      'default',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"podName":"locked"}}'
+    ])
     const afterCreate = await answered()
-    const denied = await cluster.kubectl(['patch', 'instance', 'locked', '-n', 'default', '--type=merge', '-p', '{"spec":{"image":"other"}}'], { allowFail: true })
+    const denied = await cluster.kubectl(
+      ['patch', 'instance', 'locked', '-n', 'default', '--type=merge', '-p', '{"spec":{"image":"other"}}'],
+      { allowFail: true }
+    )
     t.not(denied.code, 0)
-    t.match(denied.stderr, /admission webhook "instances\.worker\.gpustack\.ai" denied the request: .*spec\.image cannot change while the Instance is running/)
+    t.match(
+      denied.stderr,
+      /admission webhook "instances\.worker\.gpustack\.ai" denied the request: .*spec\.image cannot change while the Instance is running/
+    )
     t.equal(await answered(), afterCreate + 1)
   })
 })

@@ -10,7 +10,9 @@ import { createMetrics } from '../../hooks/server/metrics.ts'
 import { answerErrors, ErrorAnswerSchema, ProbeAnswerSchema } from '../support/answers.ts'
 
 const EchoSchema = Type.Object(
-  { parent: Type.Object({ metadata: Type.Object({ name: Type.String() }, { additionalProperties: true }) }, { additionalProperties: true }) },
+  {
+    parent: Type.Object({ metadata: Type.Object({ name: Type.String() }, { additionalProperties: true }) }, { additionalProperties: true })
+  },
   { additionalProperties: true }
 )
 
@@ -43,7 +45,7 @@ const testRoutes = [
 const fixedNow = new Date('2026-01-02T03:04:05.000Z')
 
 /** An error answer: JSON, and only the documented fields. */
-function errorAnswer(t: Test, res: { headers: Record<string, unknown>, json: () => unknown }): void {
+function errorAnswer(t: Test, res: { headers: Record<string, unknown>; json: () => unknown }): void {
   t.match(String(res.headers['content-type']), /^application\/json/)
   t.same(answerErrors(ErrorAnswerSchema, res.json()), [], 'a well-formed error answer')
 }
@@ -62,7 +64,9 @@ t.test('a hook answers 200 with what the pure function returned, passing the req
 
 t.test('unknown extra fields are ignored and objects pass back unstripped', async (t) => {
   const parent = { metadata: { name: 'a', uid: 'u', managedFields: [{ manager: 'x' }] }, spec: { z: 1 }, extra: [1, 2] }
-  const res = await (await app()).inject({
+  const res = await (
+    await app()
+  ).inject({
     method: 'POST',
     url: '/hooks/test/echo',
     payload: { parent, controller: { kind: 'CompositeController' }, somethingNew: true }
@@ -72,7 +76,9 @@ t.test('unknown extra fields are ignored and objects pass back unstripped', asyn
 })
 
 t.test('malformed JSON answers 400 with a JSON reason', async (t) => {
-  const res = await (await app()).inject({
+  const res = await (
+    await app()
+  ).inject({
     method: 'POST',
     url: '/hooks/test/echo',
     headers: { 'content-type': 'application/json' },
@@ -106,9 +112,19 @@ t.test('a body over the limit answers 413, one within it is served', async (t) =
   const pad = (size: number) => JSON.stringify({ parent: { metadata: { name: 'a' }, pad: 'x'.repeat(size) } })
   const under = pad(limit - 100)
   t.ok(Buffer.byteLength(under) <= limit)
-  const ok = await server.inject({ method: 'POST', url: '/hooks/test/echo', headers: { 'content-type': 'application/json' }, payload: under })
+  const ok = await server.inject({
+    method: 'POST',
+    url: '/hooks/test/echo',
+    headers: { 'content-type': 'application/json' },
+    payload: under
+  })
   t.equal(ok.statusCode, 200)
-  const over = await server.inject({ method: 'POST', url: '/hooks/test/echo', headers: { 'content-type': 'application/json' }, payload: pad(limit) })
+  const over = await server.inject({
+    method: 'POST',
+    url: '/hooks/test/echo',
+    headers: { 'content-type': 'application/json' },
+    payload: pad(limit)
+  })
   t.equal(over.statusCode, 413)
   errorAnswer(t, over)
   t.equal(over.json().error, 'Payload Too Large')
@@ -176,7 +192,10 @@ t.test('metrics count requests by hook and code, errors by tier, and latency', a
 t.test('surfaces split the routes between the hook and admission listeners', async (t) => {
   const hooks = await app({ surfaces: ['hooks'] })
   t.equal((await hooks.inject({ method: 'POST', url: '/admission/test', payload: {} })).statusCode, 404)
-  t.equal((await hooks.inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: { name: 'a' } } } })).statusCode, 200)
+  t.equal(
+    (await hooks.inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: { name: 'a' } } } })).statusCode,
+    200
+  )
   const admission = await app({ surfaces: ['admission'], serveMetrics: false })
   t.equal((await admission.inject({ method: 'POST', url: '/admission/test', payload: {} })).statusCode, 200)
   t.equal((await admission.inject({ method: 'POST', url: '/hooks/test/echo', payload: {} })).statusCode, 404)
@@ -193,7 +212,12 @@ t.test('hooks answer an ETag of the answer, and 304 to a request that already ho
   const again = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload, headers: { 'if-none-match': String(etag) } })
   t.equal(again.statusCode, 304)
   t.equal(again.body, '')
-  const other = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload: { parent: { metadata: { name: 'b' } } }, headers: { 'if-none-match': String(etag) } })
+  const other = await server.inject({
+    method: 'POST',
+    url: '/hooks/test/echo',
+    payload: { parent: { metadata: { name: 'b' } } },
+    headers: { 'if-none-match': String(etag) }
+  })
   t.equal(other.statusCode, 200, 'a different answer is sent whole')
   t.not(other.headers.etag, etag)
   t.equal(other.json().name, 'b')
@@ -205,7 +229,12 @@ t.test('the ETag follows the answer, not the request: a new clock reading makes 
   const payload = { parent: { metadata: { name: 'a' } } }
   const first = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload })
   now = new Date('2026-01-01T00:00:01.000Z')
-  const second = await server.inject({ method: 'POST', url: '/hooks/test/echo', payload, headers: { 'if-none-match': String(first.headers.etag) } })
+  const second = await server.inject({
+    method: 'POST',
+    url: '/hooks/test/echo',
+    payload,
+    headers: { 'if-none-match': String(first.headers.etag) }
+  })
   t.equal(second.statusCode, 200)
   t.not(second.headers.etag, first.headers.etag)
 })

@@ -12,7 +12,12 @@ t.teardown(() => app.close())
 
 for (const payload of payloads()) {
   t.test(`bench payload "${payload.name}" is answered as the bench expects`, async (t) => {
-    const res = await app.inject({ method: 'POST', url: payload.path, headers: { 'content-type': 'application/json' }, payload: payload.body })
+    const res = await app.inject({
+      method: 'POST',
+      url: payload.path,
+      headers: { 'content-type': 'application/json' },
+      payload: payload.body
+    })
     t.equal(res.statusCode, 200)
     t.equal(payload.check(res.json()), undefined)
   })

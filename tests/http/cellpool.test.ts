@@ -19,17 +19,25 @@ async function post(url: string, payload: unknown) {
 
 const COMPOSITE = ['children', 'finalized', 'resyncAfterSeconds', 'status']
 const conditionOf = (body: Record<string, unknown>, type: string) =>
-  ((body.status as { conditions: Array<{ type: string, status: string, reason: string, message: string }> }).conditions).find((c) => c.type === type)
+  (body.status as { conditions: Array<{ type: string; status: string; reason: string; message: string }> }).conditions.find(
+    (c) => c.type === type
+  )
 
 t.test('cellpool sync answers 200 with children and a full status only', async (t) => {
   const res = await post('/hooks/cellpool/sync', request())
   t.equal(res.status, 200)
-  t.same(Object.keys(res.body).filter((k) => !COMPOSITE.includes(k)), [])
-  t.same((res.body.children as Array<{ kind: string }>).map((c) => c.kind), ['CellNodeSet'])
+  t.same(
+    Object.keys(res.body).filter((k) => !COMPOSITE.includes(k)),
+    []
+  )
+  t.same(
+    (res.body.children as Array<{ kind: string }>).map((c) => c.kind),
+    ['CellNodeSet']
+  )
   t.equal((res.body.status as { selector: string }).selector, 'cells.kubeswift.io/pool=inference')
 })
 
-t.test('the HTTP answer is the pure hook\'s answer', async (t) => {
+t.test("the HTTP answer is the pure hook's answer", async (t) => {
   const world = new PoolWorld()
   world.settle(sync)
   const req = world.request()
@@ -39,9 +47,15 @@ t.test('the HTTP answer is the pure hook\'s answer', async (t) => {
 })
 
 t.test('cellpool finalize answers 200 and finalized once nothing is observed', async (t) => {
-  const res = await post('/hooks/cellpool/finalize', request({ parent: poolObject(poolSpec(), { deleting: '2026-03-01T09:59:00Z' }), finalizing: true }))
+  const res = await post(
+    '/hooks/cellpool/finalize',
+    request({ parent: poolObject(poolSpec(), { deleting: '2026-03-01T09:59:00Z' }), finalizing: true })
+  )
   t.equal(res.status, 200)
-  t.same(Object.keys(res.body).filter((k) => !COMPOSITE.includes(k)), [])
+  t.same(
+    Object.keys(res.body).filter((k) => !COMPOSITE.includes(k)),
+    []
+  )
   t.same(res.body.children, [])
   t.equal(res.body.finalized, true)
 })
@@ -52,11 +66,26 @@ t.test('a spec error is not an HTTP error: 200 with Progressing False, SpecInval
   t.same([conditionOf(res.body, 'Progressing')?.status, conditionOf(res.body, 'Progressing')?.reason], ['False', 'SpecInvalid'])
 })
 
-const malformed: Array<{ name: string, url: string, payload: unknown, field: string }> = [
+const malformed: Array<{ name: string; url: string; payload: unknown; field: string }> = [
   { name: 'a sync without children', url: '/hooks/cellpool/sync', payload: { parent: poolObject() }, field: 'children' },
-  { name: 'a sync whose parent has no namespace', url: '/hooks/cellpool/sync', payload: { parent: { metadata: { name: 'p' }, spec: {} }, children: {} }, field: 'parent.metadata.namespace' },
-  { name: 'a sync whose spec is not an object', url: '/hooks/cellpool/sync', payload: { parent: { ...poolObject(), spec: 'x' }, children: {} }, field: 'parent.spec' },
-  { name: 'a finalize whose finalizing is not a boolean', url: '/hooks/cellpool/finalize', payload: { parent: poolObject(), children: {}, finalizing: 'yes' }, field: 'finalizing' }
+  {
+    name: 'a sync whose parent has no namespace',
+    url: '/hooks/cellpool/sync',
+    payload: { parent: { metadata: { name: 'p' }, spec: {} }, children: {} },
+    field: 'parent.metadata.namespace'
+  },
+  {
+    name: 'a sync whose spec is not an object',
+    url: '/hooks/cellpool/sync',
+    payload: { parent: { ...poolObject(), spec: 'x' }, children: {} },
+    field: 'parent.spec'
+  },
+  {
+    name: 'a finalize whose finalizing is not a boolean',
+    url: '/hooks/cellpool/finalize',
+    payload: { parent: poolObject(), children: {}, finalizing: 'yes' },
+    field: 'finalizing'
+  }
 ]
 for (const row of malformed) {
   t.test(`${row.name} answers 400 naming ${row.field}`, async (t) => {
@@ -69,9 +98,14 @@ for (const row of malformed) {
 t.test('children and related objects of unexpected shapes answer 200, reported in status', async (t) => {
   const world = new PoolWorld()
   world.settle(sync)
-  const req = world.request() as unknown as { children: Record<string, Record<string, Record<string, unknown>>>, related: Record<string, Record<string, Record<string, unknown>>>, parent: Record<string, unknown> }
+  const req = world.request() as unknown as {
+    children: Record<string, Record<string, Record<string, unknown>>>
+    related: Record<string, Record<string, Record<string, unknown>>>
+    parent: Record<string, unknown>
+  }
   for (const guest of Object.values(req.children['SwiftGuest.swift.kubeswift.io/v1alpha1'] ?? {})) guest.status = 'Running'
-  for (const cns of Object.values(req.children['CellNodeSet.cells.kubeswift.io/v1alpha1'] ?? {})) cns.status = { nodes: { 'inference-0': true }, conditions: 'Reachable', demand: [] }
+  for (const cns of Object.values(req.children['CellNodeSet.cells.kubeswift.io/v1alpha1'] ?? {}))
+    cns.status = { nodes: { 'inference-0': true }, conditions: 'Reachable', demand: [] }
   for (const seed of Object.values(req.children['SwiftSeedProfile.seed.kubeswift.io/v1alpha1'] ?? {})) seed.spec = 42
   req.parent.status = { cells: [{ name: 7 }, 'x', null], desiredReplicas: 'two' }
   const res = await post('/hooks/cellpool/sync', req)

@@ -24,7 +24,21 @@ import { buildPod } from '../../hooks/instance/pod.ts'
 import { withDefaults } from '../../hooks/instance/validate.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { NAME, NOW, NS, POD_STATUS, baseSpec, instance, instanceType, keySecret, namespaceObject, observedPod, observedService, request, setting } from '../unit/fixtures/instance.ts'
+import {
+  NAME,
+  NOW,
+  NS,
+  POD_STATUS,
+  baseSpec,
+  instance,
+  instanceType,
+  keySecret,
+  namespaceObject,
+  observedPod,
+  observedService,
+  request,
+  setting
+} from '../unit/fixtures/instance.ts'
 import { sync as cellpoolSync } from '../../hooks/cellpool/sync.ts'
 import { poolProblems } from '../../hooks/cellpool/validate.ts'
 import { PoolWorld, poolObject, poolSpec } from '../unit/fixtures/cellpool.ts'
@@ -108,7 +122,7 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 )
 
 /** One mutation of `base`, with the path it touched. */
-function mutation(base: Json): fc.Arbitrary<{ body: unknown, path: Path }> {
+function mutation(base: Json): fc.Arbitrary<{ body: unknown; path: Path }> {
   const all = paths(base)
   const objects = all.filter((p) => {
     let node: unknown = base
@@ -117,59 +131,109 @@ function mutation(base: Json): fc.Arbitrary<{ body: unknown, path: Path }> {
   })
   // Paths inside the parent's spec get their own share, so that wrong specs are common.
   const inSpec = all.filter((p) => p[0] === 'parent' && p[1] === 'spec' && p.length > 2)
-  const replace = (candidates: Path[]): fc.Arbitrary<{ body: unknown, path: Path }> =>
-    fc.record({ path: fc.constantFrom(...candidates), value: hostileValue }).map(({ path, value }) => ({ body: replaced(base, path, value), path }))
+  const replace = (candidates: Path[]): fc.Arbitrary<{ body: unknown; path: Path }> =>
+    fc
+      .record({ path: fc.constantFrom(...candidates), value: hostileValue })
+      .map(({ path, value }) => ({ body: replaced(base, path, value), path }))
   return fc.oneof(
     replace(all),
     replace(inSpec.length > 0 ? inSpec : all),
-    fc.record({ path: fc.constantFrom(...objects), key: fc.constantFrom(...PROTOTYPE_NAMES), value: hostileValue, rename: fc.boolean() })
+    fc
+      .record({ path: fc.constantFrom(...objects), key: fc.constantFrom(...PROTOTYPE_NAMES), value: hostileValue, rename: fc.boolean() })
       .map(({ path, key, value, rename }) => ({ body: withKey(base, path, key, value, rename), path }))
   )
 }
 
 /** Observed children as Metacontroller shows them, and what keeping each as it is must answer. */
 const spec = baseSpec({ ports: [{ port: 8888 }], sshPublicKey: { name: 'keys' }, resources: { accelerator: { count: 1 } } })
-const desiredPod = buildPod({ name: NAME, namespace: NS, generation: 1, spec: withDefaults(spec as unknown as InstanceSpec), typeName: 'a100', type: { families: ['Whole', 'Shared'] }, sshImage: 'img' })
+const desiredPod = buildPod({
+  name: NAME,
+  namespace: NS,
+  generation: 1,
+  spec: withDefaults(spec as unknown as InstanceSpec),
+  typeName: 'a100',
+  type: { families: ['Whole', 'Shared'] },
+  sshImage: 'img'
+})
 const pod = observedPod(desiredPod, POD_STATUS.running, { node: 'gpu-1' })
-const service = observedService([{ port: 8888, nodePort: 31000 }, { port: 22, name: 'ssh', nodePort: 31022 }])
+const service = observedService([
+  { port: 8888, nodePort: 31000 },
+  { port: 22, name: 'ssh', nodePort: 31022 }
+])
 /** The objects the children record as last applied: keeping a child answers exactly these. */
-const recordedChildren = [pod, service].map((c) => JSON.parse(String(c.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject)
+const recordedChildren = [pod, service].map(
+  (c) => JSON.parse(String(c.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject
+)
 const instanceSync = request({
   parent: instance(spec),
   children: [pod, service],
-  related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), keySecret('keys'), setting('instance-ssh-server-image', 'img')]
+  related: [
+    instanceType(),
+    namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }),
+    keySecret('keys'),
+    setting('instance-ssh-server-image', 'img')
+  ]
 }) as unknown as Json
 
 /**
  * A settled pool of two Ready cells: per cell the bootstrap Secret, the SwiftSeedProfile and the
  * SwiftGuest with its status; the CellNodeSet with status rows; the join Secret related.
  */
-const world = new PoolWorld(poolSpec({
-  workloadCluster: { kubeconfigSecretRef: { name: 'kc' }, node: { labels: { gpu: 'on' }, taints: [{ key: 'example.com/gpu-cell', value: 'true', effect: 'NoSchedule' }] } },
-  updatePolicy: { type: 'Manual' }
-}))
+const world = new PoolWorld(
+  poolSpec({
+    workloadCluster: {
+      kubeconfigSecretRef: { name: 'kc' },
+      node: { labels: { gpu: 'on' }, taints: [{ key: 'example.com/gpu-cell', value: 'true', effect: 'NoSchedule' }] }
+    },
+    updatePolicy: { type: 'Manual' }
+  })
+)
 world.settle(cellpoolSync)
 const poolSync = world.request() as unknown as Json
 /** Every child the settled pool has, as its last-applied record: what keeping it answers. */
-const recordedPoolChildren = world.children().map((c) => JSON.parse(String(c.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject)
+const recordedPoolChildren = world
+  .children()
+  .map((c) => JSON.parse(String(c.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as KubeObject)
 const byKindAndName = (o: KubeObject): string => `${o.kind}/${o.metadata.name}`
 const sortedChildren = (list: KubeObject[]): KubeObject[] => [...list].sort((a, b) => byKindAndName(a).localeCompare(byKindAndName(b)))
 const deletingPool = poolObject(poolSpec(), { deleting: '2026-03-01T09:59:00Z' })
 
-const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid', labels: { a: 'b' } }, status: { phase: 'Active' } }
-const cases: Array<{ url: string, base: Json, response: TSchema }> = [
-  { url: '/hooks/instance/customize', base: { controller: {}, parent: instance(spec) } as unknown as Json, response: CustomizeResponseSchema },
+const namespace = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'team-a', uid: 'ns-uid', labels: { a: 'b' } },
+  status: { phase: 'Active' }
+}
+const cases: Array<{ url: string; base: Json; response: TSchema }> = [
+  {
+    url: '/hooks/instance/customize',
+    base: { controller: {}, parent: instance(spec) } as unknown as Json,
+    response: CustomizeResponseSchema
+  },
   { url: '/hooks/instance/sync', base: instanceSync, response: CompositeResponseSchema },
-  { url: '/hooks/instance/finalize', base: { ...(instanceSync as Record<string, Json>), finalizing: true }, response: CompositeResponseSchema },
+  {
+    url: '/hooks/instance/finalize',
+    base: { ...(instanceSync as Record<string, Json>), finalizing: true },
+    response: CompositeResponseSchema
+  },
   { url: '/hooks/isolation/customize', base: { controller: {}, parent: namespace }, response: CustomizeResponseSchema },
   {
     url: '/hooks/isolation/sync',
     base: {
       controller: {},
       object: namespace,
-      attachments: { 'NetworkPolicy.networking.k8s.io/v1': { 'team-a/gpustack-instance-isolation': { metadata: { name: 'gpustack-instance-isolation', namespace: 'team-a' }, spec: { podSelector: { matchLabels: { x: 'y' } } } } } },
+      attachments: {
+        'NetworkPolicy.networking.k8s.io/v1': {
+          'team-a/gpustack-instance-isolation': {
+            metadata: { name: 'gpustack-instance-isolation', namespace: 'team-a' },
+            spec: { podSelector: { matchLabels: { x: 'y' } } }
+          }
+        }
+      },
       related: {
-        'Setting.gpustack.ai/v1alpha1': { 'instance-isolation-pod-cidrs': { metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' } },
+        'Setting.gpustack.ai/v1alpha1': {
+          'instance-isolation-pod-cidrs': { metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' }
+        },
         'Instance.worker.gpustack.ai/v1alpha1': { 'team-a/w': { metadata: { name: 'w', namespace: 'team-a' } } }
       }
     },
@@ -192,11 +256,19 @@ const cases: Array<{ url: string, base: Json, response: TSchema }> = [
     } as unknown as Json,
     response: AdmissionResponseSchema
   },
-  { url: '/hooks/cellpool/customize', base: { controller: {}, parent: poolObject() } as unknown as Json, response: CustomizeResponseSchema },
+  {
+    url: '/hooks/cellpool/customize',
+    base: { controller: {}, parent: poolObject() } as unknown as Json,
+    response: CustomizeResponseSchema
+  },
   { url: '/hooks/cellpool/sync', base: poolSync, response: CompositeResponseSchema },
   {
     url: '/hooks/cellpool/finalize',
-    base: { ...(poolSync as Record<string, Json>), parent: { ...(structuredClone(world.parent) as unknown as Record<string, Json>), metadata: deletingPool.metadata as unknown as Json }, finalizing: true },
+    base: {
+      ...(poolSync as Record<string, Json>),
+      parent: { ...(structuredClone(world.parent) as unknown as Record<string, Json>), metadata: deletingPool.metadata as unknown as Json },
+      finalizing: true
+    },
     response: CompositeResponseSchema
   },
   {
@@ -226,7 +298,7 @@ function wrongSpec(body: unknown): boolean {
 
 /** Whether `body` (a mutated cellpool sync request) has a parent whose spec breaks a pool rule. */
 function wrongPoolSpec(body: unknown): boolean {
-  const parent = (body as { parent?: { metadata?: { name?: unknown }, spec?: unknown } } | null)?.parent
+  const parent = (body as { parent?: { metadata?: { name?: unknown }; spec?: unknown } } | null)?.parent
   if (parent === undefined || parent === null || typeof parent !== 'object') return false
   return poolProblems(String(parent.metadata?.name), parent.spec).length > 0
 }
@@ -238,21 +310,31 @@ for (const c of cases.filter((c) => ROUTE === undefined || c.url.includes(ROUTE)
     let runs = 0
     await fc.assert(
       fc.asyncProperty(mutation(c.base), async ({ body, path }) => {
-        const res = await app.inject({ method: 'POST', url: c.url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+        const res = await app.inject({
+          method: 'POST',
+          url: c.url,
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(body)
+        })
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
         runs++
         if (PROGRESS !== undefined && runs % 5000 === 0) {
-          appendFileSync(PROGRESS, `${new Date().toISOString()} ${c.url} ${runs} runs ${JSON.stringify(Object.fromEntries(statuses))} kept-checked ${keptChecked}\n`)
+          appendFileSync(
+            PROGRESS,
+            `${new Date().toISOString()} ${c.url} ${runs} runs ${JSON.stringify(Object.fromEntries(statuses))} kept-checked ${keptChecked}\n`
+          )
         }
-        if (![200, 400, 413].includes(res.statusCode)) throw new Error(`answered ${res.statusCode}: ${res.body.slice(0, 300)} for a mutation at ${JSON.stringify(path)}`)
+        if (![200, 400, 413].includes(res.statusCode))
+          throw new Error(`answered ${res.statusCode}: ${res.body.slice(0, 300)} for a mutation at ${JSON.stringify(path)}`)
         if (res.statusCode !== 200) return
         const answer = res.json<Record<string, unknown>>()
-        if (!Value.Check(c.response, answer)) throw new Error(`200 answer outside the response schema for a mutation at ${JSON.stringify(path)}`)
+        if (!Value.Check(c.response, answer))
+          throw new Error(`200 answer outside the response schema for a mutation at ${JSON.stringify(path)}`)
         // A wrong spec deletes nothing: every observed child is answered as recorded (stop: true
         // still stops, dropping only the Pod). Only mutations inside the spec leave the children
         // as the fixture built them.
         if (c.url === '/hooks/instance/sync' && path[0] === 'parent' && path[1] === 'spec' && wrongSpec(body)) {
-          const stop = ((body as { parent: { spec: Record<string, unknown> } }).parent.spec).stop === true
+          const stop = (body as { parent: { spec: Record<string, unknown> } }).parent.spec.stop === true
           const expected = stop ? recordedChildren.filter((o) => o.kind !== 'Pod') : recordedChildren
           t.strictSame(answer.children, expected, `children kept for a wrong spec at ${JSON.stringify(path)}`)
           keptChecked++
@@ -260,13 +342,19 @@ for (const c of cases.filter((c) => ROUTE === undefined || c.url.includes(ROUTE)
         // The same for a pool whose spec fails the pool rules: every observed child (each cell's
         // Secret, seed profile and guest, and the CellNodeSet) is answered as last applied.
         if (c.url === '/hooks/cellpool/sync' && path[0] === 'parent' && path[1] === 'spec' && wrongPoolSpec(body)) {
-          t.strictSame(sortedChildren(answer.children as KubeObject[]), sortedChildren(recordedPoolChildren), `children kept for a wrong pool spec at ${JSON.stringify(path)}`)
+          t.strictSame(
+            sortedChildren(answer.children as KubeObject[]),
+            sortedChildren(recordedPoolChildren),
+            `children kept for a wrong pool spec at ${JSON.stringify(path)}`
+          )
           keptChecked++
         }
       }),
       { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) }
     )
     t.notOk(statuses.has(500), 'no 500')
-    t.comment(`${c.url}: ${RUNS} runs, answers ${JSON.stringify(Object.fromEntries([...statuses].sort()))}${keptChecked > 0 ? `, ${keptChecked} wrong specs kept every child` : ''}`)
+    t.comment(
+      `${c.url}: ${RUNS} runs, answers ${JSON.stringify(Object.fromEntries([...statuses].sort()))}${keptChecked > 0 ? `, ${keptChecked} wrong specs kept every child` : ''}`
+    )
   })
 }

@@ -16,10 +16,11 @@ import { freePorts } from '../support/ports.ts'
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 /** Set: the built service of that directory (`node dist/hooks/main.js`, as the image runs it) is tested instead of the source. */
 const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
-const COMMAND: [string, string[]] = BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
+const COMMAND: [string, string[]] =
+  BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
 
 t.test('readConfig', async (t) => {
-  const rows: { name: string, given: NodeJS.ProcessEnv, expected: unknown }[] = [
+  const rows: { name: string; given: NodeJS.ProcessEnv; expected: unknown }[] = [
     {
       name: 'defaults follow the process contract',
       given: {},
@@ -86,19 +87,35 @@ t.test('readConfig', async (t) => {
     {
       name: 'a body limit above the in-flight default raises the in-flight default with it',
       given: { BODY_LIMIT: String(100 * 1024 * 1024) },
-      expected: { ...readConfig({}), bodyLimit: 100 * 1024 * 1024, limits: { ...readConfig({}).limits, maxInflightBytes: 100 * 1024 * 1024 } }
+      expected: {
+        ...readConfig({}),
+        bodyLimit: 100 * 1024 * 1024,
+        limits: { ...readConfig({}).limits, maxInflightBytes: 100 * 1024 * 1024 }
+      }
     }
   ]
   for (const row of rows) t.test(row.name, async (t) => t.same(readConfig(row.given), row.expected))
-  const bad: { name: string, given: NodeJS.ProcessEnv, message: RegExp }[] = [
+  const bad: { name: string; given: NodeJS.ProcessEnv; message: RegExp }[] = [
     { name: 'a port that is not a number is named', given: { PORT: 'http' }, message: /PORT=http must be an integer from 0 to 65535/ },
     { name: 'a port out of range is named', given: { WEBHOOK_PORT: '70000' }, message: /WEBHOOK_PORT=70000/ },
     { name: 'half a TLS pair is refused', given: { TLS_CERT_FILE: '/c' }, message: /TLS_CERT_FILE and TLS_KEY_FILE must be set together/ },
     { name: 'an unknown log level is refused', given: { LOG_LEVEL: 'loud' }, message: /LOG_LEVEL=loud must be one of/ },
     { name: 'all problems are reported together', given: { PORT: 'x', LOG_LEVEL: 'loud' }, message: /PORT=x.*; LOG_LEVEL=loud/ },
-    { name: 'a shutdown delay as long as the timeout is refused', given: { SHUTDOWN_DELAY_SECONDS: '25' }, message: /SHUTDOWN_DELAY_SECONDS=25 must be below SHUTDOWN_TIMEOUT_SECONDS=25/ },
-    { name: 'a headers timeout above the request timeout is refused', given: { HEADERS_TIMEOUT_SECONDS: '40' }, message: /HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/ },
-    { name: 'a JSON depth below 32 is refused', given: { JSON_MAX_DEPTH: '8' }, message: /JSON_MAX_DEPTH=8 must be an integer from 32 to 1000/ }
+    {
+      name: 'a shutdown delay as long as the timeout is refused',
+      given: { SHUTDOWN_DELAY_SECONDS: '25' },
+      message: /SHUTDOWN_DELAY_SECONDS=25 must be below SHUTDOWN_TIMEOUT_SECONDS=25/
+    },
+    {
+      name: 'a headers timeout above the request timeout is refused',
+      given: { HEADERS_TIMEOUT_SECONDS: '40' },
+      message: /HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/
+    },
+    {
+      name: 'a JSON depth below 32 is refused',
+      given: { JSON_MAX_DEPTH: '8' },
+      message: /JSON_MAX_DEPTH=8 must be an integer from 32 to 1000/
+    }
   ]
   for (const row of bad) t.test(row.name, async (t) => t.throws(() => readConfig(row.given), row.message))
 })
@@ -107,7 +124,11 @@ async function freePort(): Promise<number> {
   return (await freePorts(1))[0] as number
 }
 
-interface Started { child: ChildProcess, lines: () => Record<string, unknown>[], exit: Promise<number | null> }
+interface Started {
+  child: ChildProcess
+  lines: () => Record<string, unknown>[]
+  exit: Promise<number | null>
+}
 
 /** Starts the service like `npm start` and waits until `readyLine` is logged. */
 async function start(env: Record<string, string>, readyLines: number): Promise<Started> {
@@ -159,14 +180,16 @@ async function start(env: Record<string, string>, readyLines: number): Promise<S
   return { child, lines: () => parsed, exit }
 }
 
-function get(port: number, path: string): Promise<{ status: number, body: string }> {
+function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     httpRequest({ host: '127.0.0.1', port, path }, (res) => {
       let body = ''
       res.on('data', (c: Buffer) => (body += c.toString()))
       res.on('error', reject)
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-    }).on('error', reject).end()
+    })
+      .on('error', reject)
+      .end()
   })
 }
 
@@ -180,7 +203,10 @@ t.test('without TLS the hooks serve HTTP, the admission listener is off and the 
   t.equal((await get(port, '/readyz')).status, 200)
   t.match((await get(port, '/metrics')).body, /gpuhooks_process_cpu_seconds_total/)
   t.equal(service.lines().filter((l) => /admission listener off/.test(String(l.msg))).length, 1)
-  t.ok(service.lines().every((l) => typeof l.level === 'number' && typeof l.time === 'number'), 'logs are pino JSON lines')
+  t.ok(
+    service.lines().every((l) => typeof l.level === 'number' && typeof l.time === 'number'),
+    'logs are pino JSON lines'
+  )
   service.child.kill('SIGTERM')
   t.equal(await service.exit, 0)
 })
@@ -192,7 +218,13 @@ t.test('SIGTERM finishes a request in flight, then exits 0', async (t) => {
   const body = JSON.stringify({ controller: {}, parent: { metadata: { name: 'n' } } })
   const answer = new Promise<number>((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, path: '/hooks/isolation/customize', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/hooks/isolation/customize',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+      },
       (res) => {
         res.resume()
         res.on('error', reject)
@@ -217,19 +249,45 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const cert = join(dir, 'tls.crt')
   const key = join(dir, 'tls.key')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1'
+    ],
+    { stdio: 'ignore' }
+  )
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
-  const service = await start({ PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, SHUTDOWN_DELAY_SECONDS: '0' }, 2)
+  const service = await start(
+    { PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, SHUTDOWN_DELAY_SECONDS: '0' },
+    2
+  )
   t.teardown(() => void service.child.kill('SIGKILL'))
   const ca = readFileSync(cert)
   const post = (path: string, payload: string) =>
-    new Promise<{ status: number, body: string }>((resolve, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', port: webhookPort, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = ''
-        res.on('data', (c: Buffer) => (text += c.toString()))
-        res.on('error', reject)
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
-      })
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpsRequest(
+        { host: '127.0.0.1', port: webhookPort, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let text = ''
+          res.on('data', (c: Buffer) => (text += c.toString()))
+          res.on('error', reject)
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+        }
+      )
       req.on('error', reject)
       req.end(payload)
     })
@@ -240,7 +298,12 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
       uid: 'abc-123',
       kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' },
       operation: 'CREATE',
-      object: { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', metadata: { name: 'w', namespace: 'n' }, spec: { type: 'a100', image: 'img' } }
+      object: {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'Instance',
+        metadata: { name: 'w', namespace: 'n' },
+        spec: { type: 'a100', image: 'img' }
+      }
     }
   }
   const answer = await post('/admission/instance', JSON.stringify(review))

@@ -22,7 +22,12 @@ async function post(url: string, payload: unknown) {
 }
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid' }, status: { phase: 'Active' } }
-const cidrSetting = { apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' }
+const cidrSetting = {
+  apiVersion: 'gpustack.ai/v1alpha1',
+  kind: 'Setting',
+  metadata: { name: 'instance-isolation-pod-cidrs' },
+  value: '10.244.0.0/16'
+}
 
 /** The answer fits the response schema Metacontroller decodes it with; the list names each misfit. */
 function fits(t: Test, schema: TSchema, body: unknown, what: string) {
@@ -31,15 +36,29 @@ function fits(t: Test, schema: TSchema, body: unknown, what: string) {
 
 t.test('the answer check fails an undocumented field, a child without a kind and a misspelt selector field', async (t) => {
   t.same(answerErrors(CompositeResponseSchema, { children: [], status: {}, resync: 1 }), ['/resync: Unexpected property'])
-  t.same(answerErrors(CompositeResponseSchema, { children: [{ apiVersion: 'v1', metadata: { name: 'a' } }], status: {} }), ['/children/0/kind: Expected required property', '/children/0/kind: Expected string'])
-  t.same(answerErrors(CustomizeResponseSchema, { relatedResources: [{ apiVersion: 'v1', resource: 'secrets', labelSelector: { matchLabel: {} } }] }), [
-    '/relatedResources/0/labelSelector/matchLabel: Unexpected property'
+  t.same(answerErrors(CompositeResponseSchema, { children: [{ apiVersion: 'v1', metadata: { name: 'a' } }], status: {} }), [
+    '/children/0/kind: Expected required property',
+    '/children/0/kind: Expected string'
   ])
+  t.same(
+    answerErrors(CustomizeResponseSchema, {
+      relatedResources: [{ apiVersion: 'v1', resource: 'secrets', labelSelector: { matchLabel: {} } }]
+    }),
+    ['/relatedResources/0/labelSelector/matchLabel: Unexpected property']
+  )
   t.same(answerErrors(DecoratorResponseSchema, { attachments: [], status: null, labels: { a: 1 } }), ['/labels/a: Expected union value'])
-  t.same(answerErrors(AdmissionResponseSchema, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u', allowed: true, patch: 'x' } }), [
-    '/response/patch: Unexpected property'
+  t.same(
+    answerErrors(AdmissionResponseSchema, {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'u', allowed: true, patch: 'x' }
+    }),
+    ['/response/patch: Unexpected property']
+  )
+  t.same(answerErrors(ErrorAnswerSchema, { error: 'Bad Request', message: 'x', fields: [], statusCode: 400 }), [
+    '/statusCode: Unexpected property',
+    '/fields: Expected array length to be greater or equal to 1'
   ])
-  t.same(answerErrors(ErrorAnswerSchema, { error: 'Bad Request', message: 'x', fields: [], statusCode: 400 }), ['/statusCode: Unexpected property', '/fields: Expected array length to be greater or equal to 1'])
 })
 
 t.test('instance customize answers 200 with relatedResources only', async (t) => {
@@ -53,7 +72,10 @@ t.test('instance sync answers 200 with children and a full status', async (t) =>
   const res = await post('/hooks/instance/sync', request({ parent: instance(baseSpec({ ports: [{ port: 8888 }] })) }))
   t.equal(res.status, 200)
   fits(t, CompositeResponseSchema, res.body, 'composite answer')
-  t.same((res.body.children as Array<{ kind: string }>).map((c) => c.kind), ['Pod', 'Service'])
+  t.same(
+    (res.body.children as Array<{ kind: string }>).map((c) => c.kind),
+    ['Pod', 'Service']
+  )
   t.equal((res.body.status as { phase: string }).phase, 'Pending')
 })
 
@@ -85,7 +107,10 @@ t.test('isolation sync answers attachments, annotations, a null status and only 
   fits(t, DecoratorResponseSchema, res.body, 'decorator answer')
   t.equal(res.body.status, null)
   t.same(res.body.labels, { 'gpustack.ai/holds-instances': 'true' })
-  t.same((res.body.attachments as Array<{ metadata: { name: string } }>).map((a) => a.metadata.name), ['gpustack-instance-isolation'])
+  t.same(
+    (res.body.attachments as Array<{ metadata: { name: string } }>).map((a) => a.metadata.name),
+    ['gpustack-instance-isolation']
+  )
 })
 
 const review = (object: unknown, uid = 'uid-1') => ({
@@ -102,11 +127,19 @@ t.test('admission allows a good Instance and echoes the uid', async (t) => {
 })
 
 t.test('admission denies with 422 and every problem joined', async (t) => {
-  const bad = instance(baseSpec({ ports: [{ port: 80, protocol: 'TCP' }, { port: 80, protocol: 'UDP' }], workspace: { size: '1Gi', claimName: 'c' } }))
+  const bad = instance(
+    baseSpec({
+      ports: [
+        { port: 80, protocol: 'TCP' },
+        { port: 80, protocol: 'UDP' }
+      ],
+      workspace: { size: '1Gi', claimName: 'c' }
+    })
+  )
   const res = await post('/admission/instance', review(bad))
   t.equal(res.status, 200)
   fits(t, AdmissionResponseSchema, res.body, 'AdmissionReview answer')
-  const response = res.body.response as { uid: string, allowed: boolean, status: { code: number, message: string } }
+  const response = res.body.response as { uid: string; allowed: boolean; status: { code: number; message: string } }
   t.equal(response.uid, 'uid-1')
   t.equal(response.allowed, false)
   t.equal(response.status.code, 422)
@@ -115,16 +148,50 @@ t.test('admission denies with 422 and every problem joined', async (t) => {
   t.match(response.status.message, /; /, 'problems are joined')
 })
 
-const malformed: Array<{ name: string, url: string, payload: unknown, field: string }> = [
+const malformed: Array<{ name: string; url: string; payload: unknown; field: string }> = [
   { name: 'a sync without children', url: '/hooks/instance/sync', payload: { parent: instance() }, field: 'children' },
-  { name: 'a sync whose parent has no namespace', url: '/hooks/instance/sync', payload: { parent: { metadata: { name: 'a' }, spec: {} }, children: {} }, field: 'parent.metadata.namespace' },
-  { name: 'a sync whose spec is not an object', url: '/hooks/instance/sync', payload: { parent: { ...instance(), spec: 'x' }, children: {} }, field: 'parent.spec' },
+  {
+    name: 'a sync whose parent has no namespace',
+    url: '/hooks/instance/sync',
+    payload: { parent: { metadata: { name: 'a' }, spec: {} }, children: {} },
+    field: 'parent.metadata.namespace'
+  },
+  {
+    name: 'a sync whose spec is not an object',
+    url: '/hooks/instance/sync',
+    payload: { parent: { ...instance(), spec: 'x' }, children: {} },
+    field: 'parent.spec'
+  },
   { name: 'a decorator sync without an object', url: '/hooks/isolation/sync', payload: { attachments: {} }, field: 'object' },
-  { name: 'finalizing that is not a boolean', url: '/hooks/instance/finalize', payload: { parent: instance(), children: {}, finalizing: 'yes' }, field: 'finalizing' },
+  {
+    name: 'finalizing that is not a boolean',
+    url: '/hooks/instance/finalize',
+    payload: { parent: instance(), children: {}, finalizing: 'yes' },
+    field: 'finalizing'
+  },
   { name: 'a customize without a parent', url: '/hooks/instance/customize', payload: { controller: {} }, field: 'parent' },
-  { name: 'an AdmissionReview without a request', url: '/admission/instance', payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, field: 'request' },
-  { name: 'an AdmissionReview of another version', url: '/admission/instance', payload: { ...review(instance()), apiVersion: 'admission.k8s.io/v1beta1' }, field: 'apiVersion' },
-  { name: 'an AdmissionReview without a uid', url: '/admission/instance', payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { kind: { group: '', version: 'v1', kind: 'X' }, operation: 'CREATE' } }, field: 'request.uid' }
+  {
+    name: 'an AdmissionReview without a request',
+    url: '/admission/instance',
+    payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' },
+    field: 'request'
+  },
+  {
+    name: 'an AdmissionReview of another version',
+    url: '/admission/instance',
+    payload: { ...review(instance()), apiVersion: 'admission.k8s.io/v1beta1' },
+    field: 'apiVersion'
+  },
+  {
+    name: 'an AdmissionReview without a uid',
+    url: '/admission/instance',
+    payload: {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { kind: { group: '', version: 'v1', kind: 'X' }, operation: 'CREATE' }
+    },
+    field: 'request.uid'
+  }
 ]
 for (const row of malformed) {
   t.test(`${row.name} answers 400 naming ${row.field}`, async (t) => {
@@ -140,7 +207,7 @@ t.test('a spec error is not an HTTP error: 200 with SpecValid False', async (t) 
   const res = await post('/hooks/instance/sync', request({ parent: instance(baseSpec({ type: 'missing' })) }))
   t.equal(res.status, 200)
   fits(t, CompositeResponseSchema, res.body, 'composite answer')
-  const conditions = (res.body.status as { conditions: Array<{ type: string, status: string, reason: string }> }).conditions
+  const conditions = (res.body.status as { conditions: Array<{ type: string; status: string; reason: string }> }).conditions
   const specValid = conditions.find((c) => c.type === 'SpecValid')
   t.equal(specValid?.status, 'False')
   t.equal(specValid?.reason, 'InstanceTypeNotFound')
@@ -153,7 +220,10 @@ t.test('an isolation sync relating 6000 Instances within the body limit is serve
     controller: {},
     object: namespace,
     attachments: { 'NetworkPolicy.networking.k8s.io/v1': {} },
-    related: { 'Instance.worker.gpustack.ai/v1alpha1': many, 'Setting.gpustack.ai/v1alpha1': { 'instance-isolation-pod-cidrs': cidrSetting } }
+    related: {
+      'Instance.worker.gpustack.ai/v1alpha1': many,
+      'Setting.gpustack.ai/v1alpha1': { 'instance-isolation-pod-cidrs': cidrSetting }
+    }
   }
   t.ok(JSON.stringify(payload).length > 1024 * 1024, 'over 1 MiB, fastify’s own default limit')
   const res = await post('/hooks/isolation/sync', payload)

@@ -15,17 +15,31 @@ import { nextRequestId } from '../../hooks/server/request-id.ts'
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }
 
-interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
 
 /** Starts a POST of `length` declared bytes and writes `first`; the rest is written by `finish`. */
-function open(port: number, path: string, length: number, first: string): { req: ClientRequest, answer: Promise<Answer> } {
+function open(port: number, path: string, length: number, first: string): { req: ClientRequest; answer: Promise<Answer> } {
   let req: ClientRequest | undefined
   const answer = new Promise<Answer>((resolve, reject) => {
-    req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': length } }, (res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => (body += c.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
+    req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': length }
+      },
+      (res) => {
+        let body = ''
+        res.on('data', (c: Buffer) => (body += c.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+      }
+    )
     req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)))
     req.write(first)
   })
@@ -38,12 +52,14 @@ function get(port: number, path: string): Promise<Answer> {
       let body = ''
       res.on('data', (c: Buffer) => (body += c.toString()))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    }).on('error', reject).end()
+    })
+      .on('error', reject)
+      .end()
   })
 }
 
 /** Listens on a free loopback port; `firstReceived` resolves once a request's body starts to be read. */
-async function listening(t: Test, app: FastifyInstance): Promise<{ port: number, firstReceived: Promise<void> }> {
+async function listening(t: Test, app: FastifyInstance): Promise<{ port: number; firstReceived: Promise<void> }> {
   let received!: () => void
   const firstReceived = new Promise<void>((resolve) => (received = resolve))
   app.addHook('preParsing', async () => received())
@@ -59,7 +75,10 @@ function padded(size: number): string {
 }
 
 t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-After; the probes still answer', async (t) => {
-  const app = await buildApp({ routes, limits: { maxInflightBytes: 1024 * 1024, retryAfterSeconds: 7, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 } })
+  const app = await buildApp({
+    routes,
+    limits: { maxInflightBytes: 1024 * 1024, retryAfterSeconds: 7, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 }
+  })
   const { port, firstReceived } = await listening(t, app)
   const size = 800 * 1024
   const body = padded(size)
@@ -70,7 +89,10 @@ t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-Aft
   const refused = await second.answer
   t.equal(refused.status, 503)
   t.equal(refused.headers['retry-after'], '7')
-  t.same(JSON.parse(refused.body), { error: 'Service Unavailable', message: `the service is reading ${size} request bytes already; retry later` })
+  t.same(JSON.parse(refused.body), {
+    error: 'Service Unavailable',
+    message: `the service is reading ${size} request bytes already; retry later`
+  })
   const health = await get(port, '/healthz')
   t.same([health.status, health.body], [200, '{"status":"ok"}'], '/healthz answers while the budget is spent')
   t.equal((await get(port, '/readyz')).status, 200)
@@ -87,16 +109,30 @@ t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-Aft
 })
 
 t.test('a body without a content-length counts as the body limit', async (t) => {
-  const app = await buildApp({ routes, bodyLimit: 2 * 1024 * 1024, limits: { maxInflightBytes: 3 * 1024 * 1024, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 } })
+  const app = await buildApp({
+    routes,
+    bodyLimit: 2 * 1024 * 1024,
+    limits: { maxInflightBytes: 3 * 1024 * 1024, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 }
+  })
   const { port, firstReceived } = await listening(t, app)
-  const chunked = (): { req: ClientRequest, answer: Promise<Answer> } => {
+  const chunked = (): { req: ClientRequest; answer: Promise<Answer> } => {
     let req: ClientRequest | undefined
     const answer = new Promise<Answer>((resolve, reject) => {
-      req = httpRequest({ host: '127.0.0.1', port, path: '/hooks/isolation/customize', method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = ''
-        res.on('data', (c: Buffer) => (body += c.toString()))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-      })
+      req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/hooks/isolation/customize',
+          method: 'POST',
+          agent: false,
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
+        },
+        (res) => {
+          let body = ''
+          res.on('data', (c: Buffer) => (body += c.toString()))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+        }
+      )
       req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)))
       req.write('{')
     })
@@ -132,28 +168,64 @@ t.test('JSON nested past JSON_MAX_DEPTH is a 400 at parse time; at the limit it 
   const nested = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`
   // The body object is level 1, `controller`'s value starts level 2.
   const body = (levels: number): string => `{"controller": ${nested(levels)}, "parent": ${JSON.stringify(namespace)}}`
-  const deep = await app.inject({ method: 'POST', url: '/hooks/isolation/customize', headers: { 'content-type': 'application/json' }, payload: body(40) })
+  const deep = await app.inject({
+    method: 'POST',
+    url: '/hooks/isolation/customize',
+    headers: { 'content-type': 'application/json' },
+    payload: body(40)
+  })
   t.equal(deep.statusCode, 400)
   t.same(deep.json(), { error: 'Bad Request', message: 'body is nested deeper than 40 levels; no Kubernetes object is' })
-  const atLimit = await app.inject({ method: 'POST', url: '/hooks/isolation/customize', headers: { 'content-type': 'application/json' }, payload: body(39) })
+  const atLimit = await app.inject({
+    method: 'POST',
+    url: '/hooks/isolation/customize',
+    headers: { 'content-type': 'application/json' },
+    payload: body(39)
+  })
   t.equal(atLimit.statusCode, 200)
-  const strings = await app.inject({ method: 'POST', url: '/hooks/isolation/customize', headers: { 'content-type': 'application/json' }, payload: `{"controller": "${'['.repeat(1000)}", "parent": ${JSON.stringify(namespace)}}` })
+  const strings = await app.inject({
+    method: 'POST',
+    url: '/hooks/isolation/customize',
+    headers: { 'content-type': 'application/json' },
+    payload: `{"controller": "${'['.repeat(1000)}", "parent": ${JSON.stringify(namespace)}}`
+  })
   t.equal(strings.statusCode, 200, 'brackets inside strings do not count')
-  const million = await app.inject({ method: 'POST', url: '/hooks/isolation/sync', headers: { 'content-type': 'application/json' }, payload: nested(1_000_000) })
+  const million = await app.inject({
+    method: 'POST',
+    url: '/hooks/isolation/sync',
+    headers: { 'content-type': 'application/json' },
+    payload: nested(1_000_000)
+  })
   t.equal(million.statusCode, 400, 'a million levels: refused, no stack overflow')
 })
 
 t.test('a prototype-poisoning key is a 400', async (t) => {
   const app = await buildApp({ routes })
   t.teardown(() => app.close())
-  for (const payload of ['{"controller": {}, "parent": {"metadata": {"name": "a"}}, "__proto__": {"x": 1}}', '{"controller": {"constructor": {"prototype": {"x": 1}}}, "parent": {"metadata": {"name": "a"}}}']) {
-    const res = await app.inject({ method: 'POST', url: '/hooks/isolation/customize', headers: { 'content-type': 'application/json' }, payload })
+  for (const payload of [
+    '{"controller": {}, "parent": {"metadata": {"name": "a"}}, "__proto__": {"x": 1}}',
+    '{"controller": {"constructor": {"prototype": {"x": 1}}}, "parent": {"metadata": {"name": "a"}}}'
+  ]) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/hooks/isolation/customize',
+      headers: { 'content-type': 'application/json' },
+      payload
+    })
     t.equal(res.statusCode, 400, payload)
   }
 })
 
 t.test('request ids are unique across listeners and processes', async (t) => {
-  const failing = hookRoute({ path: '/hooks/fail', hook: 'fail', surface: 'hooks', schema: Type.Object({}), handle: () => { throw new Error('bug') } })
+  const failing = hookRoute({
+    path: '/hooks/fail',
+    hook: 'fail',
+    surface: 'hooks',
+    schema: Type.Object({}),
+    handle: () => {
+      throw new Error('bug')
+    }
+  })
   const one = await buildApp({ routes: [failing] })
   const two = await buildApp({ routes: [failing] })
   t.teardown(() => Promise.all([one.close(), two.close()]))
@@ -168,7 +240,10 @@ t.test('request ids are unique across listeners and processes', async (t) => {
   t.equal(new Set(ids.map(prefix)).size, 1, 'one process, one prefix')
   t.equal(prefix(nextRequestId()), prefix(ids[0] as string))
   const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
-  const other = (): string => execFileSync(tsx, ['-e', "import('./hooks/server/request-id.ts').then((m) => console.log(m.nextRequestId()))"], { encoding: 'utf8' }).trim()
+  const other = (): string =>
+    execFileSync(tsx, ['-e', "import('./hooks/server/request-id.ts').then((m) => console.log(m.nextRequestId()))"], {
+      encoding: 'utf8'
+    }).trim()
   const restarted = [other(), other()]
   t.equal(new Set([prefix(ids[0] as string), ...restarted.map(prefix)]).size, 3, `another process, another prefix: ${restarted.join(', ')}`)
 })

@@ -10,7 +10,8 @@ import { Value } from '@sinclair/typebox/value'
 
 /** Every way `body` differs from `schema`, as `path: message` lines; none when it fits. */
 export function answerErrors(schema: TSchema, body: unknown): string[] {
-  if (schema.additionalProperties !== false) throw new Error(`${String(schema.title ?? 'answer schema')}: must refuse undocumented top-level fields`)
+  if (schema.additionalProperties !== false)
+    throw new Error(`${String(schema.title ?? 'answer schema')}: must refuse undocumented top-level fields`)
   return [...Value.Errors(schema, body)].map((e) => `${e.path === '' ? '/' : e.path}: ${e.message}`)
 }
 
@@ -26,4 +27,7 @@ export const ErrorAnswerSchema = Type.Object(
 )
 
 /** `/healthz` and `/readyz`. */
-export const ProbeAnswerSchema = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('draining')]) }, { additionalProperties: false })
+export const ProbeAnswerSchema = Type.Object(
+  { status: Type.Union([Type.Literal('ok'), Type.Literal('draining')]) },
+  { additionalProperties: false }
+)

@@ -16,7 +16,8 @@ export const DECORATOR_ANNOTATION = 'metacontroller.k8s.io/decorator-controller'
 export const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
 
 /** `metadata.labels` or `metadata.annotations`, `{}` when absent; values are not checked. */
-export const strings = (o: JsonObject, f: string): Record<string, string> => (isObject(meta(o)[f]) ? (meta(o)[f] as Record<string, string>) : {})
+export const strings = (o: JsonObject, f: string): Record<string, string> =>
+  isObject(meta(o)[f]) ? (meta(o)[f] as Record<string, string>) : {}
 
 /** True once the object carries a deletion timestamp. */
 export const isDeleting = (o: JsonObject): boolean => typeof meta(o).deletionTimestamp === 'string'
@@ -28,7 +29,9 @@ export function typeKey(obj: JsonObject): string {
 
 /** `namespace/name`, or `name` for a cluster-scoped object: the object key of a v2 request map. */
 export function objectKey(o: JsonObject): string {
-  return typeof meta(o).namespace === 'string' && meta(o).namespace !== '' ? `${String(meta(o).namespace)}/${String(meta(o).name)}` : String(meta(o).name)
+  return typeof meta(o).namespace === 'string' && meta(o).namespace !== ''
+    ? `${String(meta(o).namespace)}/${String(meta(o).name)}`
+    : String(meta(o).name)
 }
 
 /** The object entries of `metadata.ownerReferences`. */
@@ -45,7 +48,14 @@ export function controllerOf(o: JsonObject): JsonObject | undefined {
 /** The controller ownerReference Metacontroller sets on what it creates (`MakeControllerRef`). */
 export function controllerRef(parent: JsonObject): JsonObject {
   const meta = parent.metadata as JsonObject
-  return { apiVersion: parent.apiVersion ?? null, kind: parent.kind ?? null, name: meta.name ?? null, uid: meta.uid ?? null, controller: true, blockOwnerDeletion: true }
+  return {
+    apiVersion: parent.apiVersion ?? null,
+    kind: parent.kind ?? null,
+    name: meta.name ?? null,
+    uid: meta.uid ?? null,
+    controller: true,
+    blockOwnerDeletion: true
+  }
 }
 
 /**

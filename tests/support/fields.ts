@@ -12,8 +12,7 @@ export const obj = (parent: JsonObject, key: string): JsonObject => {
 }
 
 /** The object items of the list at `key`; none when absent. */
-export const list = (parent: JsonObject, key: string): JsonObject[] =>
-  Array.isArray(parent[key]) ? (parent[key]).filter(isObject) : []
+export const list = (parent: JsonObject, key: string): JsonObject[] => (Array.isArray(parent[key]) ? parent[key].filter(isObject) : [])
 
 /** Sets `key` to `value` when it is absent, null or the empty string. */
 export const setDefault = (target: JsonObject, key: string, value: Json): void => {
@@ -29,5 +28,9 @@ export const setDefault = (target: JsonObject, key: string, value: Json): void =
 export function reversedKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v: unknown) => reversedKeys(v)) as T
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)])) as T
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)])
+  ) as T
 }

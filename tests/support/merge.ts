@@ -224,7 +224,10 @@ function goFormat(value: Json | undefined): string {
   if (typeof value === 'number') return goNumber(value)
   if (typeof value === 'string') return value
   if (Array.isArray(value)) return `[${value.map(goFormat).join(' ')}]`
-  return `map[${Object.keys(value).sort().map((k) => `${k}:${goFormat(value[k])}`).join(' ')}]`
+  return `map[${Object.keys(value)
+    .sort()
+    .map((k) => `${k}:${goFormat(value[k])}`)
+    .join(' ')}]`
 }
 
 // Decoded integers are int64 in Metacontroller (printed in full); other numbers are float64,

@@ -24,11 +24,7 @@
  * purpose, independent of the hook's parser, so that the oracle does not share its bugs.
  */
 import type { LabelSelector, LabelSelectorRequirement } from 'kubernetes-types/meta/v1.d.ts'
-import type {
-  NetworkPolicy,
-  NetworkPolicyPeer,
-  NetworkPolicyPort
-} from 'kubernetes-types/networking/v1.d.ts'
+import type { NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort } from 'kubernetes-types/networking/v1.d.ts'
 
 /** One end of a connection: an address, and the Pod behind it if it is one. */
 export interface Endpoint {
@@ -45,7 +41,7 @@ export interface PodRef {
   namespace: string
   labels: Record<string, string>
   /** Named container ports, for policies that name ports. */
-  namedPorts?: Record<string, { port: number, protocol: Protocol }>
+  namedPorts?: Record<string, { port: number; protocol: Protocol }>
 }
 
 /** Transport protocols a NetworkPolicy port may name. */
@@ -118,10 +114,7 @@ function peerMatches(cluster: ClusterView, policyNamespace: string, peer: Networ
   if (peer.ipBlock !== undefined) {
     const block = parseCidr(peer.ipBlock.cidr)
     const address = parseIp(endpoint.ip)
-    return (
-      inBlock(address, block) &&
-      !(peer.ipBlock.except ?? []).some((except) => inBlock(address, parseCidr(except)))
-    )
+    return inBlock(address, block) && !(peer.ipBlock.except ?? []).some((except) => inBlock(address, parseCidr(except)))
   }
   const pod = endpoint.pod
   if (pod === undefined) return false
@@ -207,9 +200,9 @@ export function parseIp(text: string): IpBlock {
     side === undefined || side === ''
       ? []
       : side.split(':').map((g) => {
-        if (!/^[0-9a-fA-F]{1,4}$/.test(g)) throw new Error(`not an IPv6 address: ${text}`)
-        return BigInt(parseInt(g, 16))
-      })
+          if (!/^[0-9a-fA-F]{1,4}$/.test(g)) throw new Error(`not an IPv6 address: ${text}`)
+          return BigInt(parseInt(g, 16))
+        })
   const head = groups(sides[0])
   const tail = sides.length === 2 ? groups(sides[1]) : []
   const fill = 8 - head.length - tail.length

@@ -63,7 +63,12 @@ function defaultContainer(c: JsonObject, hostNetwork: boolean): void {
   for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
     const probe = c[key]
     if (!isObject(probe)) continue
-    for (const [f, v] of [['timeoutSeconds', 1], ['periodSeconds', 10], ['successThreshold', 1], ['failureThreshold', 3]] as const) {
+    for (const [f, v] of [
+      ['timeoutSeconds', 1],
+      ['periodSeconds', 10],
+      ['successThreshold', 1],
+      ['failureThreshold', 3]
+    ] as const) {
       if (probe[f] === undefined || probe[f] === 0) probe[f] = v
     }
     if (isObject(probe.httpGet)) {
@@ -120,7 +125,10 @@ function admitServiceAccount(spec: JsonObject, server: FakeServer): void {
 function admitDefaultTolerationSeconds(spec: JsonObject): void {
   const tolerations = list(spec, 'tolerations')
   const covers = (key: string): boolean =>
-    tolerations.some((t) => (t.key === key || t.key === undefined || t.key === '') && (t.effect === 'NoExecute' || t.effect === undefined || t.effect === ''))
+    tolerations.some(
+      (t) =>
+        (t.key === key || t.key === undefined || t.key === '') && (t.effect === 'NoExecute' || t.effect === undefined || t.effect === '')
+    )
   const added = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']
     .filter((key) => !covers(key))
     .map((key) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }))
@@ -137,16 +145,21 @@ function checkPodUpdate(oldSpec: JsonObject, spec: JsonObject): void {
     delete c.tolerations
     return c
   }
-  const kept = list(oldSpec, 'tolerations').every((t) => list(spec, 'tolerations').some((n) => deepEqual({ ...n, tolerationSeconds: null }, { ...t, tolerationSeconds: null })))
+  const kept = list(oldSpec, 'tolerations').every((t) =>
+    list(spec, 'tolerations').some((n) => deepEqual({ ...n, tolerationSeconds: null }, { ...t, tolerationSeconds: null }))
+  )
   if (!kept || !deepEqual(strip(oldSpec), strip(spec))) {
-    throw new ServerError('Invalid', 'spec: Forbidden: pod updates may not change fields other than images, activeDeadlineSeconds, terminationGracePeriodSeconds or additions to tolerations')
+    throw new ServerError(
+      'Invalid',
+      'spec: Forbidden: pod updates may not change fields other than images, activeDeadlineSeconds, terminationGracePeriodSeconds or additions to tolerations'
+    )
   }
 }
 
 /** `status.qosClass` of a new Pod with this spec. */
 export function qosClass(spec: JsonObject): string {
   const containers = [...list(spec, 'containers'), ...list(spec, 'initContainers')]
-  const res = (c: JsonObject, k: string): JsonObject => (isObject(c.resources) && isObject(c.resources[k]) ? (c.resources[k]) : {})
+  const res = (c: JsonObject, k: string): JsonObject => (isObject(c.resources) && isObject(c.resources[k]) ? c.resources[k] : {})
   const compute = (m: JsonObject): string[] => Object.keys(m).filter((k) => k === 'cpu' || k === 'memory')
   if (containers.every((c) => compute(res(c, 'requests')).length === 0 && compute(res(c, 'limits')).length === 0)) return 'BestEffort'
   const guaranteed = containers.every((c) => {

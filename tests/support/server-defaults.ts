@@ -102,7 +102,18 @@ const BUILT_IN = new Set(['Service.v1', 'Pod.v1', 'Secret.v1', 'ConfigMap.v1', '
 // Lists of these kinds that are not omitempty: stored empty, they read back as [].
 const KEEP_EMPTY_LISTS = new Set(['containers', 'sources', 'nodeSelectorTerms'])
 // Map-typed fields (all omitempty); an empty {} elsewhere is a struct and stays (podSelector: {}).
-const MAP_FIELDS = new Set(['labels', 'annotations', 'selector', 'nodeSelector', 'matchLabels', 'data', 'binaryData', 'limits', 'requests', 'overhead'])
+const MAP_FIELDS = new Set([
+  'labels',
+  'annotations',
+  'selector',
+  'nodeSelector',
+  'matchLabels',
+  'data',
+  'binaryData',
+  'limits',
+  'requests',
+  'overhead'
+])
 
 // Encoding a built-in type: nulls, empty omitempty lists and empty maps read back absent, so an
 // answer carrying one differs from the stored object on every sync.
@@ -113,7 +124,11 @@ function dropEmptyFields(value: Json): void {
   }
   if (!isObject(value)) return
   for (const [key, v] of Object.entries(value)) {
-    if (v === null || (Array.isArray(v) && v.length === 0 && !KEEP_EMPTY_LISTS.has(key)) || (isObject(v) && Object.keys(v).length === 0 && MAP_FIELDS.has(key))) {
+    if (
+      v === null ||
+      (Array.isArray(v) && v.length === 0 && !KEEP_EMPTY_LISTS.has(key)) ||
+      (isObject(v) && Object.keys(v).length === 0 && MAP_FIELDS.has(key))
+    ) {
       delete value[key]
     } else dropEmptyFields(v)
   }
@@ -128,7 +143,14 @@ function dropEmptyMeta(meta: JsonObject): void {
 }
 
 function managedField(o: JsonObject, server: FakeServer): JsonObject {
-  return { manager: 'metacontroller', operation: 'Update', apiVersion: o.apiVersion ?? 'v1', time: server.now, fieldsType: 'FieldsV1', fieldsV1: {} }
+  return {
+    manager: 'metacontroller',
+    operation: 'Update',
+    apiVersion: o.apiVersion ?? 'v1',
+    time: server.now,
+    fieldsType: 'FieldsV1',
+    fieldsV1: {}
+  }
 }
 
 function defaultSecret(secret: JsonObject): void {
@@ -163,7 +185,8 @@ function defaultService(svc: JsonObject, old: JsonObject | undefined, server: Fa
     if (port.targetPort === undefined || port.targetPort === 0 || port.targetPort === '') port.targetPort = port.port ?? 0
   }
   validateServicePorts(ports)
-  const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer' || (spec.type === 'ClusterIP' && list(spec, 'externalIPs').length > 0)
+  const external =
+    spec.type === 'NodePort' || spec.type === 'LoadBalancer' || (spec.type === 'ClusterIP' && list(spec, 'externalIPs').length > 0)
   // dropTypeDependentFields: leaving NodePort drops the policy and node ports that were only inherited.
   if (!external && oldSpec !== undefined && spec.externalTrafficPolicy === oldSpec.externalTrafficPolicy) delete spec.externalTrafficPolicy
   if (external) setDefault(spec, 'externalTrafficPolicy', 'Cluster')
@@ -232,5 +255,8 @@ function nodePorts(svc: JsonObject, ports: JsonObject[], oldSpec: JsonObject | u
     port.nodePort = requested ?? shared ?? server.allocateNodePort(owner)
     byServicePort.set(port.port, port.nodePort)
   }
-  server.releaseNodePorts(owner, ports.map((p) => p.nodePort as number))
+  server.releaseNodePorts(
+    owner,
+    ports.map((p) => p.nodePort as number)
+  )
 }

@@ -54,12 +54,14 @@ export interface SimulateResult {
 export function simulateMetacontroller(input: SimulateInput): SimulateResult {
   const desired = input.desired.map((child) => prepareDesired(child, input))
   const next: ObjectsByType = {}
-  for (const type of new Set([...Object.keys(input.methods), ...Object.keys(input.observed), ...desired.map(typeKey)])) next[type] = clone(input.observed[type] ?? {})
+  for (const type of new Set([...Object.keys(input.methods), ...Object.keys(input.observed), ...desired.map(typeKey)]))
+    next[type] = clone(input.observed[type] ?? {})
   for (const group of [input.observed, input.foreign ?? {}]) {
     for (const [type, objects] of Object.entries(group)) {
       if (type !== 'Service.v1') continue
       for (const [key, svc] of Object.entries(objects)) {
-        for (const p of list(obj(clone(svc), 'spec'), 'ports')) if (typeof p.nodePort === 'number') input.server.reserveNodePort(p.nodePort, key)
+        for (const p of list(obj(clone(svc), 'spec'), 'ports'))
+          if (typeof p.nodePort === 'number') input.server.reserveNodePort(p.nodePort, key)
       }
     }
   }
@@ -117,7 +119,8 @@ function prepareDesired(child: JsonObject, input: SimulateInput): JsonObject {
   } else if (input.generateSelector !== false) {
     const labels = obj(meta, 'labels')
     labels['controller-uid'] ??= String(parentMeta.uid)
-    if (labels['controller-uid'] !== parentMeta.uid) throw new Error(`labels on desired child ${typeKey(c)} ${objectKey(c)} don't match parent selector`)
+    if (labels['controller-uid'] !== parentMeta.uid)
+      throw new Error(`labels on desired child ${typeKey(c)} ${objectKey(c)} don't match parent selector`)
   }
   return c
 }

@@ -24,7 +24,12 @@ const cellLabels = (instance: string, name = 'pool-a-0', index = '0'): Record<st
   'cells.kubeswift.io/pool': 'pool-a',
   'cells.kubeswift.io/pool-uid': POOL_UID
 })
-const managed = (m: { labels?: string[]; annotations?: string[]; taints?: { key: string; effect: string }[]; cordoned?: boolean }): string =>
+const managed = (m: {
+  labels?: string[]
+  annotations?: string[]
+  taints?: { key: string; effect: string }[]
+  cordoned?: boolean
+}): string =>
   JSON.stringify({ labels: m.labels ?? [], annotations: m.annotations ?? [], taints: m.taints ?? [], cordoned: m.cordoned ?? false })
 const CELL_KEYS = Object.keys(cellLabels('x')).sort()
 
@@ -45,7 +50,13 @@ function node(n: NodeSpec = {}): ObservedNode {
   if (n.unschedulable !== undefined) spec.unschedulable = n.unschedulable
   return {
     node: {
-      metadata: { name: n.name ?? 'pool-a-0', uid: `uid-${n.name ?? 'pool-a-0'}`, resourceVersion: '7', labels: n.labels ?? cellLabels(GUEST), annotations: n.annotations ?? {} },
+      metadata: {
+        name: n.name ?? 'pool-a-0',
+        uid: `uid-${n.name ?? 'pool-a-0'}`,
+        resourceVersion: '7',
+        labels: n.labels ?? cellLabels(GUEST),
+        annotations: n.annotations ?? {}
+      },
       spec,
       status: { conditions: [{ type: 'Ready', status: n.ready === false ? 'False' : 'True' }] }
     },
@@ -53,7 +64,15 @@ function node(n: NodeSpec = {}): ObservedNode {
     pods: { read: n.podsRead ?? true, items: n.pods ?? [] }
   }
 }
-const entry = (e: Partial<CellNode> = {}): CellNode => ({ name: 'pool-a-0', instance: GUEST, labels: {}, annotations: {}, taints: [], cordon: false, ...e })
+const entry = (e: Partial<CellNode> = {}): CellNode => ({
+  name: 'pool-a-0',
+  instance: GUEST,
+  labels: {},
+  annotations: {},
+  taints: [],
+  cordon: false,
+  ...e
+})
 function cns(nodes: CellNode[], more: Partial<CellNodeSetInput> = {}): CellNodeSetInput {
   return {
     metadata: { name: 'pool-a', namespace: 'ns', generation: 3, finalizers: ['cells.kubeswift.io/workload-nodes'] },
@@ -75,98 +94,185 @@ t.test('listed Node, same instance', async (t) => {
   const cases: Array<{ name: string; entry: CellNode; node: ObservedNode; expected: Action[] }> = [
     {
       name: 'a Node already as required is not written',
-      entry: entry(), node: settled(), expected: []
+      entry: entry(),
+      node: settled(),
+      expected: []
     },
     {
-      name: 'missing labels and annotations are set, and recorded as the agent\'s',
+      name: "missing labels and annotations are set, and recorded as the agent's",
       entry: entry({ labels: { team: 'ml' }, annotations: { note: 'hi' } }),
-      node: node({ labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': GUEST, 'kubernetes.io/hostname': 'pool-a-0' } }),
-      expected: [{
-        type: 'patchNode', name: 'pool-a-0',
-        patch: { metadata: {
-          labels: { team: 'ml', 'cells.kubeswift.io/pool': 'pool-a', 'cells.kubeswift.io/cell': 'pool-a-0', 'cells.kubeswift.io/cell-index': '0' },
-          annotations: { note: 'hi', [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort(), annotations: ['note'] }) }
-        } }
-      }]
+      node: node({
+        labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': GUEST, 'kubernetes.io/hostname': 'pool-a-0' }
+      }),
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: {
+            metadata: {
+              labels: {
+                team: 'ml',
+                'cells.kubeswift.io/pool': 'pool-a',
+                'cells.kubeswift.io/cell': 'pool-a-0',
+                'cells.kubeswift.io/cell-index': '0'
+              },
+              annotations: { note: 'hi', [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort(), annotations: ['note'] }) }
+            }
+          }
+        }
+      ]
     },
     {
       name: 'a changed label value is patched alone',
       entry: entry({ labels: { team: 'ml' } }),
-      node: node({ labels: { ...cellLabels(GUEST), team: 'cv' }, annotations: { [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort() }) } }),
+      node: node({
+        labels: { ...cellLabels(GUEST), team: 'cv' },
+        annotations: { [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort() }) }
+      }),
       expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { labels: { team: 'ml' } } } }]
     },
     {
       name: 'a label the agent set and no longer wants is removed; one it did not set is kept',
       entry: entry(),
-      node: node({ labels: { ...cellLabels(GUEST), team: 'ml', owner: 'admin' }, annotations: { [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort() }) } }),
-      expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { labels: { team: null }, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } } }]
+      node: node({
+        labels: { ...cellLabels(GUEST), team: 'ml', owner: 'admin' },
+        annotations: { [MANAGED]: managed({ labels: [...CELL_KEYS, 'team'].sort() }) }
+      }),
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: { metadata: { labels: { team: null }, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } }
+        }
+      ]
     },
     {
-      name: 'an annotation the agent set and no longer wants is removed; HAMi\'s annotations are kept',
+      name: "an annotation the agent set and no longer wants is removed; HAMi's annotations are kept",
       entry: entry(),
-      node: node({ annotations: { note: 'hi', 'hami.io/node-nvidia-register': '[]', [MANAGED]: managed({ labels: CELL_KEYS, annotations: ['note'] }) } }),
-      expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { annotations: { note: null, [MANAGED]: managed({ labels: CELL_KEYS }) } } } }]
+      node: node({
+        annotations: { note: 'hi', 'hami.io/node-nvidia-register': '[]', [MANAGED]: managed({ labels: CELL_KEYS, annotations: ['note'] }) }
+      }),
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: { metadata: { annotations: { note: null, [MANAGED]: managed({ labels: CELL_KEYS }) } } }
+        }
+      ]
     },
     {
-      name: 'a missing taint is added to the Node\'s own taints, with the resourceVersion as a guard',
+      name: "a missing taint is added to the Node's own taints, with the resourceVersion as a guard",
       entry: entry({ taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] }),
       node: settled({ taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] }),
-      expected: [{
-        type: 'patchNode', name: 'pool-a-0',
-        patch: {
-          metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS, taints: [{ key: 'gpu', effect: 'NoSchedule' }] }) }, resourceVersion: '7' },
-          spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }, { key: 'gpu', value: 'true', effect: 'NoSchedule' }] }
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: {
+            metadata: {
+              annotations: { [MANAGED]: managed({ labels: CELL_KEYS, taints: [{ key: 'gpu', effect: 'NoSchedule' }] }) },
+              resourceVersion: '7'
+            },
+            spec: {
+              taints: [
+                { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+                { key: 'gpu', value: 'true', effect: 'NoSchedule' }
+              ]
+            }
+          }
         }
-      }]
+      ]
     },
     {
       name: 'taints match by key and effect: a new value replaces the old one in place',
       entry: entry({ taints: [{ key: 'gpu', value: 'b', effect: 'NoSchedule' }] }),
       node: settled({
-        taints: [{ key: 'gpu', value: 'a', effect: 'NoSchedule' }, { key: 'gpu', value: 'x', effect: 'NoExecute' }],
+        taints: [
+          { key: 'gpu', value: 'a', effect: 'NoSchedule' },
+          { key: 'gpu', value: 'x', effect: 'NoExecute' }
+        ],
         annotations: { [MANAGED]: managed({ labels: CELL_KEYS, taints: [{ key: 'gpu', effect: 'NoSchedule' }] }) }
       }),
-      expected: [{
-        type: 'patchNode', name: 'pool-a-0',
-        patch: { metadata: { resourceVersion: '7' }, spec: { taints: [{ key: 'gpu', value: 'b', effect: 'NoSchedule' }, { key: 'gpu', value: 'x', effect: 'NoExecute' }] } }
-      }]
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: {
+            metadata: { resourceVersion: '7' },
+            spec: {
+              taints: [
+                { key: 'gpu', value: 'b', effect: 'NoSchedule' },
+                { key: 'gpu', value: 'x', effect: 'NoExecute' }
+              ]
+            }
+          }
+        }
+      ]
     },
     {
       name: 'a taint the agent set and no longer wants is removed; a taint someone else set stays',
       entry: entry(),
       node: settled({
-        taints: [{ key: 'gpu', value: 'a', effect: 'NoSchedule' }, { key: 'admin', effect: 'NoSchedule' }],
+        taints: [
+          { key: 'gpu', value: 'a', effect: 'NoSchedule' },
+          { key: 'admin', effect: 'NoSchedule' }
+        ],
         annotations: { [MANAGED]: managed({ labels: CELL_KEYS, taints: [{ key: 'gpu', effect: 'NoSchedule' }] }) }
       }),
-      expected: [{
-        type: 'patchNode', name: 'pool-a-0',
-        patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) }, resourceVersion: '7' }, spec: { taints: [{ key: 'admin', effect: 'NoSchedule' }] } }
-      }]
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: {
+            metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) }, resourceVersion: '7' },
+            spec: { taints: [{ key: 'admin', effect: 'NoSchedule' }] }
+          }
+        }
+      ]
     },
     {
       name: 'cordon true makes the Node unschedulable and records that the agent did it',
-      entry: entry({ cordon: true }), node: settled(),
-      expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS, cordoned: true }) } }, spec: { unschedulable: true } } }]
+      entry: entry({ cordon: true }),
+      node: settled(),
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS, cordoned: true }) } }, spec: { unschedulable: true } }
+        }
+      ]
     },
     {
       name: 'cordon true on a Node someone else cordoned writes nothing and does not claim the cordon',
-      entry: entry({ cordon: true }), node: settled({ unschedulable: true }), expected: []
+      entry: entry({ cordon: true }),
+      node: settled({ unschedulable: true }),
+      expected: []
     },
     {
       name: 'cordon false clears a cordon the agent set',
       entry: entry({ cordon: false }),
       node: settled({ unschedulable: true, annotations: { [MANAGED]: managed({ labels: CELL_KEYS, cordoned: true }) } }),
-      expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }, spec: { unschedulable: null } } }]
+      expected: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }, spec: { unschedulable: null } }
+        }
+      ]
     },
     {
       name: 'cordon false leaves a cordon someone else set',
-      entry: entry({ cordon: false }), node: settled({ unschedulable: true }), expected: []
+      entry: entry({ cordon: false }),
+      node: settled({ unschedulable: true }),
+      expected: []
     },
     {
       name: 'an unreadable managed record counts as nothing set: the agent removes nothing',
       entry: entry(),
       node: node({ labels: { ...cellLabels(GUEST), team: 'ml' }, annotations: { [MANAGED]: '{not json' } }),
-      expected: [{ type: 'patchNode', name: 'pool-a-0', patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } } }]
+      expected: [
+        { type: 'patchNode', name: 'pool-a-0', patch: { metadata: { annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } } }
+      ]
     }
   ]
   for (const c of cases) {
@@ -184,64 +290,79 @@ t.test('listed Node, another or no instance', async (t) => {
   const cases: Array<{ name: string; entry: CellNode; node: ObservedNode; actions: Action[]; row: Record<string, unknown> }> = [
     {
       name: 'another instance and not live: stale, deleted and recorded',
-      entry: entry(), node: node({ labels: cellLabels('uid-old'), beats: DEAD }),
+      entry: entry(),
+      node: node({ labels: cellLabels('uid-old'), beats: DEAD }),
       actions: [{ type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Stale', instance: 'uid-old' }],
       row: { conflict: undefined }
     },
     {
       name: 'the entry has no instance yet and the Node is not live: stale',
-      entry: entry({ instance: '' }), node: node({ labels: cellLabels('uid-old'), beats: DEAD }),
+      entry: entry({ instance: '' }),
+      node: node({ labels: cellLabels('uid-old'), beats: DEAD }),
       actions: [{ type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Stale', instance: 'uid-old' }],
       row: { conflict: undefined }
     },
     {
       name: 'another instance and live: nothing written, a conflict naming the other instance',
-      entry: entry(), node: node({ labels: cellLabels('uid-old') }),
+      entry: entry(),
+      node: node({ labels: cellLabels('uid-old') }),
       actions: [],
       row: { conflict: true }
     },
     {
       name: 'the entry has no instance yet and the Node is live: conflict',
-      entry: entry({ instance: '' }), node: node({ labels: cellLabels('uid-old') }),
+      entry: entry({ instance: '' }),
+      node: node({ labels: cellLabels('uid-old') }),
       actions: [],
       row: { conflict: true }
     },
     {
       name: 'a live Node as its kubelet registered it (no instance label, never written by the agent) is adopted: the instance label is set',
-      entry: entry(), node: node({ labels: registered }),
-      actions: [{
-        type: 'patchNode', name: 'pool-a-0',
-        patch: { metadata: { labels: { 'cells.kubeswift.io/instance': GUEST }, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } }
-      }],
+      entry: entry(),
+      node: node({ labels: registered }),
+      actions: [
+        {
+          type: 'patchNode',
+          name: 'pool-a-0',
+          patch: {
+            metadata: { labels: { 'cells.kubeswift.io/instance': GUEST }, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }
+          }
+        }
+      ],
       row: { conflict: undefined }
     },
     {
       name: 'a Node without an instance label that the agent has written before is not adopted: conflict while live',
-      entry: entry(), node: node({ labels: registered, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }),
+      entry: entry(),
+      node: node({ labels: registered, annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } }),
       actions: [],
       row: { conflict: true }
     },
     {
       name: 'a Node without an instance label that is not live is stale',
-      entry: entry(), node: node({ labels: registered, beats: DEAD }),
+      entry: entry(),
+      node: node({ labels: registered, beats: DEAD }),
       actions: [{ type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Stale', instance: '' }],
       row: { conflict: undefined }
     },
     {
       name: 'the entry has no instance yet: a freshly registered live Node is a conflict, not adopted',
-      entry: entry({ instance: '' }), node: node({ labels: registered }),
+      entry: entry({ instance: '' }),
+      node: node({ labels: registered }),
       actions: [],
       row: { conflict: true }
     },
     {
       name: 'a Node of another pool (other pool-uid) is never written, even when not live',
-      entry: entry(), node: node({ labels: { ...cellLabels(GUEST), 'cells.kubeswift.io/pool-uid': 'uid-other' }, beats: DEAD }),
+      entry: entry(),
+      node: node({ labels: { ...cellLabels(GUEST), 'cells.kubeswift.io/pool-uid': 'uid-other' }, beats: DEAD }),
       actions: [],
       row: { conflict: true }
     },
     {
       name: 'a Node without the pool-uid label is never written',
-      entry: entry(), node: node({ labels: { 'cells.kubeswift.io/instance': GUEST }, beats: DEAD }),
+      entry: entry(),
+      node: node({ labels: { 'cells.kubeswift.io/instance': GUEST }, beats: DEAD }),
       actions: [],
       row: { conflict: true }
     }
@@ -266,10 +387,13 @@ t.test('listed Node, another or no instance', async (t) => {
 })
 
 t.test('orphans', async (t) => {
-  const orphan = (beats: NodeHeartbeats, labels = cellLabels('uid-9', 'pool-a-9', '9')): ObservedNode => node({ name: 'pool-a-9', labels, beats })
+  const orphan = (beats: NodeHeartbeats, labels = cellLabels('uid-9', 'pool-a-9', '9')): ObservedNode =>
+    node({ name: 'pool-a-9', labels, beats })
   t.test('a pool Node no entry names and not live is deleted as an orphan', async (t) => {
     const decision = decide(cns([entry()]), snap([settled(), orphan(DEAD)]), NOW)
-    t.same(nodeActions(decision.actions), [{ type: 'deleteNode', name: 'pool-a-9', uid: 'uid-pool-a-9', resourceVersion: '7', reason: 'Orphan', instance: 'uid-9' }])
+    t.same(nodeActions(decision.actions), [
+      { type: 'deleteNode', name: 'pool-a-9', uid: 'uid-pool-a-9', resourceVersion: '7', reason: 'Orphan', instance: 'uid-9' }
+    ])
     t.same(decision.status.swept, [{ name: 'pool-a-9', instance: 'uid-9', reason: 'Orphan', time: NOW_S }])
     t.equal(decision.status.nodeCount, 1)
   })
@@ -288,7 +412,12 @@ t.test('orphans', async (t) => {
     t.equal(decision.status.nodeCount, 0)
   })
   t.test('swept keeps the last 20', async (t) => {
-    const old = Array.from({ length: 20 }, (_, i) => ({ name: `old-${i}`, instance: '', reason: 'Orphan' as const, time: '2026-01-01T00:00:00Z' }))
+    const old = Array.from({ length: 20 }, (_, i) => ({
+      name: `old-${i}`,
+      instance: '',
+      reason: 'Orphan' as const,
+      time: '2026-01-01T00:00:00Z'
+    }))
     const decision = decide(cns([], { status: { swept: old } }), snap([orphan(DEAD)]), NOW)
     t.equal(decision.status.swept?.length, 20)
     t.equal(decision.status.swept?.[0]?.name, 'old-1')
@@ -298,19 +427,48 @@ t.test('orphans', async (t) => {
 
 t.test('the row reports what the agent saw', async (t) => {
   const register = JSON.stringify([{ id: 'GPU-a', devmem: 81920, devcore: 100, type: 'A100', health: true }])
-  const running = { metadata: { name: 'r', annotations: { 'hami.io/vgpu-devices-allocated': 'GPU-a,NVIDIA,1000,10:;', 'hami.io/vgpu-devices-to-allocate': ';' } }, spec: { nodeName: 'pool-a-0' }, status: { phase: 'Running' } }
-  const decision = decide(cns([entry()]), snap([settled({ annotations: { [MANAGED]: managed({ labels: CELL_KEYS }), 'hami.io/node-nvidia-register': register }, unschedulable: false, pods: [running] })]), NOW)
-  t.same(decision.status.nodes, [{
-    name: 'pool-a-0', present: true, instance: GUEST, poolUID: POOL_UID, live: true, ready: true, unschedulable: false,
-    devices: [{ id: 'GPU-a', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }],
-    registration: 'Parsed',
-    allocations: { read: true, pods: 1, inFlight: false }
-  }])
+  const running = {
+    metadata: {
+      name: 'r',
+      annotations: { 'hami.io/vgpu-devices-allocated': 'GPU-a,NVIDIA,1000,10:;', 'hami.io/vgpu-devices-to-allocate': ';' }
+    },
+    spec: { nodeName: 'pool-a-0' },
+    status: { phase: 'Running' }
+  }
+  const decision = decide(
+    cns([entry()]),
+    snap([
+      settled({
+        annotations: { [MANAGED]: managed({ labels: CELL_KEYS }), 'hami.io/node-nvidia-register': register },
+        unschedulable: false,
+        pods: [running]
+      })
+    ]),
+    NOW
+  )
+  t.same(decision.status.nodes, [
+    {
+      name: 'pool-a-0',
+      present: true,
+      instance: GUEST,
+      poolUID: POOL_UID,
+      live: true,
+      ready: true,
+      unschedulable: false,
+      devices: [{ id: 'GPU-a', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }],
+      registration: 'Parsed',
+      allocations: { read: true, pods: 1, inFlight: false }
+    }
+  ])
   t.test('an absent Node has a row saying so', async (t) => {
     t.same(decide(cns([entry()]), snap([]), NOW).status.nodes, [{ name: 'pool-a-0', present: false }])
   })
   t.test('a registration in neither format is Unparseable, with a message', async (t) => {
-    const row = decide(cns([entry()]), snap([settled({ annotations: { [MANAGED]: managed({ labels: CELL_KEYS }), 'hami.io/node-nvidia-register': 'garbage' } })]), NOW).status.nodes?.[0]
+    const row = decide(
+      cns([entry()]),
+      snap([settled({ annotations: { [MANAGED]: managed({ labels: CELL_KEYS }), 'hami.io/node-nvidia-register': 'garbage' } })]),
+      NOW
+    ).status.nodes?.[0]
     t.equal(row?.registration, 'Unparseable')
     t.match(row?.message, /neither HAMi format/)
   })
@@ -321,37 +479,121 @@ t.test('the row reports what the agent saw', async (t) => {
 
 t.test('allocations', async (t) => {
   const allocated = 'GPU-a,NVIDIA,1000,10:;'
-  const p = (annotations: Record<string, string>, spec: Record<string, unknown>, phase = 'Running'): Record<string, unknown> =>
-    ({ metadata: { name: 'p', annotations }, spec, status: { phase } })
-  const cases: Array<{ name: string; bound: unknown[]; unbound: unknown[]; boundRead?: boolean; unboundRead?: boolean; expected: { read: boolean; pods: number; inFlight: boolean } }> = [
-    { name: 'a Pod bound by spec.nodeName with a device counts', bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' })], unbound: [], expected: { read: true, pods: 1, inFlight: false } },
-    { name: 'a Pod HAMi annotated for the Node (hami.io/vgpu-node) before binding counts', bound: [], unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')], expected: { read: true, pods: 1, inFlight: false } },
-    { name: 'a Pod annotated for another Node does not count', bound: [], unbound: [p({ 'hami.io/vgpu-node': 'pool-a-1', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')], expected: { read: true, pods: 0, inFlight: false } },
-    { name: 'a Succeeded Pod does not count', bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Succeeded')], unbound: [], expected: { read: true, pods: 0, inFlight: false } },
-    { name: 'a Failed Pod does not count', bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Failed')], unbound: [], expected: { read: true, pods: 0, inFlight: false } },
-    { name: 'a Pod without the allocated annotation does not count', bound: [p({}, { nodeName: 'pool-a-0' })], unbound: [], expected: { read: true, pods: 0, inFlight: false } },
-    { name: 'an allocated annotation with no device (";") does not count', bound: [p({ 'hami.io/vgpu-devices-allocated': ';' }, { nodeName: 'pool-a-0' })], unbound: [], expected: { read: true, pods: 0, inFlight: false } },
-    { name: 'an allocated annotation that does not decode counts (a drain waits rather than guesses)', bound: [p({ 'hami.io/vgpu-devices-allocated': 'junk' }, { nodeName: 'pool-a-0' })], unbound: [], expected: { read: true, pods: 1, inFlight: false } },
-    { name: 'to-allocate holding a device is in flight', bound: [], unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': allocated }, {}, 'Pending')], expected: { read: true, pods: 0, inFlight: true } },
-    { name: 'to-allocate left as ";" by the device plugin is not in flight', bound: [p({ 'hami.io/vgpu-devices-allocated': allocated, 'hami.io/vgpu-devices-to-allocate': ';' }, { nodeName: 'pool-a-0' })], unbound: [], expected: { read: true, pods: 1, inFlight: false } },
-    { name: 'a failed list of the Node\'s Pods is read: false', bound: [], unbound: [], boundRead: false, expected: { read: false, pods: 0, inFlight: false } },
-    { name: 'a failed list of pending Pods is read: false', bound: [], unbound: [], unboundRead: false, expected: { read: false, pods: 0, inFlight: false } }
+  const p = (annotations: Record<string, string>, spec: Record<string, unknown>, phase = 'Running'): Record<string, unknown> => ({
+    metadata: { name: 'p', annotations },
+    spec,
+    status: { phase }
+  })
+  const cases: Array<{
+    name: string
+    bound: unknown[]
+    unbound: unknown[]
+    boundRead?: boolean
+    unboundRead?: boolean
+    expected: { read: boolean; pods: number; inFlight: boolean }
+  }> = [
+    {
+      name: 'a Pod bound by spec.nodeName with a device counts',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' })],
+      unbound: [],
+      expected: { read: true, pods: 1, inFlight: false }
+    },
+    {
+      name: 'a Pod HAMi annotated for the Node (hami.io/vgpu-node) before binding counts',
+      bound: [],
+      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')],
+      expected: { read: true, pods: 1, inFlight: false }
+    },
+    {
+      name: 'a Pod annotated for another Node does not count',
+      bound: [],
+      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-1', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')],
+      expected: { read: true, pods: 0, inFlight: false }
+    },
+    {
+      name: 'a Succeeded Pod does not count',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Succeeded')],
+      unbound: [],
+      expected: { read: true, pods: 0, inFlight: false }
+    },
+    {
+      name: 'a Failed Pod does not count',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Failed')],
+      unbound: [],
+      expected: { read: true, pods: 0, inFlight: false }
+    },
+    {
+      name: 'a Pod without the allocated annotation does not count',
+      bound: [p({}, { nodeName: 'pool-a-0' })],
+      unbound: [],
+      expected: { read: true, pods: 0, inFlight: false }
+    },
+    {
+      name: 'an allocated annotation with no device (";") does not count',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': ';' }, { nodeName: 'pool-a-0' })],
+      unbound: [],
+      expected: { read: true, pods: 0, inFlight: false }
+    },
+    {
+      name: 'an allocated annotation that does not decode counts (a drain waits rather than guesses)',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': 'junk' }, { nodeName: 'pool-a-0' })],
+      unbound: [],
+      expected: { read: true, pods: 1, inFlight: false }
+    },
+    {
+      name: 'to-allocate holding a device is in flight',
+      bound: [],
+      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': allocated }, {}, 'Pending')],
+      expected: { read: true, pods: 0, inFlight: true }
+    },
+    {
+      name: 'to-allocate left as ";" by the device plugin is not in flight',
+      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated, 'hami.io/vgpu-devices-to-allocate': ';' }, { nodeName: 'pool-a-0' })],
+      unbound: [],
+      expected: { read: true, pods: 1, inFlight: false }
+    },
+    {
+      name: "a failed list of the Node's Pods is read: false",
+      bound: [],
+      unbound: [],
+      boundRead: false,
+      expected: { read: false, pods: 0, inFlight: false }
+    },
+    {
+      name: 'a failed list of pending Pods is read: false',
+      bound: [],
+      unbound: [],
+      unboundRead: false,
+      expected: { read: false, pods: 0, inFlight: false }
+    }
   ]
   for (const c of cases) {
     t.test(c.name, async (t) => {
-      const decision = decide(cns([entry()]), snap([settled({ pods: c.bound, podsRead: c.boundRead ?? true })], c.unbound, c.unboundRead ?? true), NOW)
+      const decision = decide(
+        cns([entry()]),
+        snap([settled({ pods: c.bound, podsRead: c.boundRead ?? true })], c.unbound, c.unboundRead ?? true),
+        NOW
+      )
       t.same(decision.status.nodes?.[0]?.allocations, c.expected)
     })
   }
 })
 
 t.test('demand is read only when the spec asks for it', async (t) => {
-  const pending = { metadata: { name: 'p' }, spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': '1' } } }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }
+  const pending = {
+    metadata: { name: 'p' },
+    spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': '1' } } }] },
+    status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
+  }
   const without = decide(cns([]), snap([], [pending]), NOW)
   t.equal(without.status.demand, undefined)
   const withDemand = cns([])
   withDemand.spec.demand = { resources: ['nvidia.com/gpu'] }
-  t.same(decide(withDemand, snap([], [pending]), NOW).status.demand, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 0, cores: 0, pods: 1 }] })
+  t.same(decide(withDemand, snap([], [pending]), NOW).status.demand, {
+    read: true,
+    pendingPods: 1,
+    shapes: [{ devices: 1, memoryMiB: 0, cores: 0, pods: 1 }]
+  })
   t.same(decide(withDemand, snap([], [], false), NOW).status.demand, { read: false, pendingPods: 0, shapes: [] })
 })
 
@@ -361,7 +603,15 @@ t.test('status', async (t) => {
     t.equal(first.writeStatus, true)
     t.equal(first.status.observedGeneration, 3)
     t.equal(first.status.observedTime, NOW_S)
-    t.same(first.status.conditions, [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'The workload cluster answered every read of this pass.', lastTransitionTime: NOW_S }])
+    t.same(first.status.conditions, [
+      {
+        type: 'Reachable',
+        status: 'True',
+        reason: 'Reachable',
+        message: 'The workload cluster answered every read of this pass.',
+        lastTransitionTime: NOW_S
+      }
+    ])
   })
   t.test('an unchanged status is not written within 30 s', async (t) => {
     const later = decide(cns([entry()], { status: first.status }), snap([settled()]), new Date(MS + 29_000))
@@ -394,45 +644,82 @@ t.test('finalizer and deletion', async (t) => {
     c.metadata.deletionTimestamp = new Date(MS - since).toISOString()
     return c
   }
-  t.test('a deleting CellNodeSet sweeps its pool\'s Nodes that are not live, listed or not', async (t) => {
-    const decision = decide(deleting(60_000), snap([node({ beats: DEAD }), node({ name: 'pool-a-1', labels: cellLabels('u1', 'pool-a-1', '1'), beats: LIVE })]), NOW)
-    t.same(decision.actions, [{ type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Orphan', instance: GUEST }])
+  t.test("a deleting CellNodeSet sweeps its pool's Nodes that are not live, listed or not", async (t) => {
+    const decision = decide(
+      deleting(60_000),
+      snap([node({ beats: DEAD }), node({ name: 'pool-a-1', labels: cellLabels('u1', 'pool-a-1', '1'), beats: LIVE })]),
+      NOW
+    )
+    t.same(decision.actions, [
+      { type: 'deleteNode', name: 'pool-a-0', uid: 'uid-pool-a-0', resourceVersion: '7', reason: 'Orphan', instance: GUEST }
+    ])
   })
   t.test('... and writes nothing else to them', async (t) => {
-    const decision = decide(deleting(60_000), snap([node({ labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': GUEST } })]), NOW)
+    const decision = decide(
+      deleting(60_000),
+      snap([node({ labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': GUEST } })]),
+      NOW
+    )
     t.same(decision.actions, [])
   })
   t.test('the finalizer goes once no pool Node is left', async (t) => {
-    t.same(decide(deleting(60_000), snap([]), NOW).actions, [{ type: 'removeFinalizer', nodesLeft: [], why: 'no Node of the pool is left' }])
+    t.same(decide(deleting(60_000), snap([]), NOW).actions, [
+      { type: 'removeFinalizer', nodesLeft: [], why: 'no Node of the pool is left' }
+    ])
   })
   t.test('a live pool Node holds the finalizer until 15 minutes after deletion', async (t) => {
     const live = node({ beats: LIVE })
     t.same(decide(deleting(14 * 60_000), snap([live]), NOW).actions, [])
-    t.same(decide(deleting(15 * 60_000), snap([live]), NOW).actions, [{ type: 'removeFinalizer', nodesLeft: ['pool-a-0'], why: '15 minutes have passed since the CellNodeSet was deleted' }])
+    t.same(decide(deleting(15 * 60_000), snap([live]), NOW).actions, [
+      { type: 'removeFinalizer', nodesLeft: ['pool-a-0'], why: '15 minutes have passed since the CellNodeSet was deleted' }
+    ])
   })
-  const unreachable: WorkloadSnapshot = { reachability: { reason: 'Unreachable', message: 'connect ECONNREFUSED' }, nodes: [], unbound: { read: false, items: [] } }
+  const unreachable: WorkloadSnapshot = {
+    reachability: { reason: 'Unreachable', message: 'connect ECONNREFUSED' },
+    nodes: [],
+    unbound: { read: false, items: [] }
+  }
   const downSince = (ms: number): CellNodeSetStatus => ({
-    conditions: [{ type: 'Reachable', status: 'False', reason: 'Unreachable', message: 'x', lastTransitionTime: new Date(MS - ms).toISOString().replace(/\.\d{3}Z$/, 'Z') }],
+    conditions: [
+      {
+        type: 'Reachable',
+        status: 'False',
+        reason: 'Unreachable',
+        message: 'x',
+        lastTransitionTime: new Date(MS - ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+      }
+    ],
     nodes: [{ name: 'pool-a-0', present: true }]
   })
   t.test('unreachable for less than 10 minutes: the finalizer stays', async (t) => {
     t.same(decide(deleting(60_000, downSince(9 * 60_000)), unreachable, NOW).actions, [])
   })
   t.test('unreachable for 10 minutes: the finalizer goes, naming the Nodes last seen', async (t) => {
-    t.same(decide(deleting(60_000, downSince(10 * 60_000)), unreachable, NOW).actions,
-      [{ type: 'removeFinalizer', nodesLeft: ['pool-a-0'], why: 'the workload cluster has been unreachable for 10 minutes' }])
+    t.same(decide(deleting(60_000, downSince(10 * 60_000)), unreachable, NOW).actions, [
+      { type: 'removeFinalizer', nodesLeft: ['pool-a-0'], why: 'the workload cluster has been unreachable for 10 minutes' }
+    ])
   })
 })
 
 t.test('an unreachable workload cluster freezes the status and writes nothing there', async (t) => {
   const seen = decide(cns([entry()]), snap([node({ labels: cellLabels('uid-old'), beats: DEAD })]), NOW).status
-  const frozen = decide(cns([entry()], { status: seen }), { reachability: { reason: 'Forbidden', message: 'HTTP 403' }, nodes: [], unbound: { read: false, items: [] } }, new Date(MS + 60_000))
+  const frozen = decide(
+    cns([entry()], { status: seen }),
+    { reachability: { reason: 'Forbidden', message: 'HTTP 403' }, nodes: [], unbound: { read: false, items: [] } },
+    new Date(MS + 60_000)
+  )
   t.same(frozen.actions, [])
   t.equal(frozen.writeStatus, true)
   t.same(frozen.status.nodes, seen.nodes)
   t.equal(frozen.status.observedTime, seen.observedTime, 'observedTime is the last complete observation')
-  t.same(frozen.status.conditions, [{ type: 'Reachable', status: 'False', reason: 'Forbidden', message: 'HTTP 403', lastTransitionTime: '2026-11-30T12:01:00Z' }])
-  const again = decide(cns([entry()], { status: frozen.status }), { reachability: { reason: 'Forbidden', message: 'HTTP 403' }, nodes: [], unbound: { read: false, items: [] } }, new Date(MS + 120_000))
+  t.same(frozen.status.conditions, [
+    { type: 'Reachable', status: 'False', reason: 'Forbidden', message: 'HTTP 403', lastTransitionTime: '2026-11-30T12:01:00Z' }
+  ])
+  const again = decide(
+    cns([entry()], { status: frozen.status }),
+    { reachability: { reason: 'Forbidden', message: 'HTTP 403' }, nodes: [], unbound: { read: false, items: [] } },
+    new Date(MS + 120_000)
+  )
   t.equal(again.writeStatus, false, 'the same outage is not written again')
 })
 
@@ -440,7 +727,11 @@ t.test('garbage Nodes in the snapshot are skipped, never thrown on', async (t) =
   const bad: ObservedNode[] = [
     { node: null, beats: LIVE, pods: { read: true, items: [] } },
     { node: { metadata: { name: 7 } }, beats: LIVE, pods: { read: true, items: [] } },
-    { node: { metadata: { name: 'pool-a-0', labels: 'x', annotations: [1] }, spec: { taints: 'no' }, status: { conditions: 'x' } }, beats: LIVE, pods: { read: true, items: [null, 1] } }
+    {
+      node: { metadata: { name: 'pool-a-0', labels: 'x', annotations: [1] }, spec: { taints: 'no' }, status: { conditions: 'x' } },
+      beats: LIVE,
+      pods: { read: true, items: [null, 1] }
+    }
   ]
   const decision = decide(cns([entry()]), snap(bad), NOW)
   t.equal(decision.status.nodes?.[0]?.conflict, true, 'a Node without readable labels lacks the pool uid, so it is not written')

@@ -19,7 +19,9 @@ function pod(edit: (p: Record<string, any>) => void = () => {}): Record<string, 
   const p: Record<string, any> = {
     metadata: { name: 'p', namespace: 'ns' },
     spec: {
-      containers: [{ name: 'main', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '3000', 'nvidia.com/gpucores': '30' } } }],
+      containers: [
+        { name: 'main', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '3000', 'nvidia.com/gpucores': '30' } } }
+      ],
       tolerations: structuredClone(TOLERATE_GPU)
     },
     status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
@@ -32,81 +34,255 @@ const NONE: Demand = { pendingPods: 0, shapes: [] }
 
 const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
   { name: 'a pending unschedulable Pod that fits counts', given: [pod()], expected: ONE },
-  { name: 'a Pod with a nodeName does not count', given: [pod((p) => { p.spec.nodeName = 'n1' })], expected: NONE },
-  { name: 'a Pod not Pending does not count', given: [pod((p) => { p.status.phase = 'Running' })], expected: NONE },
-  { name: 'a Pod without PodScheduled=False does not count', given: [pod((p) => { p.status.conditions = [] })], expected: NONE },
-  { name: 'a Pod unscheduled for another reason (SchedulingGated) does not count', given: [pod((p) => { p.status.conditions[0].reason = 'SchedulingGated' })], expected: NONE },
-  { name: 'a Pod asking for no demand resource does not count', given: [pod((p) => { p.spec.containers[0].resources = { limits: { cpu: '1' } } })], expected: NONE },
+  {
+    name: 'a Pod with a nodeName does not count',
+    given: [
+      pod((p) => {
+        p.spec.nodeName = 'n1'
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'a Pod not Pending does not count',
+    given: [
+      pod((p) => {
+        p.status.phase = 'Running'
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'a Pod without PodScheduled=False does not count',
+    given: [
+      pod((p) => {
+        p.status.conditions = []
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'a Pod unscheduled for another reason (SchedulingGated) does not count',
+    given: [
+      pod((p) => {
+        p.status.conditions[0].reason = 'SchedulingGated'
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'a Pod asking for no demand resource does not count',
+    given: [
+      pod((p) => {
+        p.spec.containers[0].resources = { limits: { cpu: '1' } }
+      })
+    ],
+    expected: NONE
+  },
   {
     name: 'requests count when there are no limits',
-    given: [pod((p) => { p.spec.containers[0].resources = { requests: { 'nvidia.com/gpu': '2' } } })],
+    given: [
+      pod((p) => {
+        p.spec.containers[0].resources = { requests: { 'nvidia.com/gpu': '2' } }
+      })
+    ],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 0, cores: 0, pods: 1 }] }
   },
   {
     name: 'limits win over requests',
-    given: [pod((p) => { p.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '1' } } })],
+    given: [
+      pod((p) => {
+        p.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '1' } }
+      })
+    ],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 0, cores: 0, pods: 1 }] }
   },
   {
     name: 'init containers are ignored',
-    given: [pod((p) => {
-      p.spec.containers[0].resources = {}
-      p.spec.initContainers = [{ name: 'init', resources: { limits: { 'nvidia.com/gpu': '1' } } }]
-    })],
+    given: [
+      pod((p) => {
+        p.spec.containers[0].resources = {}
+        p.spec.initContainers = [{ name: 'init', resources: { limits: { 'nvidia.com/gpu': '1' } } }]
+      })
+    ],
     expected: NONE
   },
   {
     name: 'containers are summed per Pod',
-    given: [pod((p) => { p.spec.containers.push({ name: 'b', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '1000' } } }) })],
+    given: [
+      pod((p) => {
+        p.spec.containers.push({ name: 'b', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '1000' } } })
+      })
+    ],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 4000, cores: 30, pods: 1 }] }
   },
-  { name: 'a nodeSelector the pool labels satisfy counts', given: [pod((p) => { p.spec.nodeSelector = { 'gpu.pool': 'a100' } })], expected: ONE },
-  { name: 'a nodeSelector on a label the pool lacks does not count', given: [pod((p) => { p.spec.nodeSelector = { 'gpu.pool': 'h100' } })], expected: NONE },
+  {
+    name: 'a nodeSelector the pool labels satisfy counts',
+    given: [
+      pod((p) => {
+        p.spec.nodeSelector = { 'gpu.pool': 'a100' }
+      })
+    ],
+    expected: ONE
+  },
+  {
+    name: 'a nodeSelector on a label the pool lacks does not count',
+    given: [
+      pod((p) => {
+        p.spec.nodeSelector = { 'gpu.pool': 'h100' }
+      })
+    ],
+    expected: NONE
+  },
   {
     name: 'required affinity In on a pool label counts',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1', 'z2'] }] }] } } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1', 'z2'] }] }]
+            }
+          }
+        }
+      })
+    ],
     expected: ONE
   },
   {
     name: 'required affinity NotIn on the pool value does not count',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['z1'] }] }] } } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['z1'] }] }]
+            }
+          }
+        }
+      })
+    ],
     expected: NONE
   },
   {
     name: 'required affinity terms are ORed: one matching term is enough',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
-      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] },
-      { matchExpressions: [{ key: 'rank', operator: 'Gt', values: ['3'] }] }
-    ] } } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] },
+                { matchExpressions: [{ key: 'rank', operator: 'Gt', values: ['3'] }] }
+              ]
+            }
+          }
+        }
+      })
+    ],
     expected: ONE
   },
   {
     name: 'required affinity DoesNotExist on a pool label does not count',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }] } } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }]
+            }
+          }
+        }
+      })
+    ],
     expected: NONE
   },
   {
     name: 'required affinity on a Node name (matchFields) does not count: a new Node has another name',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['elsewhere'] }] }] } } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['elsewhere'] }] }]
+            }
+          }
+        }
+      })
+    ],
     expected: NONE
   },
   {
     name: 'preferred affinity alone does not filter',
-    given: [pod((p) => { p.spec.affinity = { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] } }] } } })],
+    given: [
+      pod((p) => {
+        p.spec.affinity = {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 1, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] } }
+            ]
+          }
+        }
+      })
+    ],
     expected: ONE
   },
-  { name: 'a Pod that does not tolerate the pool NoSchedule taint does not count', given: [pod((p) => { p.spec.tolerations = [] })], expected: NONE },
-  { name: 'a toleration with another value does not tolerate', given: [pod((p) => { p.spec.tolerations[0].value = 'false' })], expected: NONE },
-  { name: 'an Exists toleration without key tolerates everything', given: [pod((p) => { p.spec.tolerations = [{ operator: 'Exists' }] })], expected: ONE },
-  { name: 'an Exists toleration for the key tolerates it', given: [pod((p) => { p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }] })], expected: ONE },
-  { name: 'a toleration for another effect does not tolerate', given: [pod((p) => { p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoExecute' }] })], expected: NONE },
+  {
+    name: 'a Pod that does not tolerate the pool NoSchedule taint does not count',
+    given: [
+      pod((p) => {
+        p.spec.tolerations = []
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'a toleration with another value does not tolerate',
+    given: [
+      pod((p) => {
+        p.spec.tolerations[0].value = 'false'
+      })
+    ],
+    expected: NONE
+  },
+  {
+    name: 'an Exists toleration without key tolerates everything',
+    given: [
+      pod((p) => {
+        p.spec.tolerations = [{ operator: 'Exists' }]
+      })
+    ],
+    expected: ONE
+  },
+  {
+    name: 'an Exists toleration for the key tolerates it',
+    given: [
+      pod((p) => {
+        p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }]
+      })
+    ],
+    expected: ONE
+  },
+  {
+    name: 'a toleration for another effect does not tolerate',
+    given: [
+      pod((p) => {
+        p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoExecute' }]
+      })
+    ],
+    expected: NONE
+  },
   {
     name: 'shapes group identical requests, largest first',
     given: [
       pod(),
       pod(),
-      pod((p) => { p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '2' } }),
-      pod((p) => { p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8000' } })
+      pod((p) => {
+        p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '2' }
+      }),
+      pod((p) => {
+        p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8000' }
+      })
     ],
     expected: {
       pendingPods: 4,
@@ -119,7 +295,11 @@ const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
   },
   {
     name: 'a Pod asking only for memory gets one device, as HAMi gives it',
-    given: [pod((p) => { p.spec.containers[0].resources.limits = { 'nvidia.com/gpumem': '2000' } })],
+    given: [
+      pod((p) => {
+        p.spec.containers[0].resources.limits = { 'nvidia.com/gpumem': '2000' }
+      })
+    ],
     expected: { pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 2000, cores: 0, pods: 1 }] }
   },
   { name: 'garbage entries are skipped', given: [null, 'x', 7, { spec: 'no' }, pod()], expected: ONE }
@@ -132,7 +312,11 @@ for (const c of cases) {
 }
 
 t.test('at most 50 shapes, while pendingPods counts every Pod', async (t) => {
-  const pods = Array.from({ length: 60 }, (_, i) => pod((p) => { p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': String(1000 + i) } }))
+  const pods = Array.from({ length: 60 }, (_, i) =>
+    pod((p) => {
+      p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': String(1000 + i) }
+    })
+  )
   const demand = readDemand(pods, SPEC)
   t.equal(demand.pendingPods, 60)
   t.equal(demand.shapes.length, 50)

@@ -68,7 +68,10 @@ t.test('two candidates: one leads, the other waits, then takes over when renewal
 
 t.test('of two candidates racing for a free Lease, exactly one wins', async (t) => {
   const leases = new FakeLeases()
-  await leases.create({ metadata: { ...LEASE }, spec: { holderIdentity: '', leaseDurationSeconds: 1, renewTime: 'x', leaseTransitions: 3 } })
+  await leases.create({
+    metadata: { ...LEASE },
+    spec: { holderIdentity: '', leaseDurationSeconds: 1, renewTime: 'x', leaseTransitions: 3 }
+  })
   const a = new LeaderElector(leases, LEASE, 'a', () => 0, TIMINGS)
   const b = new LeaderElector(leases, LEASE, 'b', () => 0, TIMINGS)
   const results = await Promise.all([a.tick(), b.tick()])
@@ -113,8 +116,24 @@ t.test('renewTime is written as a MicroTime (six fractional digits)', async (t) 
 
 t.test('agent settings: defaults, and a bad value names the variable', async (t) => {
   const config = readAgentConfig({ POD_NAME: 'agent-0', POD_NAMESPACE: 'gpuhooks' })
-  t.same({ port: config.port, resyncMs: config.resyncMs, lease: config.lease, identity: config.identity, windows: config.windows, leaderElection: config.leaderElection },
-    { port: 8081, resyncMs: 15_000, lease: { namespace: 'gpuhooks', name: 'gpuhooks-workload-agent' }, identity: 'agent-0', windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 }, leaderElection: true })
+  t.same(
+    {
+      port: config.port,
+      resyncMs: config.resyncMs,
+      lease: config.lease,
+      identity: config.identity,
+      windows: config.windows,
+      leaderElection: config.leaderElection
+    },
+    {
+      port: 8081,
+      resyncMs: 15_000,
+      lease: { namespace: 'gpuhooks', name: 'gpuhooks-workload-agent' },
+      identity: 'agent-0',
+      windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
+      leaderElection: true
+    }
+  )
   t.throws(() => readAgentConfig({ RESYNC_SECONDS: 'often' }), /RESYNC_SECONDS=often/)
   t.throws(() => readAgentConfig({ PORT: '99999' }), /PORT=99999/)
 })

@@ -19,7 +19,10 @@ const cases: Array<{ name: string; given: { beats: NodeHeartbeats; now: number }
   },
   {
     name: 'a stale Lease wins over a fresh Ready heartbeat: the Lease is read first',
-    given: { beats: { watchedSince: T0, lease: { value: 'r1', changedAt: T0 }, heartbeat: { value: 'h', changedAt: T0 + 10 * MIN } }, now: T0 + 10 * MIN },
+    given: {
+      beats: { watchedSince: T0, lease: { value: 'r1', changedAt: T0 }, heartbeat: { value: 'h', changedAt: T0 + 10 * MIN } },
+      now: T0 + 10 * MIN
+    },
     expected: false
   },
   {

@@ -69,20 +69,39 @@ class FakeInfra implements InfraApi {
   }
 }
 
-const KUBECONFIG = 'apiVersion: v1\nclusters: [{name: w, cluster: {server: "https://10.0.0.1"}}]\nusers: [{name: a, user: {token: t}}]\ncontexts: [{name: w, context: {cluster: w, user: a}}]\ncurrent-context: w\n'
-const SECRET = { metadata: { name: 'wl', namespace: 'ns', resourceVersion: '5', labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } }, data: { value: Buffer.from(KUBECONFIG).toString('base64') } }
+const KUBECONFIG =
+  'apiVersion: v1\nclusters: [{name: w, cluster: {server: "https://10.0.0.1"}}]\nusers: [{name: a, user: {token: t}}]\ncontexts: [{name: w, context: {cluster: w, user: a}}]\ncurrent-context: w\n'
+const SECRET = {
+  metadata: { name: 'wl', namespace: 'ns', resourceVersion: '5', labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
+  data: { value: Buffer.from(KUBECONFIG).toString('base64') }
+}
 
 function cellNodeSet(nodes: unknown[], more: Record<string, any> = {}): Record<string, any> {
   return {
-    apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'CellNodeSet',
-    metadata: { name: 'pool', namespace: 'ns', uid: 'cns-uid', generation: 4, resourceVersion: '77', finalizers: ['cells.kubeswift.io/workload-nodes'],
-      ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name: 'pool', uid: POOL_UID, controller: true }], ...more },
+    apiVersion: 'cells.kubeswift.io/v1alpha1',
+    kind: 'CellNodeSet',
+    metadata: {
+      name: 'pool',
+      namespace: 'ns',
+      uid: 'cns-uid',
+      generation: 4,
+      resourceVersion: '77',
+      finalizers: ['cells.kubeswift.io/workload-nodes'],
+      ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name: 'pool', uid: POOL_UID, controller: true }],
+      ...more
+    },
     spec: { kubeconfigSecretRef: { name: 'wl', key: 'value' }, poolUID: POOL_UID, nodes }
   }
 }
 const node = (name: string, instance: string): Record<string, any> => ({
-  metadata: { name, uid: `u-${name}`, resourceVersion: '9', labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': instance } },
-  spec: {}, status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2001-01-01T00:00:00Z' }] }
+  metadata: {
+    name,
+    uid: `u-${name}`,
+    resourceVersion: '9',
+    labels: { 'cells.kubeswift.io/pool-uid': POOL_UID, 'cells.kubeswift.io/instance': instance }
+  },
+  spec: {},
+  status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2001-01-01T00:00:00Z' }] }
 })
 
 function deps(workload: FakeWorkload, infra: FakeInfra, clock: { now: number }, tracker = new HeartbeatTracker()): PassDeps {
@@ -142,7 +161,10 @@ t.test('an unreachable workload cluster: Reachable=False, no Node write, no fina
   const report = await runPass(cellNodeSet([], { finalizers: [] }), deps(workload, infra, { now: NOW }))
   t.equal(report.reachable, 'Forbidden')
   t.same(workload.writes(), [])
-  t.same(infra.calls.filter((c) => c.startsWith('finalizers')), [])
+  t.same(
+    infra.calls.filter((c) => c.startsWith('finalizers')),
+    []
+  )
   t.match((infra.statuses[0] as Record<string, any>).conditions, [{ type: 'Reachable', status: 'False', reason: 'Forbidden' }])
 })
 
@@ -193,7 +215,13 @@ t.test('a deleting CellNodeSet with a live Node left after 15 minutes: Warning E
     await runPass(object, deps(workload, infra, clock, tracker))
   }
   t.same(workload.writes(), [])
-  t.ok(infra.calls.some((c) => c === 'event NodesLeftBehind: Releasing the CellNodeSet (15 minutes have passed since the CellNodeSet was deleted); these Nodes of the pool are left in the workload cluster: pool-0'))
+  t.ok(
+    infra.calls.some(
+      (c) =>
+        c ===
+        'event NodesLeftBehind: Releasing the CellNodeSet (15 minutes have passed since the CellNodeSet was deleted); these Nodes of the pool are left in the workload cluster: pool-0'
+    )
+  )
   t.ok(infra.calls.includes('finalizers ["cells.kubeswift.io/workload-nodes"] -> []'))
 })
 
@@ -203,7 +231,11 @@ t.test('a Node already deleted by someone else is neither an error nor recorded 
   workload.deleteNode = async () => {
     throw Object.assign(new Error('NotFound'), { code: 404 })
   }
-  const outcome = await applyNodeActions(workload, [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }], () => new Date(NOW))
+  const outcome = await applyNodeActions(
+    workload,
+    [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }],
+    () => new Date(NOW)
+  )
   t.same(outcome, { done: [], failed: [], swept: [] })
 })
 
@@ -213,7 +245,11 @@ t.test('a refused deletion (the Node changed since it was read: 409) is reported
   workload.deleteNode = async () => {
     throw Object.assign(new Error('Precondition failed'), { code: 409 })
   }
-  const outcome = await applyNodeActions(workload, [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }], () => new Date(NOW))
+  const outcome = await applyNodeActions(
+    workload,
+    [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }],
+    () => new Date(NOW)
+  )
   t.equal(outcome.swept.length, 0)
   t.equal(outcome.failed[0]?.code, 409)
 })
@@ -242,11 +278,21 @@ t.test('a failed Node read is classified, and every heartbeat is watched afresh 
   await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW)
   workload.down = Object.assign(new Error('Unauthorized'), { code: 401 })
   const down = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 30_000)
-  t.same(down.reachability, { reason: 'CredentialInvalid', message: 'HTTP 401: the workload cluster refused the kubeconfig\'s credential: Unauthorized' })
+  t.same(down.reachability, {
+    reason: 'CredentialInvalid',
+    message: "HTTP 401: the workload cluster refused the kubeconfig's credential: Unauthorized"
+  })
   workload.down = undefined
   const back = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 60_000)
-  t.same(back.nodes[0]?.beats, { watchedSince: NOW + 60_000, lease: { value: 'r1', changedAt: NOW + 60_000 }, heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW + 60_000 } },
-    'the Lease that did not change during the outage is not held against its kubelet')
+  t.same(
+    back.nodes[0]?.beats,
+    {
+      watchedSince: NOW + 60_000,
+      lease: { value: 'r1', changedAt: NOW + 60_000 },
+      heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW + 60_000 }
+    },
+    'the Lease that did not change during the outage is not held against its kubelet'
+  )
 })
 
 t.test('one client per kubeconfig Secret, rebuilt when its resourceVersion changes', async (t) => {

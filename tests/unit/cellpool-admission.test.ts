@@ -89,25 +89,45 @@ t.test('an update that leaves the spec as stored is admitted even when the spec 
   const bad = spec()
   bad.cell.guestTemplate.runPolicy = 'Always'
   const stored = pool(bad)
-  const relabelled = { ...pool(structuredClone(bad)), metadata: { name: 'inference', namespace: 'ml', labels: { team: 'ml' }, finalizers: [] } }
+  const relabelled = {
+    ...pool(structuredClone(bad)),
+    metadata: { name: 'inference', namespace: 'ml', labels: { team: 'ml' }, finalizers: [] }
+  }
   t.same(reviewCellPool(request('UPDATE', relabelled, stored)), { problems: [] })
   const changed = structuredClone(bad)
   changed.replicas = 2
-  t.same(reviewCellPool(request('UPDATE', pool(changed), stored)).problems, ['spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here'])
+  t.same(reviewCellPool(request('UPDATE', pool(changed), stored)).problems, [
+    'spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here'
+  ])
 })
 
 t.test('delete and connect pass; a missing object is refused', async (t) => {
   t.same(reviewCellPool(request('DELETE', undefined, pool(spec()))), { problems: [] })
   t.same(reviewCellPool(request('CONNECT', undefined)), { problems: [] })
   t.same(reviewCellPool(request('CREATE', null)), { problems: ['object: CREATE carries no GPUCellPool object to check'] })
-  t.same(reviewCellPool(request('CREATE', { metadata: { name: 'inference' }, spec: 'nonsense' })).problems, ['spec must be an object, not nonsense'])
+  t.same(reviewCellPool(request('CREATE', { metadata: { name: 'inference' }, spec: 'nonsense' })).problems, [
+    'spec must be an object, not nonsense'
+  ])
 })
 
 t.test('customize relates the join Secret by name in the pool namespace', async (t) => {
   const parent = (s: Record<string, unknown>) => ({ metadata: { name: 'inference', namespace: 'ml' }, spec: s })
-  t.same(customize({ parent: parent(spec()) }), { relatedResources: [{ apiVersion: 'v1', resource: 'secrets', namespace: 'ml', names: ['join'] }] })
-  for (const bootstrap of [undefined, 'x', {}, { joinSecretRef: 'join' }, { joinSecretRef: { name: '' } }, { joinSecretRef: { name: 7 } }]) {
-    t.same(customize({ parent: parent({ bootstrap }) }), { relatedResources: [] }, `bootstrap ${JSON.stringify(bootstrap)}: nothing related`)
+  t.same(customize({ parent: parent(spec()) }), {
+    relatedResources: [{ apiVersion: 'v1', resource: 'secrets', namespace: 'ml', names: ['join'] }]
+  })
+  for (const bootstrap of [
+    undefined,
+    'x',
+    {},
+    { joinSecretRef: 'join' },
+    { joinSecretRef: { name: '' } },
+    { joinSecretRef: { name: 7 } }
+  ]) {
+    t.same(
+      customize({ parent: parent({ bootstrap }) }),
+      { relatedResources: [] },
+      `bootstrap ${JSON.stringify(bootstrap)}: nothing related`
+    )
   }
 })
 

@@ -2,7 +2,16 @@
  * The autoscaler, one row per rule of cellpool.md "Autoscaling", in the order the rules apply.
  */
 import t from 'tap'
-import { autoscale, autoscaleDeadline, cellShape, satisfiable, scalingActiveCondition, type AutoscaleCell, type AutoscaleConfig, type AutoscaleInput } from '../../hooks/cellpool/autoscale.ts'
+import {
+  autoscale,
+  autoscaleDeadline,
+  cellShape,
+  satisfiable,
+  scalingActiveCondition,
+  type AutoscaleCell,
+  type AutoscaleConfig,
+  type AutoscaleInput
+} from '../../hooks/cellpool/autoscale.ts'
 import type { CellPhase } from '../../hooks/cellpool/phases.ts'
 
 const NOW = new Date('2026-03-01T10:00:00.000Z')
@@ -10,16 +19,35 @@ const ago = (seconds: number): string => new Date(NOW.getTime() - seconds * 1000
 const NOW_STAMP = '2026-03-01T10:00:00Z'
 const A100 = { id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }
 
-const CONFIG: AutoscaleConfig = { replicas: 1, minReplicas: 1, maxReplicas: 4, stabilizationWindowSeconds: 600, scaleDown: 'Auto', scaleDownStabilizationWindowSeconds: 1800 }
+const CONFIG: AutoscaleConfig = {
+  replicas: 1,
+  minReplicas: 1,
+  maxReplicas: 4,
+  stabilizationWindowSeconds: 600,
+  scaleDown: 'Auto',
+  scaleDownStabilizationWindowSeconds: 1800
+}
 
 function cell(index: number, phase: CellPhase, idle = false): AutoscaleCell {
   return { name: `p-${index}`, index, phase, idle, devices: phase === 'Ready' ? [{ ...A100 }] : [] }
 }
 
-const pending = (pods: number, shape = { devices: 1, memoryMiB: 8192, cores: 30 }) => ({ read: true, pendingPods: pods, shapes: pods > 0 ? [{ ...shape, pods }] : [] })
+const pending = (pods: number, shape = { devices: 1, memoryMiB: 8192, cores: 30 }) => ({
+  read: true,
+  pendingPods: pods,
+  shapes: pods > 0 ? [{ ...shape, pods }] : []
+})
 
 function input(extra: Partial<AutoscaleInput> = {}): AutoscaleInput {
-  return { config: CONFIG, cells: [cell(0, 'Ready'), cell(1, 'Ready')], demand: pending(0), observed: true, observedTime: ago(5), memory: {}, ...extra }
+  return {
+    config: CONFIG,
+    cells: [cell(0, 'Ready'), cell(1, 'Ready')],
+    demand: pending(0),
+    observed: true,
+    observedTime: ago(5),
+    memory: {},
+    ...extra
+  }
 }
 
 t.test('floor, ceiling and base', async (t) => {
@@ -34,7 +62,10 @@ t.test('floor, ceiling and base', async (t) => {
     t.equal(autoscale(input({ cells: [0, 1, 2, 3, 4, 5].map((i) => cell(i, 'Ready')), demand: undefined }), NOW).base, 4)
   })
   t.test('floor is spec.replicas when minReplicas is unset; the ceiling never below the floor', async (t) => {
-    const got = autoscale(input({ cells: [], demand: undefined, config: { ...CONFIG, replicas: 3, minReplicas: undefined, maxReplicas: 2 } }), NOW)
+    const got = autoscale(
+      input({ cells: [], demand: undefined, config: { ...CONFIG, replicas: 3, minReplicas: undefined, maxReplicas: 2 } }),
+      NOW
+    )
     t.same([got.floor, got.ceiling, got.base], [3, 3, 3])
   })
 })
@@ -61,20 +92,90 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { name: 'demand not read: keep base, Unknown', given: { demand: { read: false, pendingPods: 0, shapes: [] } }, desired: 2, reason: 'Unknown' },
-  { name: 'workload cluster unobserved: keep base, Unknown', given: { observed: false, demand: pending(3) }, desired: 2, reason: 'Unknown' },
-  { name: 'pending Pods, none satisfiable, no shape yet: CellShapeUnknown', given: { cells: [cell(0, 'Joining')], demand: pending(2) }, desired: 1, reason: 'CellShapeUnknown' },
-  { name: 'pending Pods, none satisfiable: DemandUnsatisfiable', given: { demand: pending(2, { devices: 2, memoryMiB: 1, cores: 1 }) }, desired: 2, reason: 'DemandUnsatisfiable' },
-  { name: 'satisfiable Pods pending at the ceiling: AtMaxReplicas', given: { cells: [0, 1, 2, 3].map((i) => cell(i, 'Ready')), demand: pending(1) }, desired: 4, reason: 'AtMaxReplicas' },
-  { name: 'satisfiable Pods pending within stabilizationWindow of a scale-up: Stabilizing', given: { demand: pending(1), memory: { lastScaleUpTime: ago(599), desiredReplicas: 3 } }, desired: 3, reason: 'Stabilizing' },
-  { name: 'satisfiable Pods pending: base + 1, ScaledUp', given: { demand: pending(1), memory: { lastScaleUpTime: ago(600), demandFreeSince: ago(10) } }, desired: 3, reason: 'ScaledUp', fields: { lastScaleUpTime: NOW_STAMP, demandFreeSince: undefined } },
-  { name: 'no Pod pending, scaleDown Manual: Idle', given: { config: { ...CONFIG, scaleDown: 'Manual' }, cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)] }, desired: 2, reason: 'Idle', fields: { demandFreeSince: NOW_STAMP } },
+  {
+    name: 'demand not read: keep base, Unknown',
+    given: { demand: { read: false, pendingPods: 0, shapes: [] } },
+    desired: 2,
+    reason: 'Unknown'
+  },
+  {
+    name: 'workload cluster unobserved: keep base, Unknown',
+    given: { observed: false, demand: pending(3) },
+    desired: 2,
+    reason: 'Unknown'
+  },
+  {
+    name: 'pending Pods, none satisfiable, no shape yet: CellShapeUnknown',
+    given: { cells: [cell(0, 'Joining')], demand: pending(2) },
+    desired: 1,
+    reason: 'CellShapeUnknown'
+  },
+  {
+    name: 'pending Pods, none satisfiable: DemandUnsatisfiable',
+    given: { demand: pending(2, { devices: 2, memoryMiB: 1, cores: 1 }) },
+    desired: 2,
+    reason: 'DemandUnsatisfiable'
+  },
+  {
+    name: 'satisfiable Pods pending at the ceiling: AtMaxReplicas',
+    given: { cells: [0, 1, 2, 3].map((i) => cell(i, 'Ready')), demand: pending(1) },
+    desired: 4,
+    reason: 'AtMaxReplicas'
+  },
+  {
+    name: 'satisfiable Pods pending within stabilizationWindow of a scale-up: Stabilizing',
+    given: { demand: pending(1), memory: { lastScaleUpTime: ago(599), desiredReplicas: 3 } },
+    desired: 3,
+    reason: 'Stabilizing'
+  },
+  {
+    name: 'satisfiable Pods pending: base + 1, ScaledUp',
+    given: { demand: pending(1), memory: { lastScaleUpTime: ago(600), demandFreeSince: ago(10) } },
+    desired: 3,
+    reason: 'ScaledUp',
+    fields: { lastScaleUpTime: NOW_STAMP, demandFreeSince: undefined }
+  },
+  {
+    name: 'no Pod pending, scaleDown Manual: Idle',
+    given: { config: { ...CONFIG, scaleDown: 'Manual' }, cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)] },
+    desired: 2,
+    reason: 'Idle',
+    fields: { demandFreeSince: NOW_STAMP }
+  },
   { name: 'no Pod pending at the floor: AtMinReplicas', given: { cells: [cell(0, 'Ready', true)] }, desired: 1, reason: 'AtMinReplicas' },
   { name: 'no Pod pending, no idle cell: NoIdleCell', given: { memory: { demandFreeSince: ago(7200) } }, desired: 2, reason: 'NoIdleCell' },
-  { name: 'demand-free for less than scaleDownStabilizationWindow: Stabilizing', given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { demandFreeSince: ago(1799), desiredReplicas: 2 } }, desired: 2, reason: 'Stabilizing' },
-  { name: 'a scale-up within scaleDownStabilizationWindow: Stabilizing', given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { demandFreeSince: ago(7200), lastScaleUpTime: ago(1000), desiredReplicas: 2 } }, desired: 2, reason: 'Stabilizing' },
-  { name: 'a scale-down within scaleDownStabilizationWindow: Stabilizing', given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { demandFreeSince: ago(7200), lastScaleDownTime: ago(1000), desiredReplicas: 2 } }, desired: 2, reason: 'Stabilizing' },
-  { name: 'otherwise base - 1, ScaledDown, the idle cell with the highest index drains', given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', false), cell(2, 'Ready', true)], memory: { demandFreeSince: ago(1800) } }, desired: 2, reason: 'ScaledDown', cellToDrain: 'p-2', fields: { lastScaleDownTime: NOW_STAMP, demandFreeSince: ago(1800) } }
+  {
+    name: 'demand-free for less than scaleDownStabilizationWindow: Stabilizing',
+    given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { demandFreeSince: ago(1799), desiredReplicas: 2 } },
+    desired: 2,
+    reason: 'Stabilizing'
+  },
+  {
+    name: 'a scale-up within scaleDownStabilizationWindow: Stabilizing',
+    given: {
+      cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)],
+      memory: { demandFreeSince: ago(7200), lastScaleUpTime: ago(1000), desiredReplicas: 2 }
+    },
+    desired: 2,
+    reason: 'Stabilizing'
+  },
+  {
+    name: 'a scale-down within scaleDownStabilizationWindow: Stabilizing',
+    given: {
+      cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)],
+      memory: { demandFreeSince: ago(7200), lastScaleDownTime: ago(1000), desiredReplicas: 2 }
+    },
+    desired: 2,
+    reason: 'Stabilizing'
+  },
+  {
+    name: 'otherwise base - 1, ScaledDown, the idle cell with the highest index drains',
+    given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', false), cell(2, 'Ready', true)], memory: { demandFreeSince: ago(1800) } },
+    desired: 2,
+    reason: 'ScaledDown',
+    cellToDrain: 'p-2',
+    fields: { lastScaleDownTime: NOW_STAMP, demandFreeSince: ago(1800) }
+  }
 ]
 
 t.test('the rules, first that applies wins', async (t) => {
@@ -90,15 +191,42 @@ t.test('the rules, first that applies wins', async (t) => {
 })
 
 t.test('DemandUnsatisfiable names the largest request', async (t) => {
-  const got = autoscale(input({ demand: { read: true, pendingPods: 3, shapes: [{ devices: 2, memoryMiB: 163840, cores: 200, pods: 2 }, { devices: 1, memoryMiB: 100000, cores: 50, pods: 1 }] } }), NOW)
+  const got = autoscale(
+    input({
+      demand: {
+        read: true,
+        pendingPods: 3,
+        shapes: [
+          { devices: 2, memoryMiB: 163840, cores: 200, pods: 2 },
+          { devices: 1, memoryMiB: 100000, cores: 50, pods: 1 }
+        ]
+      }
+    }),
+    NOW
+  )
   t.equal(got.reason, 'DemandUnsatisfiable')
   t.match(got.message, /the largest asks for 2 device\(s\), 163840 MiB and 200% cores/)
 })
 
 t.test('demand status: pendingPods, satisfiable, and lastObserved moving only when the figures change', async (t) => {
-  const first = autoscale(input({ demand: { read: true, pendingPods: 3, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 2 }, { devices: 2, memoryMiB: 1, cores: 1, pods: 1 }] } }), NOW)
+  const first = autoscale(
+    input({
+      demand: {
+        read: true,
+        pendingPods: 3,
+        shapes: [
+          { devices: 1, memoryMiB: 8192, cores: 30, pods: 2 },
+          { devices: 2, memoryMiB: 1, cores: 1, pods: 1 }
+        ]
+      }
+    }),
+    NOW
+  )
   t.same(first.demand, { pendingPods: 3, satisfiable: 2, lastObserved: ago(5) })
-  const same = autoscale(input({ observedTime: ago(1), demand: pending(0), memory: { demand: { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) } } }), NOW)
+  const same = autoscale(
+    input({ observedTime: ago(1), demand: pending(0), memory: { demand: { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) } } }),
+    NOW
+  )
   t.same(same.demand, { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) })
 })
 
@@ -112,13 +240,21 @@ t.test('demandFreeSince is set when no satisfiable Pod is pending and cleared wh
 })
 
 t.test('draining and deleting cells never count toward the base', async (t) => {
-  const got = autoscale(input({ cells: [cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Draining')], demand: pending(1), config: { ...CONFIG, minReplicas: 0 } }), NOW)
+  const got = autoscale(
+    input({ cells: [cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Draining')], demand: pending(1), config: { ...CONFIG, minReplicas: 0 } }),
+    NOW
+  )
   t.equal(got.base, 2)
   t.equal(got.desiredReplicas, 3, 'the scale-up brings the number back up, so the draining cell returns to service')
 })
 
 t.test('ScalingActive: False while demand cannot be judged, True otherwise, with the reason', async (t) => {
-  t.same(scalingActiveCondition(autoscale(input({ observed: false }), NOW)), { type: 'ScalingActive', status: 'False', reason: 'Unknown', message: 'Demand is unknown (the workload cluster is unobserved); keeping 2 cell(s).' })
+  t.same(scalingActiveCondition(autoscale(input({ observed: false }), NOW)), {
+    type: 'ScalingActive',
+    status: 'False',
+    reason: 'Unknown',
+    message: 'Demand is unknown (the workload cluster is unobserved); keeping 2 cell(s).'
+  })
   t.equal(scalingActiveCondition(autoscale(input({ cells: [], demand: pending(1) }), NOW)).status, 'False')
   t.equal(scalingActiveCondition(autoscale(input({ demand: pending(1) }), NOW)).status, 'True')
 })

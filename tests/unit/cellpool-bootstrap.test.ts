@@ -44,7 +44,10 @@ t.test('each token is replaced by its value', async (t) => {
 })
 
 t.test('spaces inside the braces are optional, and a token may repeat', async (t) => {
-  t.equal(render('{{nodeLabels}} {{   cellName}} {{cellName   }} {{\tcellIndex\t}}'), 'cells.kubeswift.io/pool=inference,gpu=on inference-3 inference-3 3')
+  t.equal(
+    render('{{nodeLabels}} {{   cellName}} {{cellName   }} {{\tcellIndex\t}}'),
+    'cells.kubeswift.io/pool=inference,gpu=on inference-3 inference-3 3'
+  )
 })
 
 t.test('a bare name that is not a token is an error naming it', async (t) => {
@@ -55,7 +58,8 @@ t.test('a bare name that is not a token is an error naming it', async (t) => {
   )
   const result = renderBootstrap('{{ nodeLabels }} {{ zeta }} {{ alpha }} {{ zeta }} {{ cellname }}', VALUES)
   t.ok('problem' in result)
-  if ('problem' in result) t.match(result.problem, /^the join template uses \{\{ alpha \}\}, \{\{ cellname \}\}, \{\{ zeta \}\}, which are not tokens;/)
+  if ('problem' in result)
+    t.match(result.problem, /^the join template uses \{\{ alpha \}\}, \{\{ cellname \}\}, \{\{ zeta \}\}, which are not tokens;/)
 })
 
 t.test("anything else between braces, such as cloud-init's Jinja, is left exactly as written", async (t) => {
@@ -69,7 +73,12 @@ t.test("anything else between braces, such as cloud-init's Jinja, is left exactl
     '{{ }}',
     '{{ 1cell }}'
   ]
-  for (const text of jinja) t.equal(render(`## template: jinja\n${text}\n{{ nodeLabels }}`), `## template: jinja\n${text}\ncells.kubeswift.io/pool=inference,gpu=on`, text)
+  for (const text of jinja)
+    t.equal(
+      render(`## template: jinja\n${text}\n{{ nodeLabels }}`),
+      `## template: jinja\n${text}\ncells.kubeswift.io/pool=inference,gpu=on`,
+      text
+    )
 })
 
 t.test('a value that looks like a token is not expanded again', async (t) => {
@@ -80,13 +89,25 @@ t.test('a value that looks like a token is not expanded again', async (t) => {
 t.test('a template without {{ nodeLabels }} is an error', async (t) => {
   const result = renderBootstrap('#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }}\n', VALUES)
   t.ok('problem' in result)
-  if ('problem' in result) t.match(result.problem, /^the join template has no \{\{ nodeLabels \}\}: the kubelet must register the cell labels/)
+  if ('problem' in result)
+    t.match(result.problem, /^the join template has no \{\{ nodeLabels \}\}: the kubelet must register the cell labels/)
   t.match(render('   \n'), /^PROBLEM: the join template is empty$/)
 })
 
 t.test('nodeLabelsToken: sorted by key, self-settable labels only, cell labels win', async (t) => {
-  const pool = { zone: 'a', gpu: 'on', 'node-role.kubernetes.io/gpu-cell': '', 'kubernetes.io/os': 'linux', 'cells.kubeswift.io/cell': 'spoof' }
-  const cell = { 'cells.kubeswift.io/pool': 'p', 'cells.kubeswift.io/pool-uid': 'u-1', 'cells.kubeswift.io/cell': 'p-0', 'cells.kubeswift.io/cell-index': '0' }
+  const pool = {
+    zone: 'a',
+    gpu: 'on',
+    'node-role.kubernetes.io/gpu-cell': '',
+    'kubernetes.io/os': 'linux',
+    'cells.kubeswift.io/cell': 'spoof'
+  }
+  const cell = {
+    'cells.kubeswift.io/pool': 'p',
+    'cells.kubeswift.io/pool-uid': 'u-1',
+    'cells.kubeswift.io/cell': 'p-0',
+    'cells.kubeswift.io/cell-index': '0'
+  }
   t.equal(
     nodeLabelsToken(pool, cell),
     'cells.kubeswift.io/cell=p-0,cells.kubeswift.io/cell-index=0,cells.kubeswift.io/pool=p,cells.kubeswift.io/pool-uid=u-1,gpu=on,kubernetes.io/os=linux,zone=a'
@@ -118,7 +139,8 @@ t.test('bootstrapValues of a cell', async (t) => {
   t.same(bootstrapValues('infer', 'uid-7', pool, 12), {
     cellName: 'infer-12',
     poolName: 'infer',
-    nodeLabels: 'cells.kubeswift.io/cell=infer-12,cells.kubeswift.io/cell-index=12,cells.kubeswift.io/pool=infer,cells.kubeswift.io/pool-uid=uid-7,gpu=on',
+    nodeLabels:
+      'cells.kubeswift.io/cell=infer-12,cells.kubeswift.io/cell-index=12,cells.kubeswift.io/pool=infer,cells.kubeswift.io/pool-uid=uid-7,gpu=on',
     nodeIPInterface: 'lan',
     expectedGPUs: 1,
     nodeName: 'infer-12',

@@ -118,9 +118,20 @@ t.test('the guest is the template verbatim with the controller overlay (DRA)', a
 })
 
 t.test('the guest takes a shared claim, or a native profile; empty hugepages are left out', async (t) => {
-  const shared = buildGuest(pool((s) => { s.replicas = 1; s.cell.gpu.dra = { resourceClaimName: 'one-gpu', requestName: 'dev' } }), ID)
+  const shared = buildGuest(
+    pool((s) => {
+      s.replicas = 1
+      s.cell.gpu.dra = { resourceClaimName: 'one-gpu', requestName: 'dev' }
+    }),
+    ID
+  )
   t.same((shared.spec as Record<string, unknown>).gpuResourceClaim, { requestName: 'dev', resourceClaimName: 'one-gpu', tier: 'pcie' })
-  const native = buildGuest(pool((s) => { s.cell.gpu = { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } } }), ID)
+  const native = buildGuest(
+    pool((s) => {
+      s.cell.gpu = { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } }
+    }),
+    ID
+  )
   t.same((native.spec as Record<string, unknown>).gpuProfileRef, { name: 'a100' })
   t.notOk('gpuResourceClaim' in (native.spec as object))
 })
@@ -130,7 +141,23 @@ t.test('the guest keys are sorted and the build is deterministic', async (t) => 
   const guest = buildGuest(p, ID)
   t.same(Object.keys(guest.spec as object), [...Object.keys(guest.spec as object)].sort())
   t.equal(JSON.stringify(buildGuest(p, ID)), JSON.stringify(guest))
-  t.equal(JSON.stringify(buildGuest(pool((s) => { s.cell.guestTemplate = { storage: { storageClassName: 'fast' }, interfaces: s.cell.guestTemplate.interfaces, guestClassRef: { name: 'gpu-worker' }, imageRef: { name: 'gpu-noble' } } }), ID)), JSON.stringify(guest), 'template key order does not matter')
+  t.equal(
+    JSON.stringify(
+      buildGuest(
+        pool((s) => {
+          s.cell.guestTemplate = {
+            storage: { storageClassName: 'fast' },
+            interfaces: s.cell.guestTemplate.interfaces,
+            guestClassRef: { name: 'gpu-worker' },
+            imageRef: { name: 'gpu-noble' }
+          }
+        }),
+        ID
+      )
+    ),
+    JSON.stringify(guest),
+    'template key order does not matter'
+  )
 })
 
 t.test('the template hash is the first 10 hex of SHA-256 over guestTemplate, gpu, nodeIPFrom and hostname', async (t) => {
@@ -142,16 +169,54 @@ t.test('the template hash is the first 10 hex of SHA-256 over guestTemplate, gpu
   t.equal(templateHash(p), createHash('sha256').update(canonical).digest('hex').slice(0, 10))
   t.match(templateHash(p), /^[0-9a-f]{10}$/)
   const changes: Array<[string, (s: Record<string, any>) => void]> = [
-    ['guestTemplate', (s) => { s.cell.guestTemplate.imageRef.name = 'gpu-noble-2' }],
-    ['gpu', (s) => { s.cell.gpu.dra.hugepages = '2Mi' }],
-    ['nodeIPFrom', (s) => { s.cell.nodeIPFrom = 'primary' }],
-    ['hostname', (s) => { s.bootstrap.hostname = 'None' }]
+    [
+      'guestTemplate',
+      (s) => {
+        s.cell.guestTemplate.imageRef.name = 'gpu-noble-2'
+      }
+    ],
+    [
+      'gpu',
+      (s) => {
+        s.cell.gpu.dra.hugepages = '2Mi'
+      }
+    ],
+    [
+      'nodeIPFrom',
+      (s) => {
+        s.cell.nodeIPFrom = 'primary'
+      }
+    ],
+    [
+      'hostname',
+      (s) => {
+        s.bootstrap.hostname = 'None'
+      }
+    ]
   ]
   for (const [what, change] of changes) t.not(templateHash(pool(change)), templateHash(p), `a change of ${what} changes the hash`)
   const same: Array<[string, (s: Record<string, any>) => void]> = [
-    ['replicas', (s) => { s.replicas = 5 }],
-    ['node labels', (s) => { s.workloadCluster.node.labels.extra = 'x' }],
-    ['a default written out', (s) => { s.cell.gpu.dra.tier = 'pcie'; s.cell.gpu.backend = 'DRA'; s.cell.gpu.count = 1; s.bootstrap.hostname = 'CellName' }]
+    [
+      'replicas',
+      (s) => {
+        s.replicas = 5
+      }
+    ],
+    [
+      'node labels',
+      (s) => {
+        s.workloadCluster.node.labels.extra = 'x'
+      }
+    ],
+    [
+      'a default written out',
+      (s) => {
+        s.cell.gpu.dra.tier = 'pcie'
+        s.cell.gpu.backend = 'DRA'
+        s.cell.gpu.count = 1
+        s.bootstrap.hostname = 'CellName'
+      }
+    ]
   ]
   for (const [what, change] of same) t.equal(templateHash(pool(change)), templateHash(p), `${what} leaves the hash`)
 })
@@ -174,17 +239,23 @@ t.test('a CellNodeSet entry: labels, instance once known, annotations, taints an
     name: 'inference-2',
     taints: [{ effect: 'NoSchedule', key: 'example.com/cell', value: 'true' }]
   })
-  const bare = pool((s) => { s.workloadCluster.node = {} })
-  t.same(buildCellNode(bare, ID, '', false), {
-    cordon: false,
-    labels: {
-      'cells.kubeswift.io/cell': 'inference-2',
-      'cells.kubeswift.io/cell-index': '2',
-      'cells.kubeswift.io/pool': 'inference',
-      'cells.kubeswift.io/pool-uid': 'uid-1'
+  const bare = pool((s) => {
+    s.workloadCluster.node = {}
+  })
+  t.same(
+    buildCellNode(bare, ID, '', false),
+    {
+      cordon: false,
+      labels: {
+        'cells.kubeswift.io/cell': 'inference-2',
+        'cells.kubeswift.io/cell-index': '2',
+        'cells.kubeswift.io/pool': 'inference',
+        'cells.kubeswift.io/pool-uid': 'uid-1'
+      },
+      name: 'inference-2'
     },
-    name: 'inference-2'
-  }, 'no instance before the guest exists, no empty collections')
+    'no instance before the guest exists, no empty collections'
+  )
 })
 
 t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand only with autoscaling', async (t) => {
@@ -201,7 +272,12 @@ t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand on
     },
     spec: {
       demand: {
-        nodeLabels: { 'cells.kubeswift.io/pool': 'inference', 'cells.kubeswift.io/pool-uid': 'uid-1', gpu: 'on', 'node-role.kubernetes.io/gpu-cell': '' },
+        nodeLabels: {
+          'cells.kubeswift.io/pool': 'inference',
+          'cells.kubeswift.io/pool-uid': 'uid-1',
+          gpu: 'on',
+          'node-role.kubernetes.io/gpu-cell': ''
+        },
         resources: ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'],
         taints: [{ effect: 'NoSchedule', key: 'example.com/cell', value: 'true' }]
       },
@@ -210,7 +286,16 @@ t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand on
       poolUID: 'uid-1'
     }
   })
-  const quiet = buildCellNodeSet('inference', 'ml', 'uid-1', pool((s) => { delete s.workloadCluster.key }), [], false)
+  const quiet = buildCellNodeSet(
+    'inference',
+    'ml',
+    'uid-1',
+    pool((s) => {
+      delete s.workloadCluster.key
+    }),
+    [],
+    false
+  )
   t.same(quiet.spec, { kubeconfigSecretRef: { key: 'value', name: 'kc' }, poolUID: 'uid-1' }, 'no nodes, no demand: both left out')
 })
 

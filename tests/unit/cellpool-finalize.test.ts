@@ -37,12 +37,32 @@ t.test('Drain: an empty cell goes after 30 s, a busy one stays cordoned', async 
   const world = deletedWorld()
   const [first] = teardown(world, 1)
   t.equal(first?.finalized, false)
-  t.same(world.cells().map((c) => [c.name, c.phase, c.reason]), [['inference-0', 'Draining', 'PoolDeleting'], ['inference-1', 'Draining', 'PoolDeleting']])
-  const entries = (world.cellNodeSet()?.spec as { nodes: Array<{ name: string, cordon: boolean }> }).nodes
-  t.same(entries.map((n) => [n.name, n.cordon]), [['inference-0', true], ['inference-1', true]], 'every Ready cell cordoned')
+  t.same(
+    world.cells().map((c) => [c.name, c.phase, c.reason]),
+    [
+      ['inference-0', 'Draining', 'PoolDeleting'],
+      ['inference-1', 'Draining', 'PoolDeleting']
+    ]
+  )
+  const entries = (world.cellNodeSet()?.spec as { nodes: Array<{ name: string; cordon: boolean }> }).nodes
+  t.same(
+    entries.map((n) => [n.name, n.cordon]),
+    [
+      ['inference-0', true],
+      ['inference-1', true]
+    ],
+    'every Ready cell cordoned'
+  )
   teardown(world, 4)
-  t.same(world.guests().map((g) => g.metadata.name), ['inference-1'], 'the empty cell went, the busy one stays')
-  t.ok(world.of('Secret.v1').some((s) => s.metadata.name === 'inference-0-bootstrap'), 'Secrets wait while a guest is observed')
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-1'],
+    'the empty cell went, the busy one stays'
+  )
+  t.ok(
+    world.of('Secret.v1').some((s) => s.metadata.name === 'inference-0-bootstrap'),
+    'Secrets wait while a guest is observed'
+  )
   const node = world.nodes.get('inference-1')
   if (node !== undefined) node.pods = 0
   const rest = teardown(world, 5)
@@ -50,10 +70,14 @@ t.test('Drain: an empty cell goes after 30 s, a busy one stays cordoned', async 
   t.equal(rest.at(-1)?.finalized, true)
 })
 
-t.test('Drain: drainTimeout after the pool\'s deletion deletes a busy cell', async (t) => {
+t.test("Drain: drainTimeout after the pool's deletion deletes a busy cell", async (t) => {
   const world = deletedWorld({ deletion: { policy: 'Drain', drainTimeout: '2m' } })
   teardown(world, 6)
-  t.same(world.guests().map((g) => g.metadata.name), ['inference-1'], 'within the timeout the busy cell stays')
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-1'],
+    'within the timeout the busy cell stays'
+  )
   teardown(world, 8)
   t.same(world.guests(), [], 'past 2m it is deleted')
 })
@@ -61,8 +85,17 @@ t.test('Drain: drainTimeout after the pool\'s deletion deletes a busy cell', asy
 t.test('Force deletes every guest at once; the rest once no guest is observed', async (t) => {
   const world = deletedWorld({ deletion: { policy: 'Force' } })
   const [first, second, third] = teardown(world, 3)
-  t.notOk(first?.children.some((c) => c.kind === 'SwiftGuest'), 'no guest answered')
-  t.same(kinds(first as CompositeResponse), ['CellNodeSet/inference', 'Secret/inference-0-bootstrap', 'Secret/inference-1-bootstrap', 'SwiftSeedProfile/inference-0-seed', 'SwiftSeedProfile/inference-1-seed'])
+  t.notOk(
+    first?.children.some((c) => c.kind === 'SwiftGuest'),
+    'no guest answered'
+  )
+  t.same(kinds(first as CompositeResponse), [
+    'CellNodeSet/inference',
+    'Secret/inference-0-bootstrap',
+    'Secret/inference-1-bootstrap',
+    'SwiftSeedProfile/inference-0-seed',
+    'SwiftSeedProfile/inference-1-seed'
+  ])
   t.same(second?.children, [], 'then nothing')
   t.equal(second?.finalized, false, 'not finalized while children are still observed')
   t.equal(third?.finalized, true)

@@ -22,7 +22,12 @@ const NOW_STAMP = '2026-03-01T10:00:00Z'
 
 const OBSERVED: WorkloadState = { observed: true, generationMatched: true, reason: 'Reachable', message: 'ok' }
 const UNOBSERVED: WorkloadState = { observed: false, generationMatched: true, reason: 'Unreachable', message: 'dial tcp: i/o timeout' }
-const CONFIG: PhaseConfig = { bootstrapReadyTimeoutSeconds: 900, capacityReadyTimeoutSeconds: 300, expectedDevices: 1, nodeIPFrom: 'routable' }
+const CONFIG: PhaseConfig = {
+  bootstrapReadyTimeoutSeconds: 900,
+  capacityReadyTimeoutSeconds: 300,
+  expectedDevices: 1,
+  nodeIPFrom: 'routable'
+}
 const DEVICE = { id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }
 
 function guest(extra: Partial<GuestView> = {}): GuestView {
@@ -32,7 +37,10 @@ function guest(extra: Partial<GuestView> = {}): GuestView {
     phase: 'Running',
     devices: ['0000:3b:00.0'],
     hostNode: 'host-1',
-    interfaces: [{ name: 'primary', ip: '10.0.0.5' }, { name: 'routable', ip: '192.0.2.10' }],
+    interfaces: [
+      { name: 'primary', ip: '10.0.0.5' },
+      { name: 'routable', ip: '192.0.2.10' }
+    ],
     primaryIP: '10.0.0.5',
     conditions: [],
     deleting: false,
@@ -57,32 +65,196 @@ function row(extra: Partial<CellNodeStatus> = {}): CellNodeStatus {
 }
 
 function previous(extra: Partial<PreviousCell> = {}): PreviousCell {
-  return { phase: 'Joining', reason: 'NodeNotRegistered', message: '', lastTransitionTime: ago(60), readyOnce: false, failureCount: 0, guestUID: 'g1', templateHash: 'abc', ...extra }
+  return {
+    phase: 'Joining',
+    reason: 'NodeNotRegistered',
+    message: '',
+    lastTransitionTime: ago(60),
+    readyOnce: false,
+    failureCount: 0,
+    guestUID: 'g1',
+    templateHash: 'abc',
+    ...extra
+  }
 }
 
 t.test('the phase observation gives, one row per rule of the phase table', async (t) => {
-  const rows: Array<{ name: string, given: Parameters<typeof observedPhase>[0], expected: { phase: string, reason: string, paused?: boolean, nodeIP?: string } }> = [
-    { name: 'no guest observed: Pending', given: { guest: undefined, row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: undefined }, expected: { phase: 'Pending', reason: 'GuestNotCreated' } },
-    { name: 'no guest, a live Node of another VM under the name: Pending, NodeNameConflict', given: { guest: undefined, row: row({ instance: 'old', conflict: true }), workload: OBSERVED, config: CONFIG, previousPhase: undefined }, expected: { phase: 'Pending', reason: 'NodeNameConflict' } },
-    { name: 'no guest, a Node of an earlier VM that is not live: Pending, StaleNode', given: { guest: undefined, row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: undefined }, expected: { phase: 'Pending', reason: 'StaleNode' } },
-    { name: 'no guest while the workload cluster is unobserved: Pending with its clock stopped', given: { guest: undefined, row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: undefined }, expected: { phase: 'Pending', reason: 'WorkloadUnobserved', paused: true } },
-    { name: 'no status.gpu.devices yet: AllocatingGPU', given: { guest: guest({ devices: [], phase: 'Scheduling' }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'Pending' }, expected: { phase: 'AllocatingGPU', reason: 'NoDevices' } },
-    { name: 'devices bound, guest not Running: GuestProvisioning', given: { guest: guest({ phase: 'Scheduling' }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'AllocatingGPU' }, expected: { phase: 'GuestProvisioning', reason: 'GuestNotRunning' } },
-    { name: 'Running without a node address: Booting', given: { guest: guest({ interfaces: [{ name: 'primary' }, { name: 'routable' }], primaryIP: undefined }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'GuestProvisioning' }, expected: { phase: 'Booting', reason: 'NoNodeAddress' } },
-    { name: 'the nodeIPFrom interface without an IP falls back to primaryIP', given: { guest: guest({ interfaces: [{ name: 'routable' }] }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'Booting' }, expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '10.0.0.5' } },
-    { name: 'no Node of this guest: Joining', given: { guest: guest(), row: row({ present: false, instance: undefined }), workload: OBSERVED, config: CONFIG, previousPhase: 'Booting' }, expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '192.0.2.10' } },
-    { name: 'a row of another instance does not count; live: Joining, NodeNameConflict', given: { guest: guest(), row: row({ instance: 'old' }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'Joining', reason: 'NodeNameConflict', nodeIP: '192.0.2.10' } },
-    { name: 'a row of another instance that is not live: Joining, StaleNode', given: { guest: guest(), row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'Joining', reason: 'StaleNode', nodeIP: '192.0.2.10' } },
-    { name: 'its Node is not Ready: Joining', given: { guest: guest(), row: row({ ready: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'Joining', reason: 'NodeNotReady', nodeIP: '192.0.2.10' } },
-    { name: 'Node Ready, HAMi registered nothing: AwaitingGPUCapacity', given: { guest: guest(), row: row({ devices: [], registration: 'Missing' }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' } },
-    { name: 'Node Ready, the only device unhealthy: AwaitingGPUCapacity', given: { guest: guest(), row: row({ devices: [{ ...DEVICE, healthy: false }] }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' } },
-    { name: 'HAMi annotation in neither format: AwaitingGPUCapacity, RegistrationUnparseable', given: { guest: guest(), row: row({ devices: [], registration: 'Unparseable' }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' }, expected: { phase: 'AwaitingGPUCapacity', reason: 'RegistrationUnparseable', nodeIP: '192.0.2.10' } },
-    { name: 'fewer healthy devices than expectedDevicesPerCell: AwaitingGPUCapacity', given: { guest: guest(), row: row(), workload: OBSERVED, config: { ...CONFIG, expectedDevices: 2 }, previousPhase: 'Joining' }, expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' } },
-    { name: 'Running with an address, its Node Ready with enough healthy devices: Ready', given: { guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' }, expected: { phase: 'Ready', reason: 'Ready', nodeIP: '192.0.2.10' } },
-    { name: 'a guest reporting Failed keeps the earlier guest phase and shows its first non-True condition', given: { guest: guest({ phase: 'Failed', conditions: [{ type: 'Scheduled', status: 'True' }, { type: 'ImageReady', status: 'False', reason: 'ImageNotReady', message: 'SwiftImage gpu-noble is importing' }] }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'GuestProvisioning' }, expected: { phase: 'GuestProvisioning', reason: 'ImageNotReady' } },
-    { name: 'a guest reporting Failed before devices are bound stays AllocatingGPU', given: { guest: guest({ phase: 'Failed', devices: [], conditions: [{ type: 'SeedReady', status: 'False', reason: 'SeedProfileMissing' }] }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'Pending' }, expected: { phase: 'AllocatingGPU', reason: 'SeedProfileMissing' } },
-    { name: 'unobserved: a Ready cell keeps Ready with its clock stopped', given: { guest: guest(), row: row({ ready: false }), workload: UNOBSERVED, config: CONFIG, previousPhase: 'Ready' }, expected: { phase: 'Ready', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' } },
-    { name: 'unobserved: AwaitingGPUCapacity keeps its phase', given: { guest: guest(), row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' }, expected: { phase: 'AwaitingGPUCapacity', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' } }
+  const rows: Array<{
+    name: string
+    given: Parameters<typeof observedPhase>[0]
+    expected: { phase: string; reason: string; paused?: boolean; nodeIP?: string }
+  }> = [
+    {
+      name: 'no guest observed: Pending',
+      given: { guest: undefined, row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: undefined },
+      expected: { phase: 'Pending', reason: 'GuestNotCreated' }
+    },
+    {
+      name: 'no guest, a live Node of another VM under the name: Pending, NodeNameConflict',
+      given: {
+        guest: undefined,
+        row: row({ instance: 'old', conflict: true }),
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: undefined
+      },
+      expected: { phase: 'Pending', reason: 'NodeNameConflict' }
+    },
+    {
+      name: 'no guest, a Node of an earlier VM that is not live: Pending, StaleNode',
+      given: { guest: undefined, row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: undefined },
+      expected: { phase: 'Pending', reason: 'StaleNode' }
+    },
+    {
+      name: 'no guest while the workload cluster is unobserved: Pending with its clock stopped',
+      given: { guest: undefined, row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: undefined },
+      expected: { phase: 'Pending', reason: 'WorkloadUnobserved', paused: true }
+    },
+    {
+      name: 'no status.gpu.devices yet: AllocatingGPU',
+      given: {
+        guest: guest({ devices: [], phase: 'Scheduling' }),
+        row: undefined,
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Pending'
+      },
+      expected: { phase: 'AllocatingGPU', reason: 'NoDevices' }
+    },
+    {
+      name: 'devices bound, guest not Running: GuestProvisioning',
+      given: { guest: guest({ phase: 'Scheduling' }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'AllocatingGPU' },
+      expected: { phase: 'GuestProvisioning', reason: 'GuestNotRunning' }
+    },
+    {
+      name: 'Running without a node address: Booting',
+      given: {
+        guest: guest({ interfaces: [{ name: 'primary' }, { name: 'routable' }], primaryIP: undefined }),
+        row: undefined,
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'GuestProvisioning'
+      },
+      expected: { phase: 'Booting', reason: 'NoNodeAddress' }
+    },
+    {
+      name: 'the nodeIPFrom interface without an IP falls back to primaryIP',
+      given: {
+        guest: guest({ interfaces: [{ name: 'routable' }] }),
+        row: undefined,
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Booting'
+      },
+      expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '10.0.0.5' }
+    },
+    {
+      name: 'no Node of this guest: Joining',
+      given: {
+        guest: guest(),
+        row: row({ present: false, instance: undefined }),
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Booting'
+      },
+      expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'a row of another instance does not count; live: Joining, NodeNameConflict',
+      given: { guest: guest(), row: row({ instance: 'old' }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      expected: { phase: 'Joining', reason: 'NodeNameConflict', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'a row of another instance that is not live: Joining, StaleNode',
+      given: { guest: guest(), row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      expected: { phase: 'Joining', reason: 'StaleNode', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'its Node is not Ready: Joining',
+      given: { guest: guest(), row: row({ ready: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      expected: { phase: 'Joining', reason: 'NodeNotReady', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'Node Ready, HAMi registered nothing: AwaitingGPUCapacity',
+      given: {
+        guest: guest(),
+        row: row({ devices: [], registration: 'Missing' }),
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Joining'
+      },
+      expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'Node Ready, the only device unhealthy: AwaitingGPUCapacity',
+      given: {
+        guest: guest(),
+        row: row({ devices: [{ ...DEVICE, healthy: false }] }),
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Joining'
+      },
+      expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'HAMi annotation in neither format: AwaitingGPUCapacity, RegistrationUnparseable',
+      given: {
+        guest: guest(),
+        row: row({ devices: [], registration: 'Unparseable' }),
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Joining'
+      },
+      expected: { phase: 'AwaitingGPUCapacity', reason: 'RegistrationUnparseable', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'fewer healthy devices than expectedDevicesPerCell: AwaitingGPUCapacity',
+      given: { guest: guest(), row: row(), workload: OBSERVED, config: { ...CONFIG, expectedDevices: 2 }, previousPhase: 'Joining' },
+      expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'Running with an address, its Node Ready with enough healthy devices: Ready',
+      given: { guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' },
+      expected: { phase: 'Ready', reason: 'Ready', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'a guest reporting Failed keeps the earlier guest phase and shows its first non-True condition',
+      given: {
+        guest: guest({
+          phase: 'Failed',
+          conditions: [
+            { type: 'Scheduled', status: 'True' },
+            { type: 'ImageReady', status: 'False', reason: 'ImageNotReady', message: 'SwiftImage gpu-noble is importing' }
+          ]
+        }),
+        row: undefined,
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'GuestProvisioning'
+      },
+      expected: { phase: 'GuestProvisioning', reason: 'ImageNotReady' }
+    },
+    {
+      name: 'a guest reporting Failed before devices are bound stays AllocatingGPU',
+      given: {
+        guest: guest({ phase: 'Failed', devices: [], conditions: [{ type: 'SeedReady', status: 'False', reason: 'SeedProfileMissing' }] }),
+        row: undefined,
+        workload: OBSERVED,
+        config: CONFIG,
+        previousPhase: 'Pending'
+      },
+      expected: { phase: 'AllocatingGPU', reason: 'SeedProfileMissing' }
+    },
+    {
+      name: 'unobserved: a Ready cell keeps Ready with its clock stopped',
+      given: { guest: guest(), row: row({ ready: false }), workload: UNOBSERVED, config: CONFIG, previousPhase: 'Ready' },
+      expected: { phase: 'Ready', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'unobserved: AwaitingGPUCapacity keeps its phase',
+      given: { guest: guest(), row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' },
+      expected: { phase: 'AwaitingGPUCapacity', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' }
+    }
   ]
   for (const r of rows) {
     t.test(r.name, async (t) => {
@@ -98,7 +270,16 @@ t.test('the phase observation gives, one row per rule of the phase table', async
 })
 
 t.test('the guest Failed message names the condition the guest gives', async (t) => {
-  const got = observedPhase({ guest: guest({ phase: 'Failed', conditions: [{ type: 'ImageReady', status: 'False', reason: 'ImageNotReady', message: 'SwiftImage gpu-noble is importing' }] }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'Booting' })
+  const got = observedPhase({
+    guest: guest({
+      phase: 'Failed',
+      conditions: [{ type: 'ImageReady', status: 'False', reason: 'ImageNotReady', message: 'SwiftImage gpu-noble is importing' }]
+    }),
+    row: undefined,
+    workload: OBSERVED,
+    config: CONFIG,
+    previousPhase: 'Booting'
+  })
   t.equal(got.message, 'The guest reports Failed: SwiftImage gpu-noble is importing.')
 })
 
@@ -109,7 +290,8 @@ t.test('node address: the nodeIPFrom interface first, else primaryIP', async (t)
   t.equal(nodeAddress(guest({ primaryIP: undefined, interfaces: [] }), 'routable'), undefined)
 })
 
-const phaseOf = (given: Partial<Parameters<typeof cellPhase>[0]>) => cellPhase({ guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previous: undefined, now: NOW, ...given })
+const phaseOf = (given: Partial<Parameters<typeof cellPhase>[0]>) =>
+  cellPhase({ guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previous: undefined, now: NOW, ...given })
 
 t.test('budgets until the first Ready', async (t) => {
   t.test('bootstrap.readyTimeout: Joining fails when it outlives 15m', async (t) => {
@@ -131,7 +313,10 @@ t.test('budgets until the first Ready', async (t) => {
     const over = phaseOf({ row: row({ devices: [] }), previous: previous({ phase: 'AwaitingGPUCapacity', lastTransitionTime: ago(300) }) })
     t.equal(over.phase, 'Failed')
     t.equal(over.reason, 'CapacityTimeout')
-    const within = phaseOf({ row: row({ devices: [] }), previous: previous({ phase: 'AwaitingGPUCapacity', lastTransitionTime: ago(299) }) })
+    const within = phaseOf({
+      row: row({ devices: [] }),
+      previous: previous({ phase: 'AwaitingGPUCapacity', lastTransitionTime: ago(299) })
+    })
     t.equal(within.phase, 'AwaitingGPUCapacity')
   })
   t.test('a new phase starts its own budget', async (t) => {
@@ -162,12 +347,18 @@ t.test('budgets until the first Ready', async (t) => {
 })
 
 t.test('regressions: a cell that was Ready shows the earlier phase, Regressed, and never fails', async (t) => {
-  const got = phaseOf({ row: row({ ready: false }), previous: previous({ phase: 'Ready', readyOnce: true, lastTransitionTime: ago(86400) }) })
+  const got = phaseOf({
+    row: row({ ready: false }),
+    previous: previous({ phase: 'Ready', readyOnce: true, lastTransitionTime: ago(86400) })
+  })
   t.equal(got.phase, 'Joining')
   t.equal(got.reason, 'Regressed')
   t.equal(got.readyOnce, true)
   t.equal(got.deadline, undefined, 'no budget')
-  const later = phaseOf({ row: row({ ready: false }), previous: previous({ phase: 'Joining', reason: 'Regressed', readyOnce: true, lastTransitionTime: ago(86400) }) })
+  const later = phaseOf({
+    row: row({ ready: false }),
+    previous: previous({ phase: 'Joining', reason: 'Regressed', readyOnce: true, lastTransitionTime: ago(86400) })
+  })
   t.equal(later.phase, 'Joining', 'a day later still not failed')
   const capacity = phaseOf({ row: row({ devices: [] }), previous: previous({ phase: 'Ready', readyOnce: true }) })
   t.equal(capacity.phase, 'AwaitingGPUCapacity')
@@ -190,13 +381,23 @@ t.test('an agent outage does not fail cells: Joining and AwaitingGPUCapacity clo
   t.equal(paused.reason, 'WorkloadUnobserved')
   t.equal(paused.lastTransitionTime, NOW_STAMP, 'the pause is a transition')
   t.equal(paused.deadline, undefined)
-  const stillPaused = phaseOf({ workload: UNOBSERVED, row: undefined, previous: previous({ phase: 'Joining', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) }) })
+  const stillPaused = phaseOf({
+    workload: UNOBSERVED,
+    row: undefined,
+    previous: previous({ phase: 'Joining', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) })
+  })
   t.equal(stillPaused.phase, 'Joining', 'two hours unobserved and not failed')
   t.equal(stillPaused.lastTransitionTime, ago(7200))
-  const resumed = phaseOf({ row: undefined, previous: previous({ phase: 'Joining', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) }) })
+  const resumed = phaseOf({
+    row: undefined,
+    previous: previous({ phase: 'Joining', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) })
+  })
   t.equal(resumed.phase, 'Joining')
   t.equal(resumed.lastTransitionTime, NOW_STAMP, 'the budget runs again from the end of the outage')
-  const capacity = phaseOf({ workload: UNOBSERVED, previous: previous({ phase: 'AwaitingGPUCapacity', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) }) })
+  const capacity = phaseOf({
+    workload: UNOBSERVED,
+    previous: previous({ phase: 'AwaitingGPUCapacity', reason: 'WorkloadUnobserved', lastTransitionTime: ago(7200) })
+  })
   t.equal(capacity.phase, 'AwaitingGPUCapacity')
 })
 
@@ -212,7 +413,11 @@ t.test('the observed/unobserved rule', async (t) => {
   t.equal(none.observed, false)
   t.equal(none.reason, 'NotObserved')
   const unreachable = workloadState({ ...base, reachable: { status: 'False', reason: 'Forbidden', message: '403' } })
-  t.same([unreachable.observed, unreachable.reason, unreachable.message], [false, 'Forbidden', '403'], 'the CellNodeSet reason is passed on')
+  t.same(
+    [unreachable.observed, unreachable.reason, unreachable.message],
+    [false, 'Forbidden', '403'],
+    'the CellNodeSet reason is passed on'
+  )
   t.equal(workloadState({ ...base, observedGeneration: 2 }).generationMatched, false)
   t.equal(workloadState({ ...base, observedGeneration: 2 }).observed, true, 'observed even when the latest spec is not carried out yet')
   t.equal(workloadState({ ...base, observedTime: 'yesterday' }).reason, 'Stale', 'an unreadable time is stale')

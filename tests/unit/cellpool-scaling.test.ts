@@ -5,7 +5,14 @@
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
 import type { CellPhase, PreviousCell, WorkloadState } from '../../hooks/cellpool/phases.ts'
-import { backoffSeconds, drainComplete, planScaling, type CellInput, type CellPlan, type ScalingInput } from '../../hooks/cellpool/scaling.ts'
+import {
+  backoffSeconds,
+  drainComplete,
+  planScaling,
+  type CellInput,
+  type CellPlan,
+  type ScalingInput
+} from '../../hooks/cellpool/scaling.ts'
 
 const NOW = new Date('2026-03-01T10:00:00.000Z')
 const ago = (seconds: number): string => new Date(NOW.getTime() - seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -15,9 +22,16 @@ const UNOBSERVED: WorkloadState = { observed: false, generationMatched: true, re
 const HASH = 'current'
 
 const idleRow = (name: string, extra: Partial<CellNodeStatus> = {}): CellNodeStatus => ({
-  name, present: true, instance: `uid-${name}`, live: true, ready: true, unschedulable: false,
-  devices: [{ id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }], registration: 'Parsed',
-  allocations: { read: true, pods: 0 }, ...extra
+  name,
+  present: true,
+  instance: `uid-${name}`,
+  live: true,
+  ready: true,
+  unschedulable: false,
+  devices: [{ id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }],
+  registration: 'Parsed',
+  allocations: { read: true, pods: 0 },
+  ...extra
 })
 
 interface CellOptions {
@@ -41,8 +55,28 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): CellInput {
   return {
     index,
     name,
-    seen: { phase, reason: o.reason ?? (phase === 'Ready' ? 'Ready' : 'Seen'), message: phase === 'Failed' ? (o.prev?.message ?? 'failed') : 'seen', readyOnce, lastTransitionTime: o.ltt ?? ago(600), failedNow: o.failedNow ?? false },
-    previous: o.prev === undefined ? undefined : { phase, reason: '', message: '', lastTransitionTime: o.ltt ?? ago(600), readyOnce, failureCount: 0, guestUID: `uid-${name}`, templateHash: HASH, ...o.prev },
+    seen: {
+      phase,
+      reason: o.reason ?? (phase === 'Ready' ? 'Ready' : 'Seen'),
+      message: phase === 'Failed' ? (o.prev?.message ?? 'failed') : 'seen',
+      readyOnce,
+      lastTransitionTime: o.ltt ?? ago(600),
+      failedNow: o.failedNow ?? false
+    },
+    previous:
+      o.prev === undefined
+        ? undefined
+        : {
+            phase,
+            reason: '',
+            message: '',
+            lastTransitionTime: o.ltt ?? ago(600),
+            readyOnce,
+            failureCount: 0,
+            guestUID: `uid-${name}`,
+            templateHash: HASH,
+            ...o.prev
+          },
     children: { secret: true, seed: true, guest: true, ...o.children },
     guestDeleting: o.guestDeleting ?? false,
     templateHash: o.hash ?? HASH,
@@ -52,10 +86,23 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): CellInput {
 }
 
 function plan(cells: CellInput[], desired: number, extra: Partial<ScalingInput> = {}) {
-  return planScaling({ pool: 'p', cells, desired, workload: OBSERVED, templateHash: HASH, updatePolicy: 'Manual', specChanged: false, now: NOW, ...extra })
+  return planScaling({
+    pool: 'p',
+    cells,
+    desired,
+    workload: OBSERVED,
+    templateHash: HASH,
+    updatePolicy: 'Manual',
+    specChanged: false,
+    now: NOW,
+    ...extra
+  })
 }
 
-const summary = (cells: readonly CellPlan[]) => cells.map((c) => `${c.name}:${c.phase}:${c.answer}${c.cordon ? ':cordon' : ''}${c.building ? ':build' : ''}${c.createGuest ? ':guest' : ''}`)
+const summary = (cells: readonly CellPlan[]) =>
+  cells.map(
+    (c) => `${c.name}:${c.phase}:${c.answer}${c.cordon ? ':cordon' : ''}${c.building ? ':build' : ''}${c.createGuest ? ':guest' : ''}`
+  )
 
 t.test('scale up', async (t) => {
   t.test('new cells take the lowest free indices, at most two being created at once', async (t) => {
@@ -90,14 +137,40 @@ t.test('scale up', async (t) => {
 
 t.test('creation order: the guest only once Secret and seed profile are observed and the row shows no Node of that name', async (t) => {
   const absent = (name: string): CellNodeStatus => ({ name, present: false })
-  const rows: Array<{ name: string, given: CellInput, workload?: WorkloadState, guest: boolean }> = [
-    { name: 'Secret, seed profile observed, row present false, generation-matched: guest answered', given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }), guest: true },
-    { name: 'seed profile not observed yet: no guest', given: cell(0, 'Pending', { children: { guest: false, seed: false }, row: absent('p-0'), ownRow: null }), guest: false },
-    { name: 'Secret not observed yet: no guest', given: cell(0, 'Pending', { children: { guest: false, secret: false }, row: absent('p-0'), ownRow: null }), guest: false },
+  const rows: Array<{ name: string; given: CellInput; workload?: WorkloadState; guest: boolean }> = [
+    {
+      name: 'Secret, seed profile observed, row present false, generation-matched: guest answered',
+      given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }),
+      guest: true
+    },
+    {
+      name: 'seed profile not observed yet: no guest',
+      given: cell(0, 'Pending', { children: { guest: false, seed: false }, row: absent('p-0'), ownRow: null }),
+      guest: false
+    },
+    {
+      name: 'Secret not observed yet: no guest',
+      given: cell(0, 'Pending', { children: { guest: false, secret: false }, row: absent('p-0'), ownRow: null }),
+      guest: false
+    },
     { name: 'no row for the cell yet: no guest', given: cell(0, 'Pending', { children: { guest: false }, ownRow: null }), guest: false },
-    { name: 'a Node of that name is present: no guest', given: cell(0, 'Pending', { children: { guest: false }, row: idleRow('p-0', { instance: 'old' }), ownRow: null }), guest: false },
-    { name: 'status not generation-matched: no guest', given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }), workload: { ...OBSERVED, generationMatched: false }, guest: false },
-    { name: 'workload cluster unobserved: no guest', given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }), workload: UNOBSERVED, guest: false }
+    {
+      name: 'a Node of that name is present: no guest',
+      given: cell(0, 'Pending', { children: { guest: false }, row: idleRow('p-0', { instance: 'old' }), ownRow: null }),
+      guest: false
+    },
+    {
+      name: 'status not generation-matched: no guest',
+      given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }),
+      workload: { ...OBSERVED, generationMatched: false },
+      guest: false
+    },
+    {
+      name: 'workload cluster unobserved: no guest',
+      given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }),
+      workload: UNOBSERVED,
+      guest: false
+    }
   ]
   for (const r of rows) {
     t.test(r.name, async (t) => {
@@ -108,9 +181,14 @@ t.test('creation order: the guest only once Secret and seed profile are observed
   }
 })
 
-t.test('scale down order: Failed, then never Ready, then the autoscaler\'s idle cell, else the highest index', async (t) => {
+t.test("scale down order: Failed, then never Ready, then the autoscaler's idle cell, else the highest index", async (t) => {
   t.test('Failed first, then never-Ready cells deleted at once', async (t) => {
-    const cells = [cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Joining'), cell(3, 'Failed', { prev: { phase: 'Failed', failureCount: 1 } })]
+    const cells = [
+      cell(0, 'Ready'),
+      cell(1, 'Ready'),
+      cell(2, 'Joining'),
+      cell(3, 'Failed', { prev: { phase: 'Failed', failureCount: 1 } })
+    ]
     const got = plan(cells, 2)
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Ready:serve', 'p-2:Deleting:remove', 'p-3:Failed:remove'])
   })
@@ -120,28 +198,45 @@ t.test('scale down order: Failed, then never Ready, then the autoscaler\'s idle 
     t.equal(got.cells[2]?.reason, 'ScaleDown')
     t.equal(got.cells[2]?.lastTransitionTime, NOW_STAMP)
   })
-  t.test('the autoscaler\'s idle cell drains instead of the highest index', async (t) => {
+  t.test("the autoscaler's idle cell drains instead of the highest index", async (t) => {
     const got = plan([cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Ready')], 2, { cellToDrain: 'p-0' })
     t.same(summary(got.cells), ['p-0:Draining:serve:cordon', 'p-1:Ready:serve', 'p-2:Ready:serve'])
   })
   t.test('a Failed row without children is dropped', async (t) => {
-    const got = plan([cell(0, 'Ready'), cell(1, 'Failed', { children: { secret: false, seed: false, guest: false }, prev: { phase: 'Failed', failureCount: 2 } })], 1)
-    t.same(got.cells.filter((c) => c.keepRow).map((c) => c.name), ['p-0'])
+    const got = plan(
+      [
+        cell(0, 'Ready'),
+        cell(1, 'Failed', { children: { secret: false, seed: false, guest: false }, prev: { phase: 'Failed', failureCount: 2 } })
+      ],
+      1
+    )
+    t.same(
+      got.cells.filter((c) => c.keepRow).map((c) => c.name),
+      ['p-0']
+    )
   })
   t.test('nothing is deleted while the workload cluster is unobserved', async (t) => {
-    const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), cell(2, 'Failed', { prev: { phase: 'Failed', failureCount: 1 } })], 0, { workload: UNOBSERVED })
-    t.notOk(got.cells.some((c) => c.answer === 'remove' || c.answer === 'none'), summary(got.cells).join(' '))
+    const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), cell(2, 'Failed', { prev: { phase: 'Failed', failureCount: 1 } })], 0, {
+      workload: UNOBSERVED
+    })
+    t.notOk(
+      got.cells.some((c) => c.answer === 'remove' || c.answer === 'none'),
+      summary(got.cells).join(' ')
+    )
   })
 })
 
 t.test('drain', async (t) => {
   const draining = (row: Partial<CellNodeStatus>, since = 31): CellInput =>
-    cell(2, 'Ready', { prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(since) }, ownRow: idleRow('p-2', { unschedulable: true, ...row }) })
+    cell(2, 'Ready', {
+      prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(since) },
+      ownRow: idleRow('p-2', { unschedulable: true, ...row })
+    })
   t.test('complete when the row shows the cordon, allocations read 0, nothing in flight, after 30 s: guest first', async (t) => {
     const got = plan([cell(0, 'Ready'), cell(1, 'Ready'), draining({})], 2)
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Ready:serve', 'p-2:Deleting:remove:cordon'])
   })
-  const waits: Array<{ name: string, given: CellInput, workload?: WorkloadState }> = [
+  const waits: Array<{ name: string; given: CellInput; workload?: WorkloadState }> = [
     { name: 'the Node not cordoned yet', given: draining({ unschedulable: false }) },
     { name: 'a Pod still holds an allocation', given: draining({ allocations: { read: true, pods: 1 } }) },
     { name: 'an allocation in flight', given: draining({ allocations: { read: true, pods: 0, inFlight: true } }) },
@@ -149,7 +244,10 @@ t.test('drain', async (t) => {
     { name: 'draining for less than 30 s', given: draining({}, 29) },
     { name: 'status not generation-matched', given: draining({}), workload: { ...OBSERVED, generationMatched: false } },
     { name: 'the workload cluster unobserved', given: draining({}), workload: UNOBSERVED },
-    { name: 'no row for the Node', given: cell(2, 'Ready', { prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(60) }, ownRow: null }) }
+    {
+      name: 'no row for the Node',
+      given: cell(2, 'Ready', { prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(60) }, ownRow: null })
+    }
   ]
   for (const w of waits) {
     t.test(`waits: ${w.name}`, async (t) => {
@@ -168,7 +266,10 @@ t.test('drain', async (t) => {
     t.equal(got.cells[2]?.cordon, false)
   })
   t.test('drainComplete reports what it waits for', async (t) => {
-    t.same(drainComplete(idleRow('x', { unschedulable: true, allocations: { read: true, pods: 3 } }), OBSERVED, ago(60), NOW), { done: false, waiting: '3 Pod(s) still hold a GPU allocation' })
+    t.same(drainComplete(idleRow('x', { unschedulable: true, allocations: { read: true, pods: 3 } }), OBSERVED, ago(60), NOW), {
+      done: false,
+      waiting: '3 Pod(s) still hold a GPU allocation'
+    })
   })
 })
 
@@ -182,7 +283,11 @@ t.test('Failed cells: removed without a drain, rebuilt after a backoff, at most 
     t.equal(got.cells[0]?.failureCount, 2)
   })
   const failedRow = (failures: number, since: number): CellInput =>
-    cell(0, 'Failed', { ltt: ago(since), children: { secret: false, seed: false, guest: false }, prev: { phase: 'Failed', reason: 'ReadyTimeout', message: 'The cell stayed Joining too long.', failureCount: failures } })
+    cell(0, 'Failed', {
+      ltt: ago(since),
+      children: { secret: false, seed: false, guest: false },
+      prev: { phase: 'Failed', reason: 'ReadyTimeout', message: 'The cell stayed Joining too long.', failureCount: failures }
+    })
   t.test('rebuilt at the same index once its backoff has passed, failureCount kept', async (t) => {
     const got = plan([cell(1, 'Ready'), failedRow(2, 60)], 2)
     t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Ready:serve'])
@@ -209,10 +314,16 @@ t.test('Failed cells: removed without a drain, rebuilt after a backoff, at most 
   t.test('a pool none of whose cells was ever Ready stops after 3 failures in all', async (t) => {
     const cells = [failedRow(2, 86400), { ...failedRow(1, 86400), index: 1, name: 'p-1' }]
     const got = plan(cells, 3)
-    t.notOk(got.cells.some((c) => c.building), 'nothing is built')
+    t.notOk(
+      got.cells.some((c) => c.building),
+      'nothing is built'
+    )
     t.same([got.progressing.status, got.progressing.reason], ['False', 'ReplacementExhausted'])
     const fixed = plan(cells, 3, { specChanged: true })
-    t.ok(fixed.cells.some((c) => c.building), 'a spec change lifts it')
+    t.ok(
+      fixed.cells.some((c) => c.building),
+      'a spec change lifts it'
+    )
   })
   t.test('a Failed cell is kept while the workload cluster is unobserved', async (t) => {
     const got = plan([cell(0, 'Failed', { prev: { phase: 'Failed', failureCount: 1 } })], 1, { workload: UNOBSERVED })
@@ -221,10 +332,23 @@ t.test('Failed cells: removed without a drain, rebuilt after a backoff, at most 
 })
 
 t.test('removal carries through: guest first, then the rest', async (t) => {
-  const got = plan([cell(0, 'Ready'), cell(1, 'Joining', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false } })], 1)
+  const got = plan(
+    [cell(0, 'Ready'), cell(1, 'Joining', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false } })],
+    1
+  )
   t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Deleting:remove'])
-  const gone = plan([cell(0, 'Ready'), cell(1, 'Pending', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false, secret: false, seed: false } })], 1)
-  t.same(gone.cells.filter((c) => c.keepRow).map((c) => c.name), ['p-0'], 'its row goes with its last child')
+  const gone = plan(
+    [
+      cell(0, 'Ready'),
+      cell(1, 'Pending', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false, secret: false, seed: false } })
+    ],
+    1
+  )
+  t.same(
+    gone.cells.filter((c) => c.keepRow).map((c) => c.name),
+    ['p-0'],
+    'its row goes with its last child'
+  )
   const handDeleted = plan([cell(0, 'Ready', { guestDeleting: true })], 1)
   t.equal(handDeleted.cells[0]?.phase, 'Deleting', 'a guest deleted by hand is carried through')
 })
@@ -251,22 +375,37 @@ t.test('updates', async (t) => {
     const got = plan([busy(0), busy(1)], 2, { updatePolicy: 'RollingUpdate' })
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Draining:serve:cordon'])
   })
-  const blocked: Array<{ name: string, cells: CellInput[], desired: number, workload?: WorkloadState, why: RegExp }> = [
+  const blocked: Array<{ name: string; cells: CellInput[]; desired: number; workload?: WorkloadState; why: RegExp }> = [
     { name: 'a cell being created', cells: [outdated(0), cell(1, 'Joining')], desired: 2, why: /being created/ },
     { name: 'not at the desired size', cells: [outdated(0)], desired: 1 + 1, workload: UNOBSERVED, why: /desired size/ },
     { name: 'the workload cluster unobserved', cells: [outdated(0)], desired: 1, workload: UNOBSERVED, why: /unobserved/ },
-    { name: 'a cell draining', cells: [outdated(0), cell(1, 'Ready', { prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(5) } })], desired: 1, why: /drained or removed/ }
+    {
+      name: 'a cell draining',
+      cells: [outdated(0), cell(1, 'Ready', { prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(5) } })],
+      desired: 1,
+      why: /drained or removed/
+    }
   ]
   for (const b of blocked) {
     t.test(`RollingUpdate waits while ${b.name}: UpdateBlocked`, async (t) => {
       const got = plan(b.cells, b.desired, { updatePolicy: 'RollingUpdate', ...(b.workload !== undefined ? { workload: b.workload } : {}) })
       t.same([got.updated.status, got.updated.reason], ['False', 'UpdateBlocked'])
       t.match(got.updated.message, b.why)
-      t.notOk(got.cells.some((c) => c.reason === 'RollingUpdate'), 'nothing drained for the update')
+      t.notOk(
+        got.cells.some((c) => c.reason === 'RollingUpdate'),
+        'nothing drained for the update'
+      )
     })
   }
   t.test('a cell draining for the update holds its place: no extra cell is built meanwhile', async (t) => {
-    const got = plan([cell(0, 'Ready', { hash: 'old', prev: { phase: 'Draining', reason: 'RollingUpdate', lastTransitionTime: ago(5) } }), cell(1, 'Ready')], 2, { updatePolicy: 'RollingUpdate' })
+    const got = plan(
+      [
+        cell(0, 'Ready', { hash: 'old', prev: { phase: 'Draining', reason: 'RollingUpdate', lastTransitionTime: ago(5) } }),
+        cell(1, 'Ready')
+      ],
+      2,
+      { updatePolicy: 'RollingUpdate' }
+    )
     t.same(summary(got.cells), ['p-0:Draining:serve:cordon', 'p-1:Ready:serve'])
     t.equal(got.updated.reason, 'RollingUpdate')
   })
@@ -278,16 +417,27 @@ t.test('updates', async (t) => {
 })
 
 t.test('a cell whose last child went this sync gives its index to its replacement', async (t) => {
-  const gone = cell(0, 'Pending', { prev: { phase: 'Deleting', reason: 'RollingUpdate' }, children: { secret: false, seed: false, guest: false } })
+  const gone = cell(0, 'Pending', {
+    prev: { phase: 'Deleting', reason: 'RollingUpdate' },
+    children: { secret: false, seed: false, guest: false }
+  })
   const got = plan([gone, cell(1, 'Ready')], 2, { updatePolicy: 'RollingUpdate' })
   t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Ready:serve'])
-  t.same(got.cells.map((c) => c.index), [0, 1], 'one plan per index')
+  t.same(
+    got.cells.map((c) => c.index),
+    [0, 1],
+    'one plan per index'
+  )
 })
 
-t.test('a rolling update\'s replacement waits for its index rather than taking another', async (t) => {
+t.test("a rolling update's replacement waits for its index rather than taking another", async (t) => {
   const leaving = cell(0, 'Ready', { hash: 'old', prev: { phase: 'Deleting', reason: 'RollingUpdate' }, children: { guest: false } })
   const got = plan([leaving, cell(1, 'Ready')], 2, { updatePolicy: 'RollingUpdate' })
   t.same(summary(got.cells), ['p-0:Deleting:remove:cordon', 'p-1:Ready:serve'])
   const scaledDown = cell(0, 'Ready', { prev: { phase: 'Deleting', reason: 'ScaleDown' }, children: { guest: false } })
-  t.same(summary(plan([scaledDown, cell(1, 'Ready')], 2).cells), ['p-0:Deleting:remove:cordon', 'p-1:Ready:serve', 'p-2:Pending:serve:build'], 'a scale-up after a scale-down does not wait')
+  t.same(
+    summary(plan([scaledDown, cell(1, 'Ready')], 2).cells),
+    ['p-0:Deleting:remove:cordon', 'p-1:Ready:serve', 'p-2:Pending:serve:build'],
+    'a scale-up after a scale-down does not wait'
+  )
 })

@@ -7,12 +7,28 @@ import t from 'tap'
 import { sync } from '../../hooks/cellpool/sync.ts'
 import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, NS, POOL, POOL_UID, PoolWorld, SECRET_KEY, SEED_KEY, T0, joinSecret, poolObject, poolSpec, request } from './fixtures/cellpool.ts'
+import {
+  CNS_KEY,
+  GUEST_KEY,
+  JOIN_TEMPLATE,
+  NS,
+  POOL,
+  POOL_UID,
+  PoolWorld,
+  SECRET_KEY,
+  SEED_KEY,
+  T0,
+  joinSecret,
+  poolObject,
+  poolSpec,
+  request
+} from './fixtures/cellpool.ts'
 
-type Condition = { type: string, status: string, reason: string, message: string }
+type Condition = { type: string; status: string; reason: string; message: string }
 const conditions = (status: Record<string, unknown>): Condition[] => status.conditions as Condition[]
 const condition = (status: Record<string, unknown>, type: string): Condition | undefined => conditions(status).find((c) => c.type === type)
-const kinds = (children: readonly { kind?: string, metadata: { name?: string } }[]): string[] => children.map((c) => `${c.kind}/${c.metadata.name}`)
+const kinds = (children: readonly { kind?: string; metadata: { name?: string } }[]): string[] =>
+  children.map((c) => `${c.kind}/${c.metadata.name}`)
 
 /** A world with two Ready cells. */
 function readyWorld(spec = poolSpec()): PoolWorld {
@@ -24,40 +40,72 @@ function readyWorld(spec = poolSpec()): PoolWorld {
 t.test('a new pool: the CellNodeSet first, cells once the agent observes the workload cluster', async (t) => {
   const answer = sync(request(), T0)
   t.same(kinds(answer.children), [`CellNodeSet/${POOL}`])
-  t.same([condition(answer.status, 'Progressing')?.reason, condition(answer.status, 'WorkloadClusterReachable')?.reason], ['WorkloadUnobserved', 'NotObserved'])
+  t.same(
+    [condition(answer.status, 'Progressing')?.reason, condition(answer.status, 'WorkloadClusterReachable')?.reason],
+    ['WorkloadUnobserved', 'NotObserved']
+  )
   t.equal(answer.status.selector, 'cells.kubeswift.io/pool=inference')
 })
 
 t.test('a pool settles with every cell Ready', async (t) => {
   const world = readyWorld()
-  t.same(world.cells().map((c) => [c.name, c.phase]), [['inference-0', 'Ready'], ['inference-1', 'Ready']])
+  t.same(
+    world.cells().map((c) => [c.name, c.phase]),
+    [
+      ['inference-0', 'Ready'],
+      ['inference-1', 'Ready']
+    ]
+  )
   const status = world.parent.status as Record<string, unknown>
-  t.same([status.replicas, status.readyCells, status.creatingCells, status.drainingCells, status.failedCells, status.desiredReplicas], [2, 2, 0, 0, 0, 2])
-  t.same(conditions(status).map((c) => [c.type, c.status, c.reason]), [
-    ['Ready', 'True', 'CellsReady'],
-    ['Progressing', 'False', 'Settled'],
-    ['Updated', 'True', 'UpToDate'],
-    ['WorkloadClusterReachable', 'True', 'Reachable']
-  ])
+  t.same(
+    [status.replicas, status.readyCells, status.creatingCells, status.drainingCells, status.failedCells, status.desiredReplicas],
+    [2, 2, 0, 0, 0, 2]
+  )
+  t.same(
+    conditions(status).map((c) => [c.type, c.status, c.reason]),
+    [
+      ['Ready', 'True', 'CellsReady'],
+      ['Progressing', 'False', 'Settled'],
+      ['Updated', 'True', 'UpToDate'],
+      ['WorkloadClusterReachable', 'True', 'Reachable']
+    ]
+  )
   const cns = world.cellNodeSet() as KubeObject
-  const spec = cns.spec as { poolUID: string, kubeconfigSecretRef: unknown, nodes: Array<{ name: string, instance: string, cordon: boolean, labels: Record<string, string> }>, demand?: unknown }
+  const spec = cns.spec as {
+    poolUID: string
+    kubeconfigSecretRef: unknown
+    nodes: Array<{ name: string; instance: string; cordon: boolean; labels: Record<string, string> }>
+    demand?: unknown
+  }
   t.equal(spec.poolUID, POOL_UID)
   t.same(spec.kubeconfigSecretRef, { name: 'kc', key: 'value' })
-  t.same(spec.nodes.map((n) => [n.name, n.instance === world.guests().find((g) => g.metadata.name === n.name)?.metadata.uid, n.cordon]), [['inference-0', true, false], ['inference-1', true, false]])
+  t.same(
+    spec.nodes.map((n) => [n.name, n.instance === world.guests().find((g) => g.metadata.name === n.name)?.metadata.uid, n.cordon]),
+    [
+      ['inference-0', true, false],
+      ['inference-1', true, false]
+    ]
+  )
   t.equal(spec.nodes[0]?.labels['cells.kubeswift.io/instance'], world.guests()[0]?.metadata.uid)
   t.equal(spec.demand, undefined, 'no demand without autoscaling')
   const row = (status.cells as Array<Record<string, unknown>>)[0]
-  t.same([row?.nodeIP, row?.nodeName, row?.hostNode, row?.devices, row?.readyOnce], ['192.0.2.10', 'inference-0', 'gpu-host-1', ['0000:3b:00.0'], true])
+  t.same(
+    [row?.nodeIP, row?.nodeName, row?.hostNode, row?.devices, row?.readyOnce],
+    ['192.0.2.10', 'inference-0', 'gpu-host-1', ['0000:3b:00.0'], true]
+  )
 })
 
-t.test('the bootstrap Secret is rendered into data, both keys, with the cell\'s labels for the kubelet', async (t) => {
+t.test("the bootstrap Secret is rendered into data, both keys, with the cell's labels for the kubelet", async (t) => {
   const world = readyWorld()
   const secret = world.of(SECRET_KEY).find((s) => s.metadata.name === 'inference-1-bootstrap') as KubeObject
   const data = secret.data as Record<string, string>
   t.equal(secret.stringData, undefined)
   t.equal(data['user-data'], data.value)
   const text = Buffer.from(data['user-data'] ?? '', 'base64').toString()
-  t.match(text, `--node-labels cells.kubeswift.io/cell=inference-1,cells.kubeswift.io/cell-index=1,cells.kubeswift.io/pool=inference,cells.kubeswift.io/pool-uid=${POOL_UID},gpu=on`)
+  t.match(
+    text,
+    `--node-labels cells.kubeswift.io/cell=inference-1,cells.kubeswift.io/cell-index=1,cells.kubeswift.io/pool=inference,cells.kubeswift.io/pool-uid=${POOL_UID},gpu=on`
+  )
   t.match(text, 'echo {{ v1.local_hostname }}', 'cloud-init Jinja is left as written')
 })
 
@@ -73,7 +121,16 @@ t.test('the guest is created only after its Secret and seed profile are observed
 
 t.test('a stale Node of the same name holds the cell at Pending until the agent sweeps it', async (t) => {
   const world = new PoolWorld(poolSpec({ replicas: 1 }))
-  world.nodes.set('inference-0', { instance: 'old-vm', ready: true, live: true, devices: [], registration: 'Parsed', pods: 0, inFlight: false, unschedulable: false })
+  world.nodes.set('inference-0', {
+    instance: 'old-vm',
+    ready: true,
+    live: true,
+    devices: [],
+    registration: 'Parsed',
+    pods: 0,
+    inFlight: false,
+    unschedulable: false
+  })
   for (let i = 0; i < 4; i++) world.step(sync)
   t.same(world.guests(), [])
   t.same([world.cells()[0]?.phase, world.cells()[0]?.reason], ['Pending', 'NodeNameConflict'])
@@ -85,23 +142,62 @@ t.test('a stale Node of the same name holds the cell at Pending until the agent 
 })
 
 /** Ways to block a pool; each must keep every observed child exactly as it is. */
-const blockers: Array<{ name: string, reason: string, apply: (w: PoolWorld) => void, message: RegExp }> = [
-  { name: 'an invalid spec', reason: 'SpecInvalid', apply: (w) => w.edit((s) => { (s.cell as Record<string, unknown>).guestTemplate = { imageRef: { name: 'x' }, nodeName: 'pinned' } }), message: /guestTemplate/ },
-  { name: 'a missing join Secret', reason: 'JoinSecretMissing', apply: (w) => { w.related = [] }, message: /Secret ml\/join does not exist/ },
-  { name: 'a join Secret without its key', reason: 'JoinSecretMissing', apply: (w) => { w.related = [joinSecret(JOIN_TEMPLATE, 'other')] }, message: /has no key user-data \(spec.bootstrap.joinSecretKey; it has other\)/ },
-  { name: 'a misspelt token', reason: 'BootstrapTemplateInvalid', apply: (w) => { w.related = [joinSecret('{{ nodeLabels }} {{ nodeLable }}')] }, message: /\{\{ nodeLable \}\}/ },
-  { name: 'a template without {{ nodeLabels }}', reason: 'BootstrapTemplateInvalid', apply: (w) => { w.related = [joinSecret('#cloud-config\nhostname: {{ cellName }}\n')] }, message: /nodeLabels/ }
+const blockers: Array<{ name: string; reason: string; apply: (w: PoolWorld) => void; message: RegExp }> = [
+  {
+    name: 'an invalid spec',
+    reason: 'SpecInvalid',
+    apply: (w) =>
+      w.edit((s) => {
+        ;(s.cell as Record<string, unknown>).guestTemplate = { imageRef: { name: 'x' }, nodeName: 'pinned' }
+      }),
+    message: /guestTemplate/
+  },
+  {
+    name: 'a missing join Secret',
+    reason: 'JoinSecretMissing',
+    apply: (w) => {
+      w.related = []
+    },
+    message: /Secret ml\/join does not exist/
+  },
+  {
+    name: 'a join Secret without its key',
+    reason: 'JoinSecretMissing',
+    apply: (w) => {
+      w.related = [joinSecret(JOIN_TEMPLATE, 'other')]
+    },
+    message: /has no key user-data \(spec.bootstrap.joinSecretKey; it has other\)/
+  },
+  {
+    name: 'a misspelt token',
+    reason: 'BootstrapTemplateInvalid',
+    apply: (w) => {
+      w.related = [joinSecret('{{ nodeLabels }} {{ nodeLable }}')]
+    },
+    message: /\{\{ nodeLable \}\}/
+  },
+  {
+    name: 'a template without {{ nodeLabels }}',
+    reason: 'BootstrapTemplateInvalid',
+    apply: (w) => {
+      w.related = [joinSecret('#cloud-config\nhostname: {{ cellName }}\n')]
+    },
+    message: /nodeLabels/
+  }
 ]
 
 t.test('a bad spec, a missing join Secret or a bad template keeps every child exactly as it is', async (t) => {
   for (const b of blockers) {
     t.test(b.name, async (t) => {
       const world = readyWorld()
-      world.edit((s) => { s.replicas = 4 })
+      world.edit((s) => {
+        s.replicas = 4
+      })
       b.apply(world)
       const before = world.children()
       const answer = sync(world.request(), world.now)
-      const order = (list: readonly KubeObject[]) => [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`))
+      const order = (list: readonly KubeObject[]) =>
+        [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`))
       t.same(order(answer.children), order(before.map(keepAsIs)), 'every observed child answered as recorded')
       const progressing = condition(answer.status, 'Progressing')
       t.same([progressing?.status, progressing?.reason], ['False', b.reason])
@@ -115,10 +211,17 @@ t.test('a bad spec, a missing join Secret or a bad template keeps every child ex
 t.test('an existing cell keeps the template it was built with; a new cell takes the new one', async (t) => {
   const world = readyWorld()
   const before = world.guests().map((g) => JSON.stringify(g.spec))
-  world.edit((s) => { ((s.cell as Record<string, unknown>).guestTemplate as Record<string, unknown>).imageRef = { name: 'gpu-noble-2' }; s.replicas = 3 })
+  world.edit((s) => {
+    ;((s.cell as Record<string, unknown>).guestTemplate as Record<string, unknown>).imageRef = { name: 'gpu-noble-2' }
+    s.replicas = 3
+  })
   world.settle(sync)
   const guests = world.guests()
-  t.same(guests.slice(0, 2).map((g) => JSON.stringify(g.spec)), before, 'existing guests untouched')
+  t.same(
+    guests.slice(0, 2).map((g) => JSON.stringify(g.spec)),
+    before,
+    'existing guests untouched'
+  )
   t.same((guests[2]?.spec as { imageRef: unknown }).imageRef, { name: 'gpu-noble-2' })
   t.same([world.condition('Updated')?.status, world.condition('Updated')?.reason], ['False', 'TemplateChanged'])
   t.match(world.condition('Updated')?.message, /inference-0, inference-1/)
@@ -127,9 +230,15 @@ t.test('an existing cell keeps the template it was built with; a new cell takes 
 t.test('rolling update replaces outdated cells one at a time, draining each first', async (t) => {
   const world = readyWorld(poolSpec({ updatePolicy: { type: 'RollingUpdate' } }))
   const oldUIDs = world.guests().map((g) => g.metadata.uid)
-  world.edit((s) => { ((s.cell as Record<string, unknown>).guestTemplate as Record<string, unknown>).imageRef = { name: 'gpu-noble-2' } })
+  world.edit((s) => {
+    ;((s.cell as Record<string, unknown>).guestTemplate as Record<string, unknown>).imageRef = { name: 'gpu-noble-2' }
+  })
   world.step(sync)
-  t.same(world.cells().map((c) => c.phase), ['Ready', 'Draining'], 'the highest index drains first')
+  t.same(
+    world.cells().map((c) => c.phase),
+    ['Ready', 'Draining'],
+    'the highest index drains first'
+  )
   t.equal(world.condition('Updated')?.reason, 'RollingUpdate')
   let maxDraining = 0
   for (let i = 0; i < 80 && world.condition('Updated')?.status !== 'True'; i++) {
@@ -139,38 +248,73 @@ t.test('rolling update replaces outdated cells one at a time, draining each firs
   world.settle(sync)
   t.equal(world.condition('Updated')?.status, 'True')
   t.equal(maxDraining, 1, 'one cell at a time')
-  t.notOk(world.guests().some((g) => oldUIDs.includes(g.metadata.uid)), 'every guest replaced')
-  t.same(world.guests().map((g) => g.metadata.name), ['inference-0', 'inference-1'], 'each replacement keeps its index')
+  t.notOk(
+    world.guests().some((g) => oldUIDs.includes(g.metadata.uid)),
+    'every guest replaced'
+  )
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-0', 'inference-1'],
+    'each replacement keeps its index'
+  )
   t.ok(world.guests().every((g) => (g.spec as { imageRef: { name: string } }).imageRef.name === 'gpu-noble-2'))
 })
 
 t.test('scale down drains, then deletes the guest first and the seed profile and Secret after', async (t) => {
   const world = readyWorld(poolSpec({ replicas: 3 }))
-  world.edit((s) => { s.replicas = 1 })
+  world.edit((s) => {
+    s.replicas = 1
+  })
   const node = world.nodes.get('inference-2')
   if (node !== undefined) node.pods = 1
   world.step(sync)
-  t.same(world.cells().map((c) => c.phase), ['Ready', 'Draining', 'Draining'])
-  const entries = (world.cellNodeSet()?.spec as { nodes: Array<{ name: string, cordon: boolean }> }).nodes
-  t.same(entries.map((n) => [n.name, n.cordon]), [['inference-0', false], ['inference-1', true], ['inference-2', true]])
+  t.same(
+    world.cells().map((c) => c.phase),
+    ['Ready', 'Draining', 'Draining']
+  )
+  const entries = (world.cellNodeSet()?.spec as { nodes: Array<{ name: string; cordon: boolean }> }).nodes
+  t.same(
+    entries.map((n) => [n.name, n.cordon]),
+    [
+      ['inference-0', false],
+      ['inference-1', true],
+      ['inference-2', true]
+    ]
+  )
   for (let i = 0; i < 6; i++) world.step(sync)
-  t.same(world.guests().map((g) => g.metadata.name), ['inference-0', 'inference-2'], 'the idle one went; a Pod keeps inference-2')
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-0', 'inference-2'],
+    'the idle one went; a Pod keeps inference-2'
+  )
   t.notOk(world.of(SECRET_KEY).some((s) => s.metadata.name === 'inference-1-bootstrap'))
   if (node !== undefined) node.pods = 0
   world.settle(sync)
-  t.same(world.guests().map((g) => g.metadata.name), ['inference-0'])
-  t.same(world.cells().map((c) => c.name), ['inference-0'])
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-0']
+  )
+  t.same(
+    world.cells().map((c) => c.name),
+    ['inference-0']
+  )
 })
 
 t.test('the guest goes before its seed profile and Secret', async (t) => {
   const world = readyWorld(poolSpec({ replicas: 1 }))
-  world.edit((s) => { s.replicas = 0 })
+  world.edit((s) => {
+    s.replicas = 0
+  })
   const deletions: string[] = []
   for (let i = 0; i < 10; i++) {
     world.step(sync)
     deletions.push(...world.operations.filter((o) => o.startsWith('delete')))
   }
-  t.same(deletions, [`delete ${GUEST_KEY} ${NS}/inference-0`, `delete ${SECRET_KEY} ${NS}/inference-0-bootstrap`, `delete ${SEED_KEY} ${NS}/inference-0-seed`])
+  t.same(deletions, [
+    `delete ${GUEST_KEY} ${NS}/inference-0`,
+    `delete ${SECRET_KEY} ${NS}/inference-0-bootstrap`,
+    `delete ${SEED_KEY} ${NS}/inference-0-seed`
+  ])
   t.same([world.condition('Ready')?.status, world.condition('Ready')?.reason], ['True', 'ScaledToZero'])
 })
 
@@ -178,12 +322,20 @@ t.test('an unobserved workload cluster: nothing created, nothing deleted, status
   const world = readyWorld()
   world.agentUp = false
   world.advance(130)
-  world.edit((s) => { s.replicas = 0 })
+  world.edit((s) => {
+    s.replicas = 0
+  })
   const before = world.children()
   const answer = sync(world.request(), world.now)
   const answered = new Set(answer.children.map((c) => `${c.kind}/${c.metadata.name}`))
-  t.ok(before.every((c) => answered.has(`${c.kind}/${c.metadata.name}`)), 'every child still answered')
-  t.same([condition(answer.status, 'WorkloadClusterReachable')?.status, condition(answer.status, 'WorkloadClusterReachable')?.reason], ['False', 'Stale'])
+  t.ok(
+    before.every((c) => answered.has(`${c.kind}/${c.metadata.name}`)),
+    'every child still answered'
+  )
+  t.same(
+    [condition(answer.status, 'WorkloadClusterReachable')?.status, condition(answer.status, 'WorkloadClusterReachable')?.reason],
+    ['False', 'Stale']
+  )
 })
 
 t.test('autoscaling: the CellNodeSet asks for demand, and status carries the autoscaler fields', async (t) => {
@@ -207,7 +359,11 @@ t.test('children and related objects of unexpected shapes are reported, never a 
   const guest = world.guests()[0] as KubeObject
   guest.status = { phase: 'Running', gpu: { devices: 'all' }, network: { interfaces: { primary: '1.2.3.4' } }, conditions: 'none' }
   const cns = world.cellNodeSet() as KubeObject
-  ;(cns.status as Record<string, unknown>).nodes = [{ name: 'inference-1', present: true, instance: world.guests()[1]?.metadata.uid, ready: true, devices: 'x', allocations: 'y' }, 'junk', 7]
+  ;(cns.status as Record<string, unknown>).nodes = [
+    { name: 'inference-1', present: true, instance: world.guests()[1]?.metadata.uid, ready: true, devices: 'x', allocations: 'y' },
+    'junk',
+    7
+  ]
   ;(cns.status as Record<string, unknown>).demand = 'lots'
   world.parent.status = { cells: 'not a list', conditions: { Ready: true }, cellDeviceShape: [], demand: 5 }
   const answer = sync(world.request(), world.now)
@@ -217,7 +373,10 @@ t.test('children and related objects of unexpected shapes are reported, never a 
   t.match(progressing?.message, /status\.nodes has an entry that is a string/)
   t.match(progressing?.message, /devices is a string, not a list/)
   t.match(progressing?.message, /status\.demand is a string/)
-  t.ok(answer.children.some((c) => c.kind === 'SwiftGuest' && c.metadata.name === 'inference-0'), 'the guest is kept')
+  t.ok(
+    answer.children.some((c) => c.kind === 'SwiftGuest' && c.metadata.name === 'inference-0'),
+    'the guest is kept'
+  )
 })
 
 t.test('a join Secret whose data is not a map is a missing key, not a throw', async (t) => {

@@ -1,6 +1,13 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { kubeletMaySetLabel, parseDuration, poolNameProblems, poolProblems, resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
+import {
+  kubeletMaySetLabel,
+  parseDuration,
+  poolNameProblems,
+  poolProblems,
+  resolvePool,
+  type ResolvedPool
+} from '../../hooks/cellpool/validate.ts'
 
 /** A valid pool spec; each case below changes one thing. */
 function base(): Record<string, unknown> {
@@ -49,70 +56,417 @@ const gt = 'spec.cell.guestTemplate'
 const CASES: Case[] = [
   ...(['seedProfileRef', 'gpuProfileRef', 'gpuResourceClaim', 'nodeName', 'migration', 'runPolicy'] as const).map((field) => ({
     rule: `guestTemplate.${field} is the controller's`,
-    spec: variant((s) => { s.cell.guestTemplate[field] = field === 'nodeName' || field === 'runPolicy' ? 'x' : { name: 'x' } }),
+    spec: variant((s) => {
+      s.cell.guestTemplate[field] = field === 'nodeName' || field === 'runPolicy' ? 'x' : { name: 'x' }
+    }),
     field: `${gt}.${field}`,
     message: new RegExp(`^${gt.replace(/\./g, '\\.')}\\.${field} is set by the controller and must not be set here$`)
   })),
-  { rule: 'kernelRef is not supported', spec: variant((s) => { s.cell.guestTemplate.kernelRef = { name: 'k' } }), field: `${gt}.kernelRef`, message: /not supported on the GPU path: a GPU cell boots from a disk/ },
-  { rule: 'cloneFromSnapshot is not supported', spec: variant((s) => { s.cell.guestTemplate.cloneFromSnapshot = { snapshotRef: { name: 's' } } }), field: `${gt}.cloneFromSnapshot`, message: /VFIO device state cannot be restored/ },
-  { rule: 'vhostUserDevices is not supported', spec: variant((s) => { s.cell.guestTemplate.vhostUserDevices = [{ name: 'v' }] }), field: `${gt}.vhostUserDevices`, message: /not supported on the GPU path/ },
-  { rule: 'filesystems is not supported', spec: variant((s) => { s.cell.guestTemplate.filesystems = [{ name: 'f' }] }), field: `${gt}.filesystems`, message: /not supported on the GPU path/ },
-  { rule: 'osType windows is not supported', spec: variant((s) => { s.cell.guestTemplate.osType = 'windows' }), field: `${gt}.osType`, message: /osType windows is not supported on the GPU path/ },
-  { rule: 'guestClassRef is required', spec: variant((s) => { delete s.cell.guestTemplate.guestClassRef }), field: `${gt}.guestClassRef.name`, message: /guestClassRef\.name is required/ },
-  { rule: 'imageRef is required', spec: variant((s) => { s.cell.guestTemplate.imageRef = { name: '' } }), field: `${gt}.imageRef.name`, message: /imageRef\.name is required/ },
-  { rule: 'gpu.count must be 1', spec: variant((s) => { s.cell.gpu.count = 2 }), field: 'spec.cell.gpu.count', message: /count 2 is not supported: a cell holds exactly 1 whole GPU/ },
-  { rule: 'DRA needs dra', spec: variant((s) => { delete s.cell.gpu.dra }), field: 'spec.cell.gpu.dra', message: /dra is required with backend DRA/ },
-  { rule: 'DRA takes no native', spec: variant((s) => { s.cell.gpu.native = { gpuProfileRef: { name: 'p' } } }), field: 'spec.cell.gpu.native', message: /native must not be set with backend DRA/ },
-  { rule: 'DRA needs one claim name, not both', spec: variant((s) => { s.cell.gpu.dra.resourceClaimName = 'shared'; s.replicas = 1 }), field: 'spec.cell.gpu.dra', message: /exactly one of resourceClaimTemplateName and resourceClaimName/ },
-  { rule: 'DRA needs one claim name, not none', spec: variant((s) => { s.cell.gpu.dra = { requestName: 'gpu' } }), field: 'spec.cell.gpu.dra', message: /exactly one of/ },
-  { rule: 'a shared claim only for one replica', spec: variant((s) => { s.cell.gpu.dra = { resourceClaimName: 'shared' } }), field: 'spec.cell.gpu.dra.resourceClaimName', message: /only for a pool of at most one cell \(replicas 2\)/ },
+  {
+    rule: 'kernelRef is not supported',
+    spec: variant((s) => {
+      s.cell.guestTemplate.kernelRef = { name: 'k' }
+    }),
+    field: `${gt}.kernelRef`,
+    message: /not supported on the GPU path: a GPU cell boots from a disk/
+  },
+  {
+    rule: 'cloneFromSnapshot is not supported',
+    spec: variant((s) => {
+      s.cell.guestTemplate.cloneFromSnapshot = { snapshotRef: { name: 's' } }
+    }),
+    field: `${gt}.cloneFromSnapshot`,
+    message: /VFIO device state cannot be restored/
+  },
+  {
+    rule: 'vhostUserDevices is not supported',
+    spec: variant((s) => {
+      s.cell.guestTemplate.vhostUserDevices = [{ name: 'v' }]
+    }),
+    field: `${gt}.vhostUserDevices`,
+    message: /not supported on the GPU path/
+  },
+  {
+    rule: 'filesystems is not supported',
+    spec: variant((s) => {
+      s.cell.guestTemplate.filesystems = [{ name: 'f' }]
+    }),
+    field: `${gt}.filesystems`,
+    message: /not supported on the GPU path/
+  },
+  {
+    rule: 'osType windows is not supported',
+    spec: variant((s) => {
+      s.cell.guestTemplate.osType = 'windows'
+    }),
+    field: `${gt}.osType`,
+    message: /osType windows is not supported on the GPU path/
+  },
+  {
+    rule: 'guestClassRef is required',
+    spec: variant((s) => {
+      delete s.cell.guestTemplate.guestClassRef
+    }),
+    field: `${gt}.guestClassRef.name`,
+    message: /guestClassRef\.name is required/
+  },
+  {
+    rule: 'imageRef is required',
+    spec: variant((s) => {
+      s.cell.guestTemplate.imageRef = { name: '' }
+    }),
+    field: `${gt}.imageRef.name`,
+    message: /imageRef\.name is required/
+  },
+  {
+    rule: 'gpu.count must be 1',
+    spec: variant((s) => {
+      s.cell.gpu.count = 2
+    }),
+    field: 'spec.cell.gpu.count',
+    message: /count 2 is not supported: a cell holds exactly 1 whole GPU/
+  },
+  {
+    rule: 'DRA needs dra',
+    spec: variant((s) => {
+      delete s.cell.gpu.dra
+    }),
+    field: 'spec.cell.gpu.dra',
+    message: /dra is required with backend DRA/
+  },
+  {
+    rule: 'DRA takes no native',
+    spec: variant((s) => {
+      s.cell.gpu.native = { gpuProfileRef: { name: 'p' } }
+    }),
+    field: 'spec.cell.gpu.native',
+    message: /native must not be set with backend DRA/
+  },
+  {
+    rule: 'DRA needs one claim name, not both',
+    spec: variant((s) => {
+      s.cell.gpu.dra.resourceClaimName = 'shared'
+      s.replicas = 1
+    }),
+    field: 'spec.cell.gpu.dra',
+    message: /exactly one of resourceClaimTemplateName and resourceClaimName/
+  },
+  {
+    rule: 'DRA needs one claim name, not none',
+    spec: variant((s) => {
+      s.cell.gpu.dra = { requestName: 'gpu' }
+    }),
+    field: 'spec.cell.gpu.dra',
+    message: /exactly one of/
+  },
+  {
+    rule: 'a shared claim only for one replica',
+    spec: variant((s) => {
+      s.cell.gpu.dra = { resourceClaimName: 'shared' }
+    }),
+    field: 'spec.cell.gpu.dra.resourceClaimName',
+    message: /only for a pool of at most one cell \(replicas 2\)/
+  },
   {
     rule: 'a shared claim only when autoscaling cannot grow past one',
-    spec: variant((s) => { s.replicas = 1; s.cell.gpu.dra = { resourceClaimName: 'shared' }; s.autoscaling = { enabled: true, maxReplicas: 3 } }),
+    spec: variant((s) => {
+      s.replicas = 1
+      s.cell.gpu.dra = { resourceClaimName: 'shared' }
+      s.autoscaling = { enabled: true, maxReplicas: 3 }
+    }),
     field: 'spec.cell.gpu.dra.resourceClaimName',
     message: /autoscaling\.maxReplicas 3/
   },
-  { rule: 'tier is pcie', spec: variant((s) => { s.cell.gpu.dra.tier = 'hgx-full' }), field: 'spec.cell.gpu.dra.tier', message: /tier hgx-full is not supported: a cell takes the pcie tier/ },
-  { rule: 'Native needs native.gpuProfileRef', spec: variant((s) => { s.cell.gpu = { backend: 'Native' } }), field: 'spec.cell.gpu.native.gpuProfileRef.name', message: /required with backend Native/ },
-  { rule: 'Native takes no dra', spec: variant((s) => { s.cell.gpu.backend = 'Native'; s.cell.gpu.native = { gpuProfileRef: { name: 'a100' } } }), field: 'spec.cell.gpu.dra', message: /dra must not be set with backend Native/ },
-  { rule: 'joinSecretRef is required', spec: variant((s) => { delete s.bootstrap }), field: 'spec.bootstrap.joinSecretRef.name', message: /joinSecretRef\.name is required: a cell without a join template never joins/ },
-  { rule: 'nodeIPFrom names an interface', spec: variant((s) => { s.cell.nodeIPFrom = 'eth9' }), field: 'spec.cell.nodeIPFrom', message: /eth9 names no interface of spec\.cell\.guestTemplate\.interfaces \(it lists primary, routable\)/ },
-  { rule: 'nodeIPFrom with no interfaces', spec: variant((s) => { delete s.cell.guestTemplate.interfaces }), field: 'spec.cell.nodeIPFrom', message: /\(it lists none\)/ },
-  { rule: 'a label key must be a qualified name', spec: variant((s) => { s.workloadCluster.node.labels['has space'] = 'x' }), field: 'spec.workloadCluster.node.labels[has space]', message: /is not a valid label key/ },
-  { rule: 'a label value must be a label value', spec: variant((s) => { s.workloadCluster.node.labels.gpu = 'on!' }), field: 'spec.workloadCluster.node.labels[gpu]', message: /value on! is not a label value/ },
-  { rule: 'a label value of 64 characters', spec: variant((s) => { s.workloadCluster.node.labels.gpu = 'a'.repeat(64) }), field: 'spec.workloadCluster.node.labels[gpu]', message: /is not a label value/ },
-  { rule: 'cells.kubeswift.io/ labels are the controller\'s', spec: variant((s) => { s.workloadCluster.node.labels['cells.kubeswift.io/pool'] = 'other' }), field: 'spec.workloadCluster.node.labels[cells.kubeswift.io/pool]', message: /the controller keeps for itself/ },
-  { rule: 'an annotation key must be a qualified name', spec: variant((s) => { s.workloadCluster.node.annotations['a/b/c'] = 'x' }), field: 'spec.workloadCluster.node.annotations[a/b/c]', message: /is not a valid annotation key/ },
-  { rule: 'cells.kubeswift.io/ annotations are the controller\'s', spec: variant((s) => { s.workloadCluster.node.annotations['cells.kubeswift.io/managed'] = '{}' }), field: 'spec.workloadCluster.node.annotations[cells.kubeswift.io/managed]', message: /keeps for itself/ },
-  { rule: 'annotations within 256 KiB', spec: variant((s) => { s.workloadCluster.node.annotations.big = 'x'.repeat(300 * 1024) }), field: 'spec.workloadCluster.node.annotations', message: /a Node takes at most 262144/ },
-  { rule: 'a taint key must be a qualified name', spec: variant((s) => { s.workloadCluster.node.taints[0].key = 'bad key' }), field: 'spec.workloadCluster.node.taints[0].key', message: /is not a valid taint key/ },
-  { rule: 'a taint value must be a label value', spec: variant((s) => { s.workloadCluster.node.taints[0].value = 'a b' }), field: 'spec.workloadCluster.node.taints[0].value', message: /is not a valid taint value/ },
-  { rule: 'a taint effect from the enum', spec: variant((s) => { s.workloadCluster.node.taints[0].effect = 'NoWay' }), field: 'spec.workloadCluster.node.taints[0].effect', message: /NoWay is not one of NoSchedule, PreferNoSchedule, NoExecute/ },
+  {
+    rule: 'tier is pcie',
+    spec: variant((s) => {
+      s.cell.gpu.dra.tier = 'hgx-full'
+    }),
+    field: 'spec.cell.gpu.dra.tier',
+    message: /tier hgx-full is not supported: a cell takes the pcie tier/
+  },
+  {
+    rule: 'Native needs native.gpuProfileRef',
+    spec: variant((s) => {
+      s.cell.gpu = { backend: 'Native' }
+    }),
+    field: 'spec.cell.gpu.native.gpuProfileRef.name',
+    message: /required with backend Native/
+  },
+  {
+    rule: 'Native takes no dra',
+    spec: variant((s) => {
+      s.cell.gpu.backend = 'Native'
+      s.cell.gpu.native = { gpuProfileRef: { name: 'a100' } }
+    }),
+    field: 'spec.cell.gpu.dra',
+    message: /dra must not be set with backend Native/
+  },
+  {
+    rule: 'joinSecretRef is required',
+    spec: variant((s) => {
+      delete s.bootstrap
+    }),
+    field: 'spec.bootstrap.joinSecretRef.name',
+    message: /joinSecretRef\.name is required: a cell without a join template never joins/
+  },
+  {
+    rule: 'nodeIPFrom names an interface',
+    spec: variant((s) => {
+      s.cell.nodeIPFrom = 'eth9'
+    }),
+    field: 'spec.cell.nodeIPFrom',
+    message: /eth9 names no interface of spec\.cell\.guestTemplate\.interfaces \(it lists primary, routable\)/
+  },
+  {
+    rule: 'nodeIPFrom with no interfaces',
+    spec: variant((s) => {
+      delete s.cell.guestTemplate.interfaces
+    }),
+    field: 'spec.cell.nodeIPFrom',
+    message: /\(it lists none\)/
+  },
+  {
+    rule: 'a label key must be a qualified name',
+    spec: variant((s) => {
+      s.workloadCluster.node.labels['has space'] = 'x'
+    }),
+    field: 'spec.workloadCluster.node.labels[has space]',
+    message: /is not a valid label key/
+  },
+  {
+    rule: 'a label value must be a label value',
+    spec: variant((s) => {
+      s.workloadCluster.node.labels.gpu = 'on!'
+    }),
+    field: 'spec.workloadCluster.node.labels[gpu]',
+    message: /value on! is not a label value/
+  },
+  {
+    rule: 'a label value of 64 characters',
+    spec: variant((s) => {
+      s.workloadCluster.node.labels.gpu = 'a'.repeat(64)
+    }),
+    field: 'spec.workloadCluster.node.labels[gpu]',
+    message: /is not a label value/
+  },
+  {
+    rule: "cells.kubeswift.io/ labels are the controller's",
+    spec: variant((s) => {
+      s.workloadCluster.node.labels['cells.kubeswift.io/pool'] = 'other'
+    }),
+    field: 'spec.workloadCluster.node.labels[cells.kubeswift.io/pool]',
+    message: /the controller keeps for itself/
+  },
+  {
+    rule: 'an annotation key must be a qualified name',
+    spec: variant((s) => {
+      s.workloadCluster.node.annotations['a/b/c'] = 'x'
+    }),
+    field: 'spec.workloadCluster.node.annotations[a/b/c]',
+    message: /is not a valid annotation key/
+  },
+  {
+    rule: "cells.kubeswift.io/ annotations are the controller's",
+    spec: variant((s) => {
+      s.workloadCluster.node.annotations['cells.kubeswift.io/managed'] = '{}'
+    }),
+    field: 'spec.workloadCluster.node.annotations[cells.kubeswift.io/managed]',
+    message: /keeps for itself/
+  },
+  {
+    rule: 'annotations within 256 KiB',
+    spec: variant((s) => {
+      s.workloadCluster.node.annotations.big = 'x'.repeat(300 * 1024)
+    }),
+    field: 'spec.workloadCluster.node.annotations',
+    message: /a Node takes at most 262144/
+  },
+  {
+    rule: 'a taint key must be a qualified name',
+    spec: variant((s) => {
+      s.workloadCluster.node.taints[0].key = 'bad key'
+    }),
+    field: 'spec.workloadCluster.node.taints[0].key',
+    message: /is not a valid taint key/
+  },
+  {
+    rule: 'a taint value must be a label value',
+    spec: variant((s) => {
+      s.workloadCluster.node.taints[0].value = 'a b'
+    }),
+    field: 'spec.workloadCluster.node.taints[0].value',
+    message: /is not a valid taint value/
+  },
+  {
+    rule: 'a taint effect from the enum',
+    spec: variant((s) => {
+      s.workloadCluster.node.taints[0].effect = 'NoWay'
+    }),
+    field: 'spec.workloadCluster.node.taints[0].effect',
+    message: /NoWay is not one of NoSchedule, PreferNoSchedule, NoExecute/
+  },
   {
     rule: 'one taint per key and effect',
-    spec: variant((s) => { s.workloadCluster.node.taints.push({ key: 'example.com/gpu-cell', value: 'false', effect: 'NoSchedule' }) }),
+    spec: variant((s) => {
+      s.workloadCluster.node.taints.push({ key: 'example.com/gpu-cell', value: 'false', effect: 'NoSchedule' })
+    }),
     field: 'spec.workloadCluster.node.taints[1]',
     message: /repeats key example\.com\/gpu-cell with effect NoSchedule/
   },
-  { rule: 'kubeconfigSecretRef is required', spec: variant((s) => { s.workloadCluster.kubeconfigSecretRef = {} }), field: 'spec.workloadCluster.kubeconfigSecretRef.name', message: /kubeconfigSecretRef\.name is required/ },
-  { rule: 'workloadCluster is required', spec: variant((s) => { delete s.workloadCluster }), field: 'spec.workloadCluster', message: /^spec\.workloadCluster is required$/ },
-  { rule: 'a join Secret name is a DNS subdomain', spec: variant((s) => { s.bootstrap.joinSecretRef.name = 'Join_Secret' }), field: 'spec.bootstrap.joinSecretRef.name', message: /is not a Secret name/ },
-  { rule: 'a join Secret key is a Secret key', spec: variant((s) => { s.bootstrap.joinSecretKey = 'user data' }), field: 'spec.bootstrap.joinSecretKey', message: /is not a Secret key/ },
-  { rule: 'maxReplicas is required when enabled', spec: variant((s) => { s.autoscaling = { enabled: true } }), field: 'spec.autoscaling.maxReplicas', message: /maxReplicas is required when autoscaling is enabled/ },
-  { rule: 'minReplicas <= maxReplicas', spec: variant((s) => { s.autoscaling = { enabled: true, minReplicas: 4, maxReplicas: 3 } }), field: 'spec.autoscaling.minReplicas', message: /minReplicas 4 exceeds maxReplicas 3/ },
-  { rule: 'scaleDown Auto needs minReplicas', spec: variant((s) => { s.autoscaling = { enabled: true, maxReplicas: 3, scaleDown: 'Auto' } }), field: 'spec.autoscaling.minReplicas', message: /minReplicas is required with scaleDown Auto/ },
-  { rule: 'stabilizationWindow is a duration', spec: variant((s) => { s.autoscaling = { stabilizationWindow: '10 minutes' } }), field: 'spec.autoscaling.stabilizationWindow', message: /10 minutes is not a duration/ },
-  { rule: 'scaleDownStabilizationWindow is a duration', spec: variant((s) => { s.autoscaling = { scaleDownStabilizationWindow: '-5m' } }), field: 'spec.autoscaling.scaleDownStabilizationWindow', message: /-5m is not a duration/ },
-  { rule: 'bootstrap.readyTimeout is a duration', spec: variant((s) => { s.bootstrap.readyTimeout = '15' }), field: 'spec.bootstrap.readyTimeout', message: /15 is not a duration/ },
-  { rule: 'bootstrap.readyTimeout is longer than 0', spec: variant((s) => { s.bootstrap.readyTimeout = '0s' }), field: 'spec.bootstrap.readyTimeout', message: /must be longer than 0/ },
-  { rule: 'capacity.readyTimeout is a duration', spec: variant((s) => { s.capacity = { readyTimeout: '5 m' } }), field: 'spec.capacity.readyTimeout', message: /is not a duration/ },
-  { rule: 'deletion.drainTimeout is a duration', spec: variant((s) => { s.deletion = { drainTimeout: 'forever' } }), field: 'spec.deletion.drainTimeout', message: /forever is not a duration/ },
-  { rule: 'provisioner ClusterAPI is not in this version', spec: variant((s) => { s.cell.provisioner = 'ClusterAPI'; s.cell.clusterAPI = { clusterName: 'capi' } }), field: 'spec.cell.provisioner', message: /ClusterAPI is not in this version: Metacontroller owns its children with a controller reference/ },
-  { rule: 'hami mode DRA is not in this version', spec: variant((s) => { s.capacity = { hami: { mode: 'DRA', deviceClassName: 'hami' } } }), field: 'spec.capacity.hami.mode', message: /mode DRA is not in this version/ },
-  { rule: 'at most 100000 cells, so cell indices keep to five digits', spec: variant((s) => { s.replicas = 100001 }), field: 'spec.replicas', message: /100001 is above the maximum 100000/ },
-  { rule: 'replicas is a non-negative integer', spec: variant((s) => { s.replicas = -1 }), field: 'spec.replicas', message: /-1 is below the minimum 0/ },
-  { rule: 'an enum field outside its enum', spec: variant((s) => { s.updatePolicy = { type: 'Sometimes' } }), field: 'spec.updatePolicy.type', message: /Sometimes is not one of Manual, RollingUpdate/ },
-  { rule: 'a field of the wrong type', spec: variant((s) => { s.autoscaling = { enabled: 'yes' } }), field: 'spec.autoscaling.enabled', message: /yes must be a boolean/ }
+  {
+    rule: 'kubeconfigSecretRef is required',
+    spec: variant((s) => {
+      s.workloadCluster.kubeconfigSecretRef = {}
+    }),
+    field: 'spec.workloadCluster.kubeconfigSecretRef.name',
+    message: /kubeconfigSecretRef\.name is required/
+  },
+  {
+    rule: 'workloadCluster is required',
+    spec: variant((s) => {
+      delete s.workloadCluster
+    }),
+    field: 'spec.workloadCluster',
+    message: /^spec\.workloadCluster is required$/
+  },
+  {
+    rule: 'a join Secret name is a DNS subdomain',
+    spec: variant((s) => {
+      s.bootstrap.joinSecretRef.name = 'Join_Secret'
+    }),
+    field: 'spec.bootstrap.joinSecretRef.name',
+    message: /is not a Secret name/
+  },
+  {
+    rule: 'a join Secret key is a Secret key',
+    spec: variant((s) => {
+      s.bootstrap.joinSecretKey = 'user data'
+    }),
+    field: 'spec.bootstrap.joinSecretKey',
+    message: /is not a Secret key/
+  },
+  {
+    rule: 'maxReplicas is required when enabled',
+    spec: variant((s) => {
+      s.autoscaling = { enabled: true }
+    }),
+    field: 'spec.autoscaling.maxReplicas',
+    message: /maxReplicas is required when autoscaling is enabled/
+  },
+  {
+    rule: 'minReplicas <= maxReplicas',
+    spec: variant((s) => {
+      s.autoscaling = { enabled: true, minReplicas: 4, maxReplicas: 3 }
+    }),
+    field: 'spec.autoscaling.minReplicas',
+    message: /minReplicas 4 exceeds maxReplicas 3/
+  },
+  {
+    rule: 'scaleDown Auto needs minReplicas',
+    spec: variant((s) => {
+      s.autoscaling = { enabled: true, maxReplicas: 3, scaleDown: 'Auto' }
+    }),
+    field: 'spec.autoscaling.minReplicas',
+    message: /minReplicas is required with scaleDown Auto/
+  },
+  {
+    rule: 'stabilizationWindow is a duration',
+    spec: variant((s) => {
+      s.autoscaling = { stabilizationWindow: '10 minutes' }
+    }),
+    field: 'spec.autoscaling.stabilizationWindow',
+    message: /10 minutes is not a duration/
+  },
+  {
+    rule: 'scaleDownStabilizationWindow is a duration',
+    spec: variant((s) => {
+      s.autoscaling = { scaleDownStabilizationWindow: '-5m' }
+    }),
+    field: 'spec.autoscaling.scaleDownStabilizationWindow',
+    message: /-5m is not a duration/
+  },
+  {
+    rule: 'bootstrap.readyTimeout is a duration',
+    spec: variant((s) => {
+      s.bootstrap.readyTimeout = '15'
+    }),
+    field: 'spec.bootstrap.readyTimeout',
+    message: /15 is not a duration/
+  },
+  {
+    rule: 'bootstrap.readyTimeout is longer than 0',
+    spec: variant((s) => {
+      s.bootstrap.readyTimeout = '0s'
+    }),
+    field: 'spec.bootstrap.readyTimeout',
+    message: /must be longer than 0/
+  },
+  {
+    rule: 'capacity.readyTimeout is a duration',
+    spec: variant((s) => {
+      s.capacity = { readyTimeout: '5 m' }
+    }),
+    field: 'spec.capacity.readyTimeout',
+    message: /is not a duration/
+  },
+  {
+    rule: 'deletion.drainTimeout is a duration',
+    spec: variant((s) => {
+      s.deletion = { drainTimeout: 'forever' }
+    }),
+    field: 'spec.deletion.drainTimeout',
+    message: /forever is not a duration/
+  },
+  {
+    rule: 'provisioner ClusterAPI is not in this version',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+      s.cell.clusterAPI = { clusterName: 'capi' }
+    }),
+    field: 'spec.cell.provisioner',
+    message: /ClusterAPI is not in this version: Metacontroller owns its children with a controller reference/
+  },
+  {
+    rule: 'hami mode DRA is not in this version',
+    spec: variant((s) => {
+      s.capacity = { hami: { mode: 'DRA', deviceClassName: 'hami' } }
+    }),
+    field: 'spec.capacity.hami.mode',
+    message: /mode DRA is not in this version/
+  },
+  {
+    rule: 'at most 100000 cells, so cell indices keep to five digits',
+    spec: variant((s) => {
+      s.replicas = 100001
+    }),
+    field: 'spec.replicas',
+    message: /100001 is above the maximum 100000/
+  },
+  {
+    rule: 'replicas is a non-negative integer',
+    spec: variant((s) => {
+      s.replicas = -1
+    }),
+    field: 'spec.replicas',
+    message: /-1 is below the minimum 0/
+  },
+  {
+    rule: 'an enum field outside its enum',
+    spec: variant((s) => {
+      s.updatePolicy = { type: 'Sometimes' }
+    }),
+    field: 'spec.updatePolicy.type',
+    message: /Sometimes is not one of Manual, RollingUpdate/
+  },
+  {
+    rule: 'a field of the wrong type',
+    spec: variant((s) => {
+      s.autoscaling = { enabled: 'yes' }
+    }),
+    field: 'spec.autoscaling.enabled',
+    message: /yes must be a boolean/
+  }
 ]
 
 t.test('each admission rule refuses its case, naming the field and the reason', async (t) => {
@@ -121,7 +475,10 @@ t.test('each admission rule refuses its case, naming the field and the reason', 
     const at = problems.filter((p) => p.field === c.field)
     t.equal(at.length, 1, `${c.rule}: one problem at ${c.field}`, { problems })
     t.match(at[0]?.message ?? '', c.message, `${c.rule}: the message`)
-    t.ok(problems.every((p) => p.message.length > 0 && p.field.startsWith('spec')), `${c.rule}: every problem names a spec field`)
+    t.ok(
+      problems.every((p) => p.message.length > 0 && p.field.startsWith('spec')),
+      `${c.rule}: every problem names a spec field`
+    )
   }
 })
 
@@ -134,16 +491,19 @@ t.test('all problems are reported at once', async (t) => {
     delete s.bootstrap
     s.autoscaling = { enabled: true, stabilizationWindow: 'soon' }
   })
-  t.same(poolProblems('Pool', spec).map((p) => p.field), [
-    'metadata.name',
-    `${gt}.runPolicy`,
-    `${gt}.kernelRef`,
-    'spec.cell.provisioner',
-    'spec.bootstrap.joinSecretRef.name',
-    'spec.cell.nodeIPFrom',
-    'spec.autoscaling.maxReplicas',
-    'spec.autoscaling.stabilizationWindow'
-  ])
+  t.same(
+    poolProblems('Pool', spec).map((p) => p.field),
+    [
+      'metadata.name',
+      `${gt}.runPolicy`,
+      `${gt}.kernelRef`,
+      'spec.cell.provisioner',
+      'spec.bootstrap.joinSecretRef.name',
+      'spec.cell.nodeIPFrom',
+      'spec.autoscaling.maxReplicas',
+      'spec.autoscaling.stabilizationWindow'
+    ]
+  )
 })
 
 t.test('the pool name leaves room for - and five digits within 63 characters', async (t) => {
@@ -158,13 +518,29 @@ t.test('the pool name leaves room for - and five digits within 63 characters', a
 })
 
 t.test('a field set to null in the guestTemplate counts as unset', async (t) => {
-  t.same(poolProblems('inference', variant((s) => { s.cell.guestTemplate.seedProfileRef = null })), [])
+  t.same(
+    poolProblems(
+      'inference',
+      variant((s) => {
+        s.cell.guestTemplate.seedProfileRef = null
+      })
+    ),
+    []
+  )
 })
 
 t.test('a spec of any shape gives problems, never an exception', async (t) => {
   const odd: unknown[] = [
-    null, 7, 'spec', [], {}, { cell: 'x' }, { cell: { guestTemplate: [], gpu: 'x' } }, { cell: { guestTemplate: { interfaces: 'x' }, gpu: { dra: [] } } },
-    { workloadCluster: { node: { labels: [], annotations: 'x', taints: {} } } }, { workloadCluster: { node: { taints: [null, 1, 'x', { key: 5 }] } } },
+    null,
+    7,
+    'spec',
+    [],
+    {},
+    { cell: 'x' },
+    { cell: { guestTemplate: [], gpu: 'x' } },
+    { cell: { guestTemplate: { interfaces: 'x' }, gpu: { dra: [] } } },
+    { workloadCluster: { node: { labels: [], annotations: 'x', taints: {} } } },
+    { workloadCluster: { node: { taints: [null, 1, 'x', { key: 5 }] } } },
     JSON.parse('{"__proto__": {"polluted": true}, "cell": {"guestTemplate": {"__proto__": {"x": 1}}}}'),
     JSON.parse('{"workloadCluster": {"kubeconfigSecretRef": {"name": "k"}, "node": {"labels": {"__proto__": "x", "constructor": "y"}}}}'),
     { autoscaling: { enabled: true, minReplicas: 'a', maxReplicas: {} }, deletion: { drainTimeout: 5 } }
@@ -180,15 +556,36 @@ t.test('a spec of any shape gives problems, never an exception', async (t) => {
 
 t.test('NodeRestriction: which labels a kubelet may set on itself', async (t) => {
   const allowed = [
-    'gpu', 'example.com/team', 'cells.kubeswift.io/pool-uid', 'kubernetes.io/hostname', 'kubernetes.io/os', 'kubernetes.io/arch',
-    'beta.kubernetes.io/os', 'beta.kubernetes.io/arch', 'beta.kubernetes.io/instance-type', 'node.kubernetes.io/instance-type',
-    'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'failure-domain.beta.kubernetes.io/zone',
-    'failure-domain.beta.kubernetes.io/region', 'kubelet.kubernetes.io/anything', 'x.kubelet.kubernetes.io/anything',
-    'node.kubernetes.io/gpu', 'cell.node.kubernetes.io/gpu', 'notkubernetes.io/x', 'k8s.io.example.com/x'
+    'gpu',
+    'example.com/team',
+    'cells.kubeswift.io/pool-uid',
+    'kubernetes.io/hostname',
+    'kubernetes.io/os',
+    'kubernetes.io/arch',
+    'beta.kubernetes.io/os',
+    'beta.kubernetes.io/arch',
+    'beta.kubernetes.io/instance-type',
+    'node.kubernetes.io/instance-type',
+    'topology.kubernetes.io/zone',
+    'topology.kubernetes.io/region',
+    'failure-domain.beta.kubernetes.io/zone',
+    'failure-domain.beta.kubernetes.io/region',
+    'kubelet.kubernetes.io/anything',
+    'x.kubelet.kubernetes.io/anything',
+    'node.kubernetes.io/gpu',
+    'cell.node.kubernetes.io/gpu',
+    'notkubernetes.io/x',
+    'k8s.io.example.com/x'
   ]
   const refused = [
-    'node-role.kubernetes.io/gpu-cell', 'kubernetes.io/role', 'k8s.io/x', 'sub.k8s.io/x', 'node-restriction.kubernetes.io/x',
-    'topology.kubernetes.io/rack', 'example.kubernetes.io/x', 'kubernetes.io/instance-type'
+    'node-role.kubernetes.io/gpu-cell',
+    'kubernetes.io/role',
+    'k8s.io/x',
+    'sub.k8s.io/x',
+    'node-restriction.kubernetes.io/x',
+    'topology.kubernetes.io/rack',
+    'example.kubernetes.io/x',
+    'kubernetes.io/instance-type'
   ]
   for (const key of allowed) t.ok(kubeletMaySetLabel(key), `${key} is self-settable`)
   for (const key of refused) t.notOk(kubeletMaySetLabel(key), `${key} is not`)
@@ -196,8 +593,23 @@ t.test('NodeRestriction: which labels a kubelet may set on itself', async (t) =>
 
 t.test('durations are read as Go writes them, in seconds', async (t) => {
   const cases: Array<[string, number | undefined]> = [
-    ['0', 0], ['0s', 0], ['90s', 90], ['15m', 900], ['1h30m', 5400], ['1.5h', 5400], ['500ms', 0.5], ['2h0m0s', 7200], ['.5m', 30],
-    ['', undefined], ['15', undefined], ['-5m', undefined], ['+5m', undefined], ['5 m', undefined], ['1d', undefined], ['m', undefined], ['1h 30m', undefined]
+    ['0', 0],
+    ['0s', 0],
+    ['90s', 90],
+    ['15m', 900],
+    ['1h30m', 5400],
+    ['1.5h', 5400],
+    ['500ms', 0.5],
+    ['2h0m0s', 7200],
+    ['.5m', 30],
+    ['', undefined],
+    ['15', undefined],
+    ['-5m', undefined],
+    ['+5m', undefined],
+    ['5 m', undefined],
+    ['1d', undefined],
+    ['m', undefined],
+    ['1h 30m', undefined]
   ]
   for (const [text, seconds] of cases) t.equal(parseDuration(text), seconds, JSON.stringify(text))
 })
@@ -212,14 +624,25 @@ t.test('resolvePool applies every default', async (t) => {
   const expected: ResolvedPool = {
     replicas: 1,
     guestTemplate: { guestClassRef: { name: 'c' }, imageRef: { name: 'i' } },
-    gpu: { count: 1, backend: 'DRA', dra: { claim: { kind: 'resourceClaimTemplateName', name: 'vfio' }, requestName: 'gpu', tier: 'pcie', hugepages: '' } },
+    gpu: {
+      count: 1,
+      backend: 'DRA',
+      dra: { claim: { kind: 'resourceClaimTemplateName', name: 'vfio' }, requestName: 'gpu', tier: 'pcie', hugepages: '' }
+    },
     nodeIPFrom: '',
     hostname: 'CellName',
     joinSecretName: 'join',
     joinSecretKey: 'user-data',
     bootstrapReadyTimeoutSeconds: 900,
     workload: { kubeconfigSecretName: 'kc', key: 'value', labels: {}, annotations: {}, taints: [] },
-    autoscaling: { enabled: false, minReplicas: 1, maxReplicas: 1, stabilizationWindowSeconds: 600, scaleDown: 'Manual', scaleDownStabilizationWindowSeconds: 1800 },
+    autoscaling: {
+      enabled: false,
+      minReplicas: 1,
+      maxReplicas: 1,
+      stabilizationWindowSeconds: 600,
+      scaleDown: 'Manual',
+      scaleDownStabilizationWindowSeconds: 1800
+    },
     capacity: { readyTimeoutSeconds: 300, expectedDevicesPerCell: 1, resourceName: 'nvidia.com/gpu' },
     deletion: { policy: 'Drain', drainTimeoutSeconds: 600 },
     updatePolicy: 'Manual'
@@ -239,10 +662,24 @@ t.test('resolvePool reads every field that is set', async (t) => {
     workloadCluster: {
       kubeconfigSecretRef: { name: 'kc' },
       key: 'kubeconfig',
-      node: { labels: { z: '1', a: '2' }, annotations: { 'x/y': 'z' }, taints: [{ key: 'k', value: '', effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }, { key: 'j', value: 'v', effect: 'NoSchedule' }] }
+      node: {
+        labels: { z: '1', a: '2' },
+        annotations: { 'x/y': 'z' },
+        taints: [
+          { key: 'k', value: '', effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' },
+          { key: 'j', value: 'v', effect: 'NoSchedule' }
+        ]
+      }
     },
     capacity: { readyTimeout: '90s', hami: { expectedDevicesPerCell: 2, resourceName: 'example.com/vgpu' } },
-    autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 4, stabilizationWindow: '1m', scaleDown: 'Auto', scaleDownStabilizationWindow: '1h' },
+    autoscaling: {
+      enabled: true,
+      minReplicas: 0,
+      maxReplicas: 4,
+      stabilizationWindow: '1m',
+      scaleDown: 'Auto',
+      scaleDownStabilizationWindow: '1h'
+    },
     deletion: { policy: 'Force', drainTimeout: '0s' },
     updatePolicy: { type: 'RollingUpdate' }
   }
@@ -255,20 +692,36 @@ t.test('resolvePool reads every field that is set', async (t) => {
     key: 'kubeconfig',
     labels: { a: '2', z: '1' },
     annotations: { 'x/y': 'z' },
-    taints: [{ effect: 'NoExecute', key: 'k' }, { effect: 'NoSchedule', key: 'j', value: 'v' }]
+    taints: [
+      { effect: 'NoExecute', key: 'k' },
+      { effect: 'NoSchedule', key: 'j', value: 'v' }
+    ]
   })
   t.same(Object.keys(pool.workload.labels), ['a', 'z'], 'labels sorted by key')
-  t.same(pool.autoscaling, { enabled: true, minReplicas: 0, maxReplicas: 4, stabilizationWindowSeconds: 60, scaleDown: 'Auto', scaleDownStabilizationWindowSeconds: 3600 })
+  t.same(pool.autoscaling, {
+    enabled: true,
+    minReplicas: 0,
+    maxReplicas: 4,
+    stabilizationWindowSeconds: 60,
+    scaleDown: 'Auto',
+    scaleDownStabilizationWindowSeconds: 3600
+  })
   t.same(pool.capacity, { readyTimeoutSeconds: 90, expectedDevicesPerCell: 2, resourceName: 'example.com/vgpu' })
   t.same(pool.deletion, { policy: 'Force', drainTimeoutSeconds: 0 })
   t.equal(pool.updatePolicy, 'RollingUpdate')
 })
 
 t.test('the autoscaling floor defaults to spec.replicas and the ceiling never drops below it', async (t) => {
-  const spec = variant((s) => { s.replicas = 3; s.autoscaling = { enabled: true, maxReplicas: 5 } })
+  const spec = variant((s) => {
+    s.replicas = 3
+    s.autoscaling = { enabled: true, maxReplicas: 5 }
+  })
   t.same(poolProblems('p', spec), [])
   t.same([resolvePool(spec).autoscaling.minReplicas, resolvePool(spec).autoscaling.maxReplicas], [3, 5])
-  const low = variant((s) => { s.replicas = 4; s.autoscaling = { enabled: true, maxReplicas: 2 } })
+  const low = variant((s) => {
+    s.replicas = 4
+    s.autoscaling = { enabled: true, maxReplicas: 2 }
+  })
   t.same([resolvePool(low).autoscaling.minReplicas, resolvePool(low).autoscaling.maxReplicas], [4, 4])
 })
 
@@ -281,8 +734,19 @@ t.test('resolvePool copies the guestTemplate', async (t) => {
 
 t.test('any JSON in any field gives problems or none, never an exception, and each problem names a field', async (t) => {
   const paths = [
-    ['cell'], ['cell', 'guestTemplate'], ['cell', 'gpu'], ['cell', 'gpu', 'dra'], ['cell', 'nodeIPFrom'], ['bootstrap'], ['bootstrap', 'joinSecretRef'],
-    ['workloadCluster', 'node', 'labels'], ['workloadCluster', 'node', 'taints'], ['autoscaling'], ['capacity', 'hami'], ['deletion'], ['replicas']
+    ['cell'],
+    ['cell', 'guestTemplate'],
+    ['cell', 'gpu'],
+    ['cell', 'gpu', 'dra'],
+    ['cell', 'nodeIPFrom'],
+    ['bootstrap'],
+    ['bootstrap', 'joinSecretRef'],
+    ['workloadCluster', 'node', 'labels'],
+    ['workloadCluster', 'node', 'taints'],
+    ['autoscaling'],
+    ['capacity', 'hami'],
+    ['deletion'],
+    ['replicas']
   ]
   fc.assert(
     fc.property(fc.constantFrom(...paths), fc.jsonValue(), fc.string(), (path, value, name) => {
@@ -295,7 +759,9 @@ t.test('any JSON in any field gives problems or none, never an exception, and ea
       at[path[path.length - 1] as string] = value
       const problems = poolProblems(name, spec)
       resolvePool(spec)
-      return problems.every((p) => (p.field === 'metadata.name' || p.field.startsWith('spec')) && p.message.startsWith(p.field.split('[')[0] ?? ''))
+      return problems.every(
+        (p) => (p.field === 'metadata.name' || p.field.startsWith('spec')) && p.message.startsWith(p.field.split('[')[0] ?? '')
+      )
     }),
     { numRuns: 400 }
   )

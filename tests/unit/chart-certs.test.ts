@@ -45,13 +45,17 @@ t.test('what was issued is kept while valid', async (t) => {
 t.test('every defect is renewed, from the kept CA where the CA is sound', async (t) => {
   const otherCa = issueCa(NOW, 3650)
   const foreign = issueCert(otherCa, NAMES, NOW, 730)
-  const rows: { name: string, stored: Partial<CertBundle>, at?: Date, names?: string[], expected: string }[] = [
+  const rows: { name: string; stored: Partial<CertBundle>; at?: Date; names?: string[]; expected: string }[] = [
     { name: 'the certificate nears its end', stored: fresh.bundle, at: new Date(NOW.getTime() + 650 * DAY), expected: 'issue-cert' },
     { name: 'a name is missing', stored: fresh.bundle, names: [...NAMES, 'gpuhooks.other.svc'], expected: 'issue-cert' },
-    { name: 'the certificate is signed by another CA', stored: { ...fresh.bundle, cert: foreign.cert, key: foreign.key }, expected: 'issue-cert' },
-    { name: 'the key is another certificate\'s', stored: { ...fresh.bundle, key: foreign.key }, expected: 'issue-cert' },
+    {
+      name: 'the certificate is signed by another CA',
+      stored: { ...fresh.bundle, cert: foreign.cert, key: foreign.key },
+      expected: 'issue-cert'
+    },
+    { name: "the key is another certificate's", stored: { ...fresh.bundle, key: foreign.key }, expected: 'issue-cert' },
     { name: 'the certificate is garbage', stored: { ...fresh.bundle, cert: 'not a certificate' }, expected: 'issue-cert' },
-    { name: 'the CA key is another CA\'s', stored: { ...fresh.bundle, caKey: otherCa.caKey }, expected: 'issue-ca-and-cert' },
+    { name: "the CA key is another CA's", stored: { ...fresh.bundle, caKey: otherCa.caKey }, expected: 'issue-ca-and-cert' },
     { name: 'the CA nears its end', stored: fresh.bundle, at: new Date(NOW.getTime() + 3600 * DAY), expected: 'issue-ca-and-cert' },
     { name: 'the CA is missing', stored: { cert: fresh.bundle.cert, key: fresh.bundle.key }, expected: 'issue-ca-and-cert' }
   ]
@@ -81,13 +85,14 @@ t.test('a TLS client trusting the CA accepts the certificate for the Service nam
   await once(server, 'listening')
   t.teardown(() => server.close())
   const port = (server.address() as { port: number }).port
-  const handshake = (servername: string): Promise<string> => new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port, servername, ca: fresh.caBundle }, () => {
-      socket.end()
-      resolve('ok')
+  const handshake = (servername: string): Promise<string> =>
+    new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, servername, ca: fresh.caBundle }, () => {
+        socket.end()
+        resolve('ok')
+      })
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
     })
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
-  })
   t.equal(await handshake('gpuhooks.gpuhooks-system.svc'), 'ok')
   t.equal(await handshake('gpuhooks.elsewhere.svc'), 'ERR_TLS_CERT_ALTNAME_INVALID')
 })
@@ -97,7 +102,7 @@ t.test('IP addresses in EXTRA_SANS become IP entries', async (t) => {
   t.equal(cert.checkIP('127.0.0.1'), '127.0.0.1')
 })
 
-t.test('the entry point\'s environment', async (t) => {
+t.test("the entry point's environment", async (t) => {
   const base = { NAMESPACE: 'gpuhooks-system', SECRET_NAME: 'gpuhooks-webhook-tls', SERVICE_NAME: 'gpuhooks' }
   t.same(readCertsConfig({ ...base, WEBHOOK_CONFIGURATIONS: 'a, b', EXTRA_SANS: '127.0.0.1' }), {
     namespace: 'gpuhooks-system',

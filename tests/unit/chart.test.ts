@@ -16,7 +16,12 @@ import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { CHART, PLAIN_MANIFEST, ROOT, helmPath, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
 
-type Doc = { apiVersion: string, kind: string, metadata: { name: string, namespace?: string, annotations?: Record<string, string> }, [k: string]: unknown }
+type Doc = {
+  apiVersion: string
+  kind: string
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> }
+  [k: string]: unknown
+}
 
 /**
  * `$GPUHOOKS_HELM`, else the cached build (the script only checks it), else in CI a build;
@@ -34,8 +39,12 @@ if (helm === undefined) {
 } else {
   const template = (args: string[] = [], chart = CHART, namespace = 'gpuhooks-system'): string =>
     execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', namespace, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
-  const docs = (text: string): Doc[] => parseAllDocuments(text).map((d) => d.toJS() as Doc).filter((d) => d !== null)
-  const find = (all: Doc[], kind: string, name?: string): Doc[] => all.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name))
+  const docs = (text: string): Doc[] =>
+    parseAllDocuments(text)
+      .map((d) => d.toJS() as Doc)
+      .filter((d) => d !== null)
+  const find = (all: Doc[], kind: string, name?: string): Doc[] =>
+    all.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name))
 
   t.test('helm lint passes with default values and with cert-manager', async (t) => {
     for (const args of [[], ['--set', 'webhook.certManager.enabled=true']]) {
@@ -52,16 +61,26 @@ if (helm === undefined) {
     t.matchSnapshot(template(['--set', 'webhook.certManager.enabled=true']), 'webhook.certManager.enabled=true')
   })
 
-  t.test('the chart\'s copies of crds/ and metacontroller/ are up to date (npm run chart)', async (t) => {
-    t.same(staleCopies().map((s) => s.path), [])
+  t.test("the chart's copies of crds/ and metacontroller/ are up to date (npm run chart)", async (t) => {
+    t.same(
+      staleCopies().map((s) => s.path),
+      []
+    )
   })
 
   t.test('the plain manifest is the chart rendered with default values (npm run chart)', async (t) => {
-    t.same(stalePlainManifest(helm).map((s) => s.path), [])
+    t.same(
+      stalePlainManifest(helm).map((s) => s.path),
+      []
+    )
   })
 
   t.test('no manifest carries a certificate or a key', async (t) => {
-    for (const [name, text] of [['plain', readFileSync(PLAIN_MANIFEST, 'utf8')], ['default', template()], ['cert-manager', template(['--set', 'webhook.certManager.enabled=true'])]] as const) {
+    for (const [name, text] of [
+      ['plain', readFileSync(PLAIN_MANIFEST, 'utf8')],
+      ['default', template()],
+      ['cert-manager', template(['--set', 'webhook.certManager.enabled=true'])]
+    ] as const) {
       t.notMatch(text, /BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)/, name)
       t.same(find(docs(text), 'Secret'), [], `${name}: no Secret`)
     }
@@ -70,31 +89,50 @@ if (helm === undefined) {
   t.test('the Instance webhook is on, fails closed, and covers create and update of Instances only', async (t) => {
     const [vwc] = find(docs(template()), 'ValidatingWebhookConfiguration', 'gpuhooks-instance')
     t.ok(vwc)
-    t.same((vwc as unknown as { webhooks: unknown[] }).webhooks, [{
-      name: 'instances.worker.gpustack.ai',
-      admissionReviewVersions: ['v1'],
-      sideEffects: 'None',
-      failurePolicy: 'Fail',
-      matchPolicy: 'Equivalent',
-      timeoutSeconds: 10,
-      clientConfig: { service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 443, path: '/admission/instance' } },
-      rules: [{ apiGroups: ['worker.gpustack.ai'], apiVersions: ['v1alpha1'], resources: ['instances'], operations: ['CREATE', 'UPDATE'], scope: 'Namespaced' }]
-    }])
+    t.same((vwc as unknown as { webhooks: unknown[] }).webhooks, [
+      {
+        name: 'instances.worker.gpustack.ai',
+        admissionReviewVersions: ['v1'],
+        sideEffects: 'None',
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        timeoutSeconds: 10,
+        clientConfig: { service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 443, path: '/admission/instance' } },
+        rules: [
+          {
+            apiGroups: ['worker.gpustack.ai'],
+            apiVersions: ['v1alpha1'],
+            resources: ['instances'],
+            operations: ['CREATE', 'UPDATE'],
+            scope: 'Namespaced'
+          }
+        ]
+      }
+    ])
   })
 
-  t.test('without cert-manager a Job issues the certificate; with it, cert-manager does and its cainjector writes the caBundle', async (t) => {
-    const plain = docs(template())
-    t.equal(find(plain, 'Job').length, 1)
-    t.equal(find(plain, 'CronJob').length, 1)
-    t.same(find(plain, 'Certificate'), [])
-    const cm = docs(template(['--set', 'webhook.certManager.enabled=true']))
-    t.same(find(cm, 'Job'), [])
-    const [cert] = find(cm, 'Certificate', 'gpuhooks-webhook')
-    t.match(cert, { spec: { secretName: 'gpuhooks-webhook-tls', dnsNames: ['gpuhooks.gpuhooks-system.svc', 'gpuhooks.gpuhooks-system.svc.cluster.local'], issuerRef: { name: 'gpuhooks-selfsigned', kind: 'Issuer' } } })
-    t.equal(find(cm, 'Issuer', 'gpuhooks-selfsigned').length, 1)
-    const [vwc] = find(cm, 'ValidatingWebhookConfiguration', 'gpuhooks-instance')
-    t.equal(vwc?.metadata.annotations?.['cert-manager.io/inject-ca-from'], 'gpuhooks-system/gpuhooks-webhook')
-  })
+  t.test(
+    'without cert-manager a Job issues the certificate; with it, cert-manager does and its cainjector writes the caBundle',
+    async (t) => {
+      const plain = docs(template())
+      t.equal(find(plain, 'Job').length, 1)
+      t.equal(find(plain, 'CronJob').length, 1)
+      t.same(find(plain, 'Certificate'), [])
+      const cm = docs(template(['--set', 'webhook.certManager.enabled=true']))
+      t.same(find(cm, 'Job'), [])
+      const [cert] = find(cm, 'Certificate', 'gpuhooks-webhook')
+      t.match(cert, {
+        spec: {
+          secretName: 'gpuhooks-webhook-tls',
+          dnsNames: ['gpuhooks.gpuhooks-system.svc', 'gpuhooks.gpuhooks-system.svc.cluster.local'],
+          issuerRef: { name: 'gpuhooks-selfsigned', kind: 'Issuer' }
+        }
+      })
+      t.equal(find(cm, 'Issuer', 'gpuhooks-selfsigned').length, 1)
+      const [vwc] = find(cm, 'ValidatingWebhookConfiguration', 'gpuhooks-instance')
+      t.equal(vwc?.metadata.annotations?.['cert-manager.io/inject-ca-from'], 'gpuhooks-system/gpuhooks-webhook')
+    }
+  )
 
   t.test('the hook Deployment: two replicas spread over nodes, probes, non-root, read-only root, no token', async (t) => {
     const [deployment] = find(docs(template()), 'Deployment', 'gpuhooks')
@@ -105,25 +143,38 @@ if (helm === undefined) {
           spec: {
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true },
-            containers: [{
-              command: ['node', 'dist/hooks/main.js'],
-              readinessProbe: { httpGet: { path: '/readyz' } },
-              livenessProbe: { httpGet: { path: '/healthz' } },
-              resources: { requests: { cpu: String, memory: String }, limits: { memory: String } },
-              securityContext: { readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false }
-            }],
-            affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } }] } },
+            containers: [
+              {
+                command: ['node', 'dist/hooks/main.js'],
+                readinessProbe: { httpGet: { path: '/readyz' } },
+                livenessProbe: { httpGet: { path: '/healthz' } },
+                resources: { requests: { cpu: String, memory: String }, limits: { memory: String } },
+                securityContext: { readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false }
+              }
+            ],
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [{ podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } }]
+              }
+            },
             topologySpreadConstraints: [{ topologyKey: 'kubernetes.io/hostname' }]
           }
         }
       }
     })
     const [service] = find(docs(template()), 'Service', 'gpuhooks')
-    t.match(service, { spec: { ports: [{ port: 80, targetPort: 'http' }, { port: 443, targetPort: 'webhook' }] } })
+    t.match(service, {
+      spec: {
+        ports: [
+          { port: 80, targetPort: 'http' },
+          { port: 443, targetPort: 'webhook' }
+        ]
+      }
+    })
     t.equal(find(docs(template()), 'PodDisruptionBudget', 'gpuhooks').length, 1)
   })
 
-  t.test('CRDs are templates kept on uninstall, and the controllers call the release\'s Service', async (t) => {
+  t.test("CRDs are templates kept on uninstall, and the controllers call the release's Service", async (t) => {
     const all = docs(template([], CHART, 'elsewhere'))
     const crds = find(all, 'CustomResourceDefinition')
     t.same(crds.map((c) => c.metadata.name).sort(), staleCopiesSource())
@@ -131,8 +182,15 @@ if (helm === undefined) {
     const controllers = [...find(all, 'CompositeController'), ...find(all, 'DecoratorController')]
     t.same(controllers.map((c) => c.metadata.name).sort(), ['gpuhooks-cellpool', 'gpuhooks-instance', 'gpuhooks-instance-isolation'])
     for (const controller of controllers) {
-      const hooks = (controller as unknown as { spec: { hooks: Record<string, { webhook: { service: { name: string, namespace: string } } }> } }).spec.hooks
-      for (const [name, hook] of Object.entries(hooks)) t.same(hook.webhook.service, { ...hook.webhook.service, name: 'gpuhooks', namespace: 'elsewhere' }, `${controller.metadata.name} ${name}`)
+      const hooks = (
+        controller as unknown as { spec: { hooks: Record<string, { webhook: { service: { name: string; namespace: string } } }> } }
+      ).spec.hooks
+      for (const [name, hook] of Object.entries(hooks))
+        t.same(
+          hook.webhook.service,
+          { ...hook.webhook.service, name: 'gpuhooks', namespace: 'elsewhere' },
+          `${controller.metadata.name} ${name}`
+        )
     }
   })
 
@@ -140,24 +198,47 @@ if (helm === undefined) {
     const all = docs(template())
     const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
     const [edit] = find(all, 'ClusterRole', 'gpuhooks-edit')
-    t.equal(view?.metadata && (view as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels['rbac.authorization.k8s.io/aggregate-to-view'], 'true')
-    t.same((edit as unknown as { rules: unknown[] }).rules, [
-      { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
-      { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }
-    ], 'CellNodeSets are not written by tenants')
+    t.equal(
+      view?.metadata &&
+        (view as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels[
+          'rbac.authorization.k8s.io/aggregate-to-view'
+        ],
+      'true'
+    )
+    t.same(
+      (edit as unknown as { rules: unknown[] }).rules,
+      [
+        { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
+        {
+          apiGroups: ['cells.kubeswift.io'],
+          resources: ['gpucellpools'],
+          verbs: ['create', 'update', 'patch', 'delete', 'deletecollection']
+        }
+      ],
+      'CellNodeSets are not written by tenants'
+    )
     t.same((view as unknown as { rules: unknown[] }).rules, [
       { apiGroups: ['worker.gpustack.ai'], resources: ['instances', 'instances/status', 'instancetypes'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets', 'cellnodesets/status', 'gpucellpools', 'gpucellpools/status'], verbs: ['get', 'list', 'watch'] }
+      {
+        apiGroups: ['cells.kubeswift.io'],
+        resources: ['cellnodesets', 'cellnodesets/status', 'gpucellpools', 'gpucellpools/status'],
+        verbs: ['get', 'list', 'watch']
+      }
     ])
   })
 
   t.test('Settings are seeded from values as post-install hooks, and not at all in the plain manifest', async (t) => {
-    const all = docs(template(['--set', 'worker.instanceIsolationPodCIDRs=10.244.0.0/16', '--set', 'worker.sshServerImage=registry.local/sshd:1']))
+    const all = docs(
+      template(['--set', 'worker.instanceIsolationPodCIDRs=10.244.0.0/16', '--set', 'worker.sshServerImage=registry.local/sshd:1'])
+    )
     const settings = find(all, 'Setting')
-    t.same(settings.map((s) => [s.metadata.name, (s as unknown as { value: string }).value]), [
-      ['instance-isolation-pod-cidrs', '10.244.0.0/16'],
-      ['instance-ssh-server-image', 'registry.local/sshd:1']
-    ])
+    t.same(
+      settings.map((s) => [s.metadata.name, (s as unknown as { value: string }).value]),
+      [
+        ['instance-isolation-pod-cidrs', '10.244.0.0/16'],
+        ['instance-ssh-server-image', 'registry.local/sshd:1']
+      ]
+    )
     for (const s of settings) t.equal(s.metadata.annotations?.['helm.sh/hook'], 'post-install,post-upgrade')
     t.same(find(docs(readFileSync(PLAIN_MANIFEST, 'utf8')), 'Setting'), [])
   })
@@ -169,27 +250,68 @@ if (helm === undefined) {
     cpSync(CHART, chart, { recursive: true })
     rmSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'))
     const without = docs(template([], chart))
-    t.same(find(without, 'Deployment').map((d) => d.metadata.name), ['gpuhooks'], 'no agent')
-    t.same(find(without, 'ValidatingWebhookConfiguration').map((d) => d.metadata.name), ['gpuhooks-instance'])
-    t.same(find(without, 'ClusterRole').filter((r) => r.metadata.name.startsWith('gpuhooks-agent')), [])
+    t.same(
+      find(without, 'Deployment').map((d) => d.metadata.name),
+      ['gpuhooks'],
+      'no agent'
+    )
+    t.same(
+      find(without, 'ValidatingWebhookConfiguration').map((d) => d.metadata.name),
+      ['gpuhooks-instance']
+    )
+    t.same(
+      find(without, 'ClusterRole').filter((r) => r.metadata.name.startsWith('gpuhooks-agent')),
+      []
+    )
   })
 
   t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as workload.md lists it', async (t) => {
     const all = docs(template())
     const [agent] = find(all, 'Deployment', 'gpuhooks-agent')
-    t.match(agent, { spec: { replicas: 2, template: { spec: { serviceAccountName: 'gpuhooks-agent', containers: [{
-      command: ['node', 'dist/hooks/agent/main.js'],
-      readinessProbe: { httpGet: { path: '/readyz', port: 'http' } },
-      livenessProbe: { httpGet: { path: '/healthz', port: 'http' } },
-      ports: [{ name: 'http', containerPort: 8081 }]
-    }] } } } })
-    const env = (agent as unknown as { spec: { template: { spec: { containers: { env: { name: string, value?: string, valueFrom?: unknown }[] }[] } } } })
-      .spec.template.spec.containers[0]?.env ?? []
-    t.same(env.map((e) => e.name), ['PORT', 'LOG_LEVEL', 'WATCH_NAMESPACE', 'RESYNC_SECONDS', 'POD_NAME', 'LEASE_NAME', 'POD_NAMESPACE'],
-      'names hooks/agent/config.ts reads')
-    t.same(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
-      [['PORT', '8081'], ['LOG_LEVEL', 'info'], ['WATCH_NAMESPACE', ''], ['RESYNC_SECONDS', '15'], ['LEASE_NAME', 'gpuhooks-agent']])
-    t.same(env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } }, 'the Lease in the Pod\'s namespace')
+    t.match(agent, {
+      spec: {
+        replicas: 2,
+        template: {
+          spec: {
+            serviceAccountName: 'gpuhooks-agent',
+            containers: [
+              {
+                command: ['node', 'dist/hooks/agent/main.js'],
+                readinessProbe: { httpGet: { path: '/readyz', port: 'http' } },
+                livenessProbe: { httpGet: { path: '/healthz', port: 'http' } },
+                ports: [{ name: 'http', containerPort: 8081 }]
+              }
+            ]
+          }
+        }
+      }
+    })
+    const env =
+      (
+        agent as unknown as {
+          spec: { template: { spec: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } }
+        }
+      ).spec.template.spec.containers[0]?.env ?? []
+    t.same(
+      env.map((e) => e.name),
+      ['PORT', 'LOG_LEVEL', 'WATCH_NAMESPACE', 'RESYNC_SECONDS', 'POD_NAME', 'LEASE_NAME', 'POD_NAMESPACE'],
+      'names hooks/agent/config.ts reads'
+    )
+    t.same(
+      env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+      [
+        ['PORT', '8081'],
+        ['LOG_LEVEL', 'info'],
+        ['WATCH_NAMESPACE', ''],
+        ['RESYNC_SECONDS', '15'],
+        ['LEASE_NAME', 'gpuhooks-agent']
+      ]
+    )
+    t.same(
+      env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom,
+      { fieldRef: { fieldPath: 'metadata.namespace' } },
+      "the Lease in the Pod's namespace"
+    )
     const [role] = find(all, 'ClusterRole', 'gpuhooks-agent')
     t.same((role as unknown as { rules: unknown[] }).rules, [
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
@@ -199,74 +321,136 @@ if (helm === undefined) {
     ])
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')
-    t.same((leader as unknown as { rules: unknown[] }).rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }])
-    t.same(find(all, 'RoleBinding', 'gpuhooks-agent-leader').map((b) => b.metadata.namespace), ['gpuhooks-system'])
+    t.same((leader as unknown as { rules: unknown[] }).rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }
+    ])
+    t.same(
+      find(all, 'RoleBinding', 'gpuhooks-agent-leader').map((b) => b.metadata.namespace),
+      ['gpuhooks-system']
+    )
     t.equal(find(all, 'ClusterRoleBinding', 'gpuhooks-agent-secrets').length, 1, 'no namespaces listed: Secrets read cluster-wide')
   })
 
-  t.test('the chart\'s agent RBAC grants what deploy/agent-rbac/infrastructure-cluster.yaml does', async (t) => {
-    type Rule = { apiGroups: string[], resources: string[], verbs: string[] }
-    const rules = (all: Doc[], kind: string, name: string): Rule[] => (find(all, kind, name)[0] as unknown as { rules: Rule[] } | undefined)?.rules ?? []
-    const norm = (rs: Rule[]): string[] => rs.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))).sort()
+  t.test("the chart's agent RBAC grants what deploy/agent-rbac/infrastructure-cluster.yaml does", async (t) => {
+    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] }
+    const rules = (all: Doc[], kind: string, name: string): Rule[] =>
+      (find(all, kind, name)[0] as unknown as { rules: Rule[] } | undefined)?.rules ?? []
+    const norm = (rs: Rule[]): string[] =>
+      rs.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))).sort()
     const chart = docs(template())
     const manual = docs(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'infrastructure-cluster.yaml'), 'utf8'))
     t.same(norm(rules(chart, 'ClusterRole', 'gpuhooks-agent')), norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent')))
-    t.same(norm(rules(chart, 'ClusterRole', 'gpuhooks-agent-secrets')), norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent-secrets')))
+    t.same(
+      norm(rules(chart, 'ClusterRole', 'gpuhooks-agent-secrets')),
+      norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent-secrets'))
+    )
     t.same(norm(rules(chart, 'Role', 'gpuhooks-agent-leader')), norm(rules(manual, 'Role', 'gpuhooks-workload-agent-leader')))
   })
 
-  t.test('agent Secret access limited to listed namespaces: RoleBindings there, and the watched namespace must be one of them', async (t) => {
-    const after = docs(template(['--set', 'agent.secretNamespaces={team-a}', '--set', 'agent.watchNamespace=team-a']))
-    t.same(find(after, 'RoleBinding', 'gpuhooks-agent-secrets').map((b) => b.metadata.namespace), ['team-a'])
-    t.same(find(after, 'ClusterRoleBinding', 'gpuhooks-agent-secrets'), [], 'no cluster-wide Secret access when namespaces are listed')
-    const refused = spawnSync(helm, ['template', 'gpuhooks', CHART, '--set', 'agent.secretNamespaces={team-a}'], { encoding: 'utf8' })
-    t.not(refused.status, 0)
-    t.match(refused.stderr, /agent\.secretNamespaces \[team-a\] needs agent\.watchNamespace/)
-  })
+  t.test(
+    'agent Secret access limited to listed namespaces: RoleBindings there, and the watched namespace must be one of them',
+    async (t) => {
+      const after = docs(template(['--set', 'agent.secretNamespaces={team-a}', '--set', 'agent.watchNamespace=team-a']))
+      t.same(
+        find(after, 'RoleBinding', 'gpuhooks-agent-secrets').map((b) => b.metadata.namespace),
+        ['team-a']
+      )
+      t.same(find(after, 'ClusterRoleBinding', 'gpuhooks-agent-secrets'), [], 'no cluster-wide Secret access when namespaces are listed')
+      const refused = spawnSync(helm, ['template', 'gpuhooks', CHART, '--set', 'agent.secretNamespaces={team-a}'], { encoding: 'utf8' })
+      t.not(refused.status, 0)
+      t.match(refused.stderr, /agent\.secretNamespaces \[team-a\] needs agent\.watchNamespace/)
+    }
+  )
 
   t.test('with the GPUCellPool CRD in the chart: the cell pool webhook and controller', async (t) => {
     const after = docs(template())
     const [vwc] = find(after, 'ValidatingWebhookConfiguration', 'gpuhooks-cellpool')
-    t.match(vwc, { webhooks: [{ failurePolicy: 'Fail', clientConfig: { service: { path: '/admission/cellpool' } }, rules: [{ resources: ['gpucellpools'], operations: ['CREATE', 'UPDATE'] }] }] })
+    t.match(vwc, {
+      webhooks: [
+        {
+          failurePolicy: 'Fail',
+          clientConfig: { service: { path: '/admission/cellpool' } },
+          rules: [{ resources: ['gpucellpools'], operations: ['CREATE', 'UPDATE'] }]
+        }
+      ]
+    })
     const [controller] = find(after, 'CompositeController', 'gpuhooks-cellpool')
     t.match(controller, { spec: { parentResource: { apiVersion: 'cells.kubeswift.io/v1alpha1', resource: 'gpucellpools' } } })
-    t.same((controller as unknown as { spec: { childResources: { apiVersion: string, resource: string }[] } }).spec.childResources.map((c) => `${c.apiVersion} ${c.resource}`),
-      ['v1 secrets', 'seed.kubeswift.io/v1alpha1 swiftseedprofiles', 'swift.kubeswift.io/v1alpha1 swiftguests', 'cells.kubeswift.io/v1alpha1 cellnodesets'])
+    t.same(
+      (controller as unknown as { spec: { childResources: { apiVersion: string; resource: string }[] } }).spec.childResources.map(
+        (c) => `${c.apiVersion} ${c.resource}`
+      ),
+      [
+        'v1 secrets',
+        'seed.kubeswift.io/v1alpha1 swiftseedprofiles',
+        'swift.kubeswift.io/v1alpha1 swiftguests',
+        'cells.kubeswift.io/v1alpha1 cellnodesets'
+      ]
+    )
   })
 
-  t.test('a multi-document file of metacontroller/ renders every document, Metacontroller\'s identity from values', async (t) => {
+  t.test("a multi-document file of metacontroller/ renders every document, Metacontroller's identity from values", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const chart = join(dir, 'gpuhooks')
     cpSync(CHART, chart, { recursive: true })
-    writeFileSync(join(chart, 'files', 'metacontroller', 'policy.yaml'), [
-      '# a policy and its binding',
-      'apiVersion: admissionregistration.k8s.io/v1', 'kind: ValidatingAdmissionPolicy', 'metadata: {name: only-metacontroller}',
-      'spec:', '  validations:', '    - expression: request.userInfo.username == "system:serviceaccount:metacontroller:metacontroller"',
-      '---',
-      'apiVersion: admissionregistration.k8s.io/v1', 'kind: ValidatingAdmissionPolicyBinding', 'metadata: {name: only-metacontroller}',
-      'spec: {policyName: only-metacontroller, validationActions: [Deny]}', ''
-    ].join('\n'))
+    writeFileSync(
+      join(chart, 'files', 'metacontroller', 'policy.yaml'),
+      [
+        '# a policy and its binding',
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingAdmissionPolicy',
+        'metadata: {name: only-metacontroller}',
+        'spec:',
+        '  validations:',
+        '    - expression: request.userInfo.username == "system:serviceaccount:metacontroller:metacontroller"',
+        '---',
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingAdmissionPolicyBinding',
+        'metadata: {name: only-metacontroller}',
+        'spec: {policyName: only-metacontroller, validationActions: [Deny]}',
+        ''
+      ].join('\n')
+    )
     const all = docs(template(['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:controller'], chart))
     const [policy] = find(all, 'ValidatingAdmissionPolicy', 'only-metacontroller')
     t.match(policy, { spec: { validations: [{ expression: 'request.userInfo.username == "system:serviceaccount:mc:controller"' }] } })
     t.equal(find(all, 'ValidatingAdmissionPolicyBinding', 'only-metacontroller').length, 1)
-    t.same(find(all, 'CompositeController').map((c) => c.metadata.name).sort(), ['gpuhooks-cellpool', 'gpuhooks-instance'], 'the other files still render')
+    t.same(
+      find(all, 'CompositeController')
+        .map((c) => c.metadata.name)
+        .sort(),
+      ['gpuhooks-cellpool', 'gpuhooks-instance'],
+      'the other files still render'
+    )
   })
 
-  t.test('the CellNodeSet policy and its binding render, only Metacontroller\'s identity (a value) writing the spec', async (t) => {
+  t.test("the CellNodeSet policy and its binding render, only Metacontroller's identity (a value) writing the spec", async (t) => {
     const source = readFileSync(join(ROOT, 'metacontroller', 'cellnodeset-policy.yaml'), 'utf8')
-    t.match(source, "expression: \"'system:serviceaccount:metacontroller:metacontroller'\"", 'the repository file names the default identity literally')
-    for (const [args, identity] of [[[], 'system:serviceaccount:metacontroller:metacontroller'], [['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:mc-metacontroller'], 'system:serviceaccount:mc:mc-metacontroller']] as const) {
+    t.match(
+      source,
+      'expression: "\'system:serviceaccount:metacontroller:metacontroller\'"',
+      'the repository file names the default identity literally'
+    )
+    for (const [args, identity] of [
+      [[], 'system:serviceaccount:metacontroller:metacontroller'],
+      [['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:mc-metacontroller'], 'system:serviceaccount:mc:mc-metacontroller']
+    ] as const) {
       const all = docs(template([...args]))
       const [policy] = find(all, 'ValidatingAdmissionPolicy', 'gpuhooks-cellnodeset-spec-writers')
-      t.match(policy, {
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], operations: ['CREATE', 'UPDATE'] }] },
-          variables: [{ name: 'writer', expression: `'${identity}'` }]
-        }
-      }, identity)
+      t.match(
+        policy,
+        {
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: {
+              resourceRules: [{ apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], operations: ['CREATE', 'UPDATE'] }]
+            },
+            variables: [{ name: 'writer', expression: `'${identity}'` }]
+          }
+        },
+        identity
+      )
       t.notMatch(JSON.stringify(policy), args.length > 0 ? 'metacontroller:metacontroller' : 'mc:mc-metacontroller')
       const [binding] = find(all, 'ValidatingAdmissionPolicyBinding', 'gpuhooks-cellnodeset-spec-writers')
       t.match(binding, { spec: { policyName: 'gpuhooks-cellnodeset-spec-writers', validationActions: ['Deny'] } })
@@ -275,11 +459,20 @@ if (helm === undefined) {
 
   t.test('the certificate Job names both webhook configurations when cell pools are in the chart', async (t) => {
     const [job] = find(docs(template()), 'Job')
-    t.match(job, { spec: { template: { spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] } } } })
+    t.match(job, {
+      spec: {
+        template: {
+          spec: { containers: [{ env: [{}, {}, {}, { name: 'WEBHOOK_CONFIGURATIONS', value: 'gpuhooks-instance,gpuhooks-cellpool' }] }] }
+        }
+      }
+    })
   })
 }
 
 /** The CRD names of the repository's crds/ (files are named `<plural>.<group>.yaml`, the CRD's name). */
 function staleCopiesSource(): string[] {
-  return readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort()
+  return readdirSync(join(ROOT, 'crds'))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort()
 }

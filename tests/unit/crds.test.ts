@@ -51,21 +51,77 @@ function walk(root: OpenApiSchema): Visit[] {
 const SCALARS = new Set(['string', 'integer', 'number', 'boolean'])
 /** Keywords of a structural schema (apiextensions-apiserver, pkg/apiserver/schema/structural.go). */
 const ALLOWED_KEYWORDS = new Set([
-  'type', 'description', 'title', 'format', 'default', 'example', 'enum', 'nullable',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties',
-  'required', 'properties', 'additionalProperties', 'items', 'anyOf',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations'
+  'type',
+  'description',
+  'title',
+  'format',
+  'default',
+  'example',
+  'enum',
+  'nullable',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'required',
+  'properties',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations'
 ])
 /** Root keywords the API server allows beside the status subresource (validation.go allowedFieldsAtRootSchema). */
 const ROOT_KEYWORDS_WITH_STATUS = new Set([
-  'description', 'type', 'format', 'title', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'multipleOf', 'required', 'items',
-  'properties', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations'
+  'description',
+  'type',
+  'format',
+  'title',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'multipleOf',
+  'required',
+  'items',
+  'properties',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations'
 ])
 /** Formats a CRD validates (apiextensions-apiserver, pkg/apiserver/validation/formats.go); others are dropped. */
-const STRING_FORMATS = new Set(['date-time', 'date', 'duration', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'byte', 'password'])
+const STRING_FORMATS = new Set([
+  'date-time',
+  'date',
+  'duration',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'byte',
+  'password'
+])
 
 /** Every way `root` breaks the API server's structural-schema rules, as `path: problem`. */
 function structuralProblems(root: OpenApiSchema, statusSubresource: boolean): string[] {
@@ -108,7 +164,8 @@ function structuralProblems(root: OpenApiSchema, statusSubresource: boolean): st
       if (item?.type !== 'object' || keys.length === 0) problems.push(`${at}: list-map without object items and keys`)
       for (const key of keys) {
         const keySchema = item?.properties?.[key]
-        if (keySchema === undefined || !SCALARS.has(keySchema.type ?? '')) problems.push(`${at}: list-map key ${key} is not a scalar property`)
+        if (keySchema === undefined || !SCALARS.has(keySchema.type ?? ''))
+          problems.push(`${at}: list-map key ${key} is not a scalar property`)
         if (!(item?.required ?? []).includes(key) && keySchema?.default === undefined) {
           problems.push(`${at}: list-map key ${key} is neither required nor defaulted`)
         }
@@ -147,7 +204,9 @@ t.test('the committed crds/*.yaml are what write-crds renders', async (t) => {
     if (committed === text) t.pass(`crds/${name} matches the schemas`)
     else t.fail(`crds/${name} is stale: run npm run crds`)
   }
-  const files = readdirSync(CRDS_DIR).filter((name) => name.endsWith('.yaml')).sort()
+  const files = readdirSync(CRDS_DIR)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()
   t.same(files, [...rendered.keys()].sort(), 'crds/ holds exactly the rendered files (run npm run crds)')
 })
 
@@ -177,35 +236,67 @@ t.test('names, scope, version and subresources are as api.md fixes them', async 
   t.same(summary(INSTANCE_CRD), {
     name: 'instances.worker.gpustack.ai',
     group: 'worker.gpustack.ai',
-    names: { kind: 'Instance', listKind: 'InstanceList', plural: 'instances', singular: 'instance', shortNames: ['inst'], categories: ['gpustack'] },
+    names: {
+      kind: 'Instance',
+      listKind: 'InstanceList',
+      plural: 'instances',
+      singular: 'instance',
+      shortNames: ['inst'],
+      categories: ['gpustack']
+    },
     scope: 'Namespaced',
     versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } }]
   })
   t.same(summary(INSTANCE_TYPE_CRD), {
     name: 'instancetypes.worker.gpustack.ai',
     group: 'worker.gpustack.ai',
-    names: { kind: 'InstanceType', listKind: 'InstanceTypeList', plural: 'instancetypes', singular: 'instancetype', categories: ['gpustack'] },
+    names: {
+      kind: 'InstanceType',
+      listKind: 'InstanceTypeList',
+      plural: 'instancetypes',
+      singular: 'instancetype',
+      categories: ['gpustack']
+    },
     scope: 'Cluster',
     versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
   })
   t.same(summary(SETTING_CRD), {
     name: 'settings.gpustack.ai',
     group: 'gpustack.ai',
-    names: { kind: 'Setting', listKind: 'SettingList', plural: 'settings', singular: 'setting', shortNames: ['set'], categories: ['gpustack'] },
+    names: {
+      kind: 'Setting',
+      listKind: 'SettingList',
+      plural: 'settings',
+      singular: 'setting',
+      shortNames: ['set'],
+      categories: ['gpustack']
+    },
     scope: 'Cluster',
     versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
   })
   t.same(summary(GPU_CELL_POOL_CRD), {
     name: 'gpucellpools.cells.kubeswift.io',
     group: 'cells.kubeswift.io',
-    names: { kind: 'GPUCellPool', listKind: 'GPUCellPoolList', plural: 'gpucellpools', singular: 'gpucellpool', shortNames: ['cellpool'], categories: ['kubeswift'] },
+    names: {
+      kind: 'GPUCellPool',
+      listKind: 'GPUCellPoolList',
+      plural: 'gpucellpools',
+      singular: 'gpucellpool',
+      shortNames: ['cellpool'],
+      categories: ['kubeswift']
+    },
     scope: 'Namespaced',
-    versions: [{
-      name: 'v1alpha1',
-      served: true,
-      storage: true,
-      subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } }
-    }]
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        subresources: {
+          status: {},
+          scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' }
+        }
+      }
+    ]
   })
 })
 
@@ -244,7 +335,10 @@ t.test('printer columns are the ones api.md lists', async (t) => {
       if (column.jsonPath.startsWith('.metadata.')) continue
       // The path must name a field of the schema, or the column stays empty forever.
       // A filter (`[?(@.type=="Ready")]`) steps into the list's items like `[*]`.
-      const path = column.jsonPath.slice(1).replace('[*]', '[]').replace(/\[\?\(@\.[a-zA-Z]+=="[^"]*"\)\]/, '[]')
+      const path = column.jsonPath
+        .slice(1)
+        .replace('[*]', '[]')
+        .replace(/\[\?\(@\.[a-zA-Z]+=="[^"]*"\)\]/, '[]')
       t.doesNotThrow(() => nodeAt(rootOf(crd), path), `${crd.spec.names.kind} column ${column.name} names a schema field`)
       t.ok(column.description.length > 0, `${crd.spec.names.kind} column ${column.name} is described`)
     }
@@ -298,20 +392,60 @@ t.test('the Instance status allows observedGeneration, which Metacontroller sets
 
 t.test('the CEL rules are where api.md asks for them', async (t) => {
   const rulesAt = (crd: CRD, path: string) => (nodeAt(rootOf(crd), path)['x-kubernetes-validations'] ?? []).map((r) => String(r.rule))
-  const cases: Array<{ name: string, crd: CRD, path: string, expected: RegExp }> = [
+  const cases: Array<{ name: string; crd: CRD; path: string; expected: RegExp }> = [
     { name: 'a port name is an IANA service name', crd: INSTANCE_CRD, path: 'spec.ports[].name', expected: /matches\('\^\[a-z0-9\]/ },
     { name: 'the port name ssh is reserved', crd: INSTANCE_CRD, path: 'spec.ports[].name', expected: /self != 'ssh'/ },
-    { name: 'one port number never carries two protocols', crd: INSTANCE_CRD, path: 'spec.ports', expected: /a\.port != b\.port \|\| a\.protocol == b\.protocol/ },
+    {
+      name: 'one port number never carries two protocols',
+      crd: INSTANCE_CRD,
+      path: 'spec.ports',
+      expected: /a\.port != b\.port \|\| a\.protocol == b\.protocol/
+    },
     { name: 'port names are unique', crd: INSTANCE_CRD, path: 'spec.ports', expected: /exists_one/ },
     { name: 'with SSH only 22/TCP may use port 22', crd: INSTANCE_CRD, path: 'spec', expected: /p\.port != 22/ },
-    { name: 'memoryMiB and memoryPercentage are exclusive', crd: INSTANCE_CRD, path: 'spec.resources.accelerator', expected: /has\(self\.memoryPercentage\) && has\(self\.memoryMiB\)/ },
-    { name: 'count 0 allows no other accelerator field', crd: INSTANCE_CRD, path: 'spec.resources.accelerator', expected: /self\.count != 0/ },
+    {
+      name: 'memoryMiB and memoryPercentage are exclusive',
+      crd: INSTANCE_CRD,
+      path: 'spec.resources.accelerator',
+      expected: /has\(self\.memoryPercentage\) && has\(self\.memoryMiB\)/
+    },
+    {
+      name: 'count 0 allows no other accelerator field',
+      crd: INSTANCE_CRD,
+      path: 'spec.resources.accelerator',
+      expected: /self\.count != 0/
+    },
     { name: 'Sliced and Partitioned take count 1', crd: INSTANCE_CRD, path: 'spec.resources.accelerator', expected: /self\.count == 1/ },
-    { name: 'Sliced needs a memory share', crd: INSTANCE_CRD, path: 'spec.resources.accelerator', expected: /self\.family != 'Sliced' \|\| has\(self\.memoryMiB\)/ },
-    { name: 'profile goes with Partitioned only', crd: INSTANCE_CRD, path: 'spec.resources.accelerator', expected: /== has\(self\.profile\)/ },
-    { name: 'workspace size and claim are exclusive', crd: INSTANCE_CRD, path: 'spec.workspace', expected: /has\(self\.size\) && has\(self\.claimName\)/ },
-    { name: 'env value and valueFrom are exclusive', crd: INSTANCE_CRD, path: 'spec.env[]', expected: /has\(self\.value\) && has\(self\.valueFrom\)/ },
-    { name: 'partition profiles need the Partitioned family', crd: INSTANCE_TYPE_CRD, path: 'spec', expected: /'Partitioned' in self\.families/ },
+    {
+      name: 'Sliced needs a memory share',
+      crd: INSTANCE_CRD,
+      path: 'spec.resources.accelerator',
+      expected: /self\.family != 'Sliced' \|\| has\(self\.memoryMiB\)/
+    },
+    {
+      name: 'profile goes with Partitioned only',
+      crd: INSTANCE_CRD,
+      path: 'spec.resources.accelerator',
+      expected: /== has\(self\.profile\)/
+    },
+    {
+      name: 'workspace size and claim are exclusive',
+      crd: INSTANCE_CRD,
+      path: 'spec.workspace',
+      expected: /has\(self\.size\) && has\(self\.claimName\)/
+    },
+    {
+      name: 'env value and valueFrom are exclusive',
+      crd: INSTANCE_CRD,
+      path: 'spec.env[]',
+      expected: /has\(self\.value\) && has\(self\.valueFrom\)/
+    },
+    {
+      name: 'partition profiles need the Partitioned family',
+      crd: INSTANCE_TYPE_CRD,
+      path: 'spec',
+      expected: /'Partitioned' in self\.families/
+    },
     {
       name: 'the pod CIDRs setting takes canonical CIDRs with a prefix above 0',
       crd: SETTING_CRD,
@@ -321,7 +455,11 @@ t.test('the CEL rules are where api.md asks for them', async (t) => {
   ]
   for (const c of cases) {
     const rules = rulesAt(c.crd, c.path)
-    t.ok(rules.some((rule) => c.expected.test(rule)), c.name, { found: rules })
+    t.ok(
+      rules.some((rule) => c.expected.test(rule)),
+      c.name,
+      { found: rules }
+    )
   }
 })
 
@@ -348,14 +486,18 @@ t.test('the Instance CompositeController drives the Instance CRD', async (t) => 
   })
   t.ok(INSTANCE_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
   for (const hook of ['customize', 'sync', 'finalize']) {
-    t.same(controller.spec.hooks[hook], {
-      version: 'v2',
-      webhook: {
-        service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
-        path: `/hooks/instance/${hook}`,
-        timeout: '10s'
-      }
-    }, `the ${hook} hook`)
+    t.same(
+      controller.spec.hooks[hook],
+      {
+        version: 'v2',
+        webhook: {
+          service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
+          path: `/hooks/instance/${hook}`,
+          timeout: '10s'
+        }
+      },
+      `the ${hook} hook`
+    )
   }
   t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
 })
@@ -381,23 +523,30 @@ t.test('the cellpool CompositeController drives the GPUCellPool CRD and its four
   })
   t.ok(GPU_CELL_POOL_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
   for (const hook of ['customize', 'sync', 'finalize']) {
-    t.same(controller.spec.hooks[hook], {
-      version: 'v2',
-      webhook: {
-        service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
-        path: `/hooks/cellpool/${hook}`,
-        timeout: '10s'
-      }
-    }, `the ${hook} hook`)
+    t.same(
+      controller.spec.hooks[hook],
+      {
+        version: 'v2',
+        webhook: {
+          service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
+          path: `/hooks/cellpool/${hook}`,
+          timeout: '10s'
+        }
+      },
+      `the ${hook} hook`
+    )
   }
   t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
 })
 
 t.test('renderSchema', async (t) => {
-  const cases: Array<{ name: string, given: Parameters<typeof renderSchema>[0], expected: OpenApiSchema }> = [
+  const cases: Array<{ name: string; given: Parameters<typeof renderSchema>[0]; expected: OpenApiSchema }> = [
     {
       name: 'TypeBox internals are dropped and keys sorted',
-      given: Type.Object({ b: Type.Optional(Type.String({ description: 'B' })), a: Type.Integer({ minimum: 1, description: 'A' }) }, { description: 'O' }),
+      given: Type.Object(
+        { b: Type.Optional(Type.String({ description: 'B' })), a: Type.Integer({ minimum: 1, description: 'A' }) },
+        { description: 'O' }
+      ),
       expected: {
         description: 'O',
         properties: { b: { description: 'B', type: 'string' }, a: { description: 'A', minimum: 1, type: 'integer' } },
@@ -495,10 +644,18 @@ t.test('renderSchema', async (t) => {
 })
 
 t.test('renderSchema refuses what a structural schema cannot say, naming the path', async (t) => {
-  const cases: Array<{ name: string, given: Parameters<typeof renderSchema>[0], message: RegExp }> = [
-    { name: 'a union of different shapes', given: Type.Object({ a: Type.Union([Type.String(), Type.Integer()]) }), message: /^\.a: a structural schema cannot state this union/ },
+  const cases: Array<{ name: string; given: Parameters<typeof renderSchema>[0]; message: RegExp }> = [
+    {
+      name: 'a union of different shapes',
+      given: Type.Object({ a: Type.Union([Type.String(), Type.Integer()]) }),
+      message: /^\.a: a structural schema cannot state this union/
+    },
     { name: 'a typeless node', given: Type.Object({ a: Type.Any() }), message: /^\.a: a schema node needs a type/ },
-    { name: 'a Record keyed by a pattern', given: Type.Object({ m: Type.Record(Type.TemplateLiteral('x-${string}'), Type.String()) }), message: /^\.m: patternProperties other than/ },
+    {
+      name: 'a Record keyed by a pattern',
+      given: Type.Object({ m: Type.Record(Type.TemplateLiteral('x-${string}'), Type.String()) }),
+      message: /^\.m: patternProperties other than/
+    },
     { name: 'a tuple', given: Type.Tuple([Type.String(), Type.Integer()]), message: /^<root>: keyword additionalItems/ },
     { name: 'uniqueItems', given: Type.Array(Type.String(), { uniqueItems: true }), message: /keyword uniqueItems/ },
     { name: 'a $ref', given: Type.Object({ r: Type.Ref('X') }), message: /^\.r: keyword \$ref/ },

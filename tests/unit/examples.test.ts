@@ -36,7 +36,9 @@ interface Doc {
 /** Every YAML document under deploy/examples, read the way kubectl reads it (YAML 1.1). */
 function loadExamples(): Doc[] {
   const docs: Doc[] = []
-  for (const file of readdirSync(EXAMPLES_DIR).filter((name) => name.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(EXAMPLES_DIR)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(EXAMPLES_DIR, file), 'utf8'), { version: '1.1' })) {
       if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`)
       const object: unknown = doc.toJS()
@@ -151,8 +153,12 @@ t.test("the SSH Instance's Secret holds an authorized_keys line", async (t) => {
     const keys = (secret?.stringData as Record<string, string> | undefined)?.authorized_keys ?? ''
     const lines = keys.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'))
     t.ok(lines.length > 0, `Secret ${secretName} has authorized_keys`)
-    for (const line of lines) t.match(line, /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]+=* ?\S*$/)
-    t.ok(instance.spec.ports?.every((p) => p.port !== 22 && p.name !== 'ssh'), 'no user port takes the SSH port or name')
+    for (const line of lines)
+      t.match(line, /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]+=* ?\S*$/)
+    t.ok(
+      instance.spec.ports?.every((p) => p.port !== 22 && p.name !== 'ssh'),
+      'no user port takes the SSH port or name'
+    )
   }
 })
 
@@ -173,27 +179,136 @@ t.test('the schemas reject bad objects at the field at fault', async (t) => {
   const instanceType = ofKind<InstanceType>('InstanceType').find((x) => x.file === 'hami.yaml')?.object
   const setting = ofKind<Setting>('Setting')[0]?.object
   if (instance === undefined || instanceType === undefined || setting === undefined) throw new Error('examples missing')
-  const cases: Array<{ name: string, schema: TSchema, given: unknown, path: string }> = [
-    { name: 'an unknown family', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { family: 'Fractional' as 'Whole' } } }), path: '/spec/resources/accelerator/family' },
-    { name: 'a port above 65535', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.ports = [{ port: 70000 }] }), path: '/spec/ports/0/port' },
-    { name: 'a port name over 15 characters', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.ports = [{ port: 80, name: 'a-very-long-port-name' }] }), path: '/spec/ports/0/name' },
-    { name: 'no image', schema: InstanceSchema, given: patch(instance, (i) => { delete (i.spec as Partial<Instance['spec']>).image }), path: '/spec/image' },
-    { name: 'a cpu that is not a quantity', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { cpu: 'lots' } }), path: '/spec/resources/cpu' },
-    { name: 'a memory share of 0%', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { family: 'Sliced', memoryPercentage: 0 } } }), path: '/spec/resources/accelerator/memoryPercentage' },
-    { name: 'a negative count', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.resources = { accelerator: { count: -1 } } }), path: '/spec/resources/accelerator/count' },
-    { name: 'a relative mount path', schema: InstanceSchema, given: patch(instance, (i) => { i.spec.workspace = { mountPath: 'work' } }), path: '/spec/workspace/mountPath' },
-    { name: 'stop as a string', schema: InstanceSchema, given: patch(instance, (i) => { (i.spec as Record<string, unknown>).stop = 'yes' }), path: '/spec/stop' },
-    { name: 'an unknown device plugin', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.devicePlugin = 'AMD' as 'HAMi' }), path: '/spec/devicePlugin' },
-    { name: 'no families', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.families = [] }), path: '/spec/families' },
-    { name: 'a node selector value that is not a string', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.nodeSelector = { gpu: true as unknown as string } }), path: '/spec/nodeSelector/gpu' },
-    { name: 'a resource name without a domain', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.resourceName = 'gpu' }), path: '/spec/resourceName' },
-    { name: 'a maxCount of 0', schema: InstanceTypeSchema, given: patch(instanceType, (x) => { x.spec.maxCount = 0 }), path: '/spec/maxCount' },
-    { name: 'a setting value over 4096 characters', schema: SettingSchema, given: patch(setting, (s) => { s.value = 'x'.repeat(4097) }), path: '/value' }
+  const cases: Array<{ name: string; schema: TSchema; given: unknown; path: string }> = [
+    {
+      name: 'an unknown family',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.resources = { accelerator: { family: 'Fractional' as 'Whole' } }
+      }),
+      path: '/spec/resources/accelerator/family'
+    },
+    {
+      name: 'a port above 65535',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.ports = [{ port: 70000 }]
+      }),
+      path: '/spec/ports/0/port'
+    },
+    {
+      name: 'a port name over 15 characters',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.ports = [{ port: 80, name: 'a-very-long-port-name' }]
+      }),
+      path: '/spec/ports/0/name'
+    },
+    {
+      name: 'no image',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        delete (i.spec as Partial<Instance['spec']>).image
+      }),
+      path: '/spec/image'
+    },
+    {
+      name: 'a cpu that is not a quantity',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.resources = { cpu: 'lots' }
+      }),
+      path: '/spec/resources/cpu'
+    },
+    {
+      name: 'a memory share of 0%',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.resources = { accelerator: { family: 'Sliced', memoryPercentage: 0 } }
+      }),
+      path: '/spec/resources/accelerator/memoryPercentage'
+    },
+    {
+      name: 'a negative count',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.resources = { accelerator: { count: -1 } }
+      }),
+      path: '/spec/resources/accelerator/count'
+    },
+    {
+      name: 'a relative mount path',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        i.spec.workspace = { mountPath: 'work' }
+      }),
+      path: '/spec/workspace/mountPath'
+    },
+    {
+      name: 'stop as a string',
+      schema: InstanceSchema,
+      given: patch(instance, (i) => {
+        ;(i.spec as Record<string, unknown>).stop = 'yes'
+      }),
+      path: '/spec/stop'
+    },
+    {
+      name: 'an unknown device plugin',
+      schema: InstanceTypeSchema,
+      given: patch(instanceType, (x) => {
+        x.spec.devicePlugin = 'AMD' as 'HAMi'
+      }),
+      path: '/spec/devicePlugin'
+    },
+    {
+      name: 'no families',
+      schema: InstanceTypeSchema,
+      given: patch(instanceType, (x) => {
+        x.spec.families = []
+      }),
+      path: '/spec/families'
+    },
+    {
+      name: 'a node selector value that is not a string',
+      schema: InstanceTypeSchema,
+      given: patch(instanceType, (x) => {
+        x.spec.nodeSelector = { gpu: true as unknown as string }
+      }),
+      path: '/spec/nodeSelector/gpu'
+    },
+    {
+      name: 'a resource name without a domain',
+      schema: InstanceTypeSchema,
+      given: patch(instanceType, (x) => {
+        x.spec.resourceName = 'gpu'
+      }),
+      path: '/spec/resourceName'
+    },
+    {
+      name: 'a maxCount of 0',
+      schema: InstanceTypeSchema,
+      given: patch(instanceType, (x) => {
+        x.spec.maxCount = 0
+      }),
+      path: '/spec/maxCount'
+    },
+    {
+      name: 'a setting value over 4096 characters',
+      schema: SettingSchema,
+      given: patch(setting, (s) => {
+        s.value = 'x'.repeat(4097)
+      }),
+      path: '/value'
+    }
   ]
   for (const c of cases) {
     const errors = errorsOf(c.schema, c.given)
     t.notOk(Value.Check(c.schema, c.given), `${c.name} is rejected`)
-    t.ok(errors.some((e) => e.startsWith(`${c.path}: `)), `${c.name} is reported at ${c.path}`, { errors })
+    t.ok(
+      errors.some((e) => e.startsWith(`${c.path}: `)),
+      `${c.name} is reported at ${c.path}`,
+      { errors }
+    )
   }
 })
 
@@ -210,7 +325,10 @@ t.test('every GPUCellPool passes every admission rule, and one of them autoscale
   for (const { file, meta, object } of pools) t.same(poolProblems(meta.name, object.spec), [], `${file}: ${meta.name}`)
   const autoscaling = pools.find((p) => p.object.spec.autoscaling?.enabled === true)
   t.ok(autoscaling, 'an autoscaling pool')
-  t.ok(autoscaling?.object.spec.autoscaling?.scaleDown === 'Auto' && autoscaling.object.spec.autoscaling.minReplicas !== undefined, 'it scales down too')
+  t.ok(
+    autoscaling?.object.spec.autoscaling?.scaleDown === 'Auto' && autoscaling.object.spec.autoscaling.minReplicas !== undefined,
+    'it scales down too'
+  )
 })
 
 t.test("each pool's join Secret renders for every cell, with node labels and taints", async (t) => {
@@ -229,7 +347,10 @@ t.test("each pool's join Secret renders for every cell, with node labels and tai
       t.match(rendered.text, `cells.kubeswift.io/pool-uid=example-uid`, 'the pool uid reaches --node-labels')
       t.notMatch(rendered.text, /node-role\.kubernetes\.io/, 'a label the kubelet may not set is not in --node-labels')
       const config: unknown = parse(rendered.text)
-      t.ok(rendered.text.startsWith('#cloud-config\n') && typeof config === 'object' && config !== null, 'the rendered text is a cloud-config YAML document')
+      t.ok(
+        rendered.text.startsWith('#cloud-config\n') && typeof config === 'object' && config !== null,
+        'the rendered text is a cloud-config YAML document'
+      )
     }
   }
 })

@@ -21,7 +21,10 @@ t.test('many early exits in a row never crash the test process', async (t) => {
   const codes = await Promise.all(
     Array.from({ length: 20 }, () => runCommand('sh', ['-c', 'exit 3'], { input: LARGE_INPUT }).then((r) => r.code))
   )
-  t.same(codes, Array.from({ length: 20 }, () => 3))
+  t.same(
+    codes,
+    Array.from({ length: 20 }, () => 3)
+  )
 })
 
 t.test('a command that exits 0 without reading its input is a failure that names it', async (t) => {

@@ -8,7 +8,11 @@ const gpustack: InstanceTypeSpec = { devicePlugin: 'GPUStack' }
 const nvidia: InstanceTypeSpec = { devicePlugin: 'NVIDIA' }
 const none = { main: {}, sidecar: {} }
 
-const cases: Array<{ name: string; given: { accel: ResolvedAccelerator | undefined; type: InstanceTypeSpec }; expected: AcceleratorResources }> = [
+const cases: Array<{
+  name: string
+  given: { accel: ResolvedAccelerator | undefined; type: InstanceTypeSpec }
+  expected: AcceleratorResources
+}> = [
   {
     name: 'HAMi Whole asks for gpumem-percentage 100 and gpucores 100',
     given: { accel: { family: 'Whole', count: 2 }, type: hami },
@@ -61,7 +65,11 @@ const cases: Array<{ name: string; given: { accel: ResolvedAccelerator | undefin
     name: 'GPUStack Sliced by percentage asks for memory-percentage, cores 100 when absent',
     given: { accel: { family: 'Sliced', count: 1, memoryPercentage: 10 }, type: gpustack },
     expected: {
-      main: { 'nvidia.com/gpu.sliced': '1', 'nvidia.com/gpu.sliced.cores-percentage': '100', 'nvidia.com/gpu.sliced.memory-percentage': '10' },
+      main: {
+        'nvidia.com/gpu.sliced': '1',
+        'nvidia.com/gpu.sliced.cores-percentage': '100',
+        'nvidia.com/gpu.sliced.memory-percentage': '10'
+      },
       sidecar: { 'device.gpustack.ai/nvidia.visibility': '1' }
     }
   },
@@ -130,5 +138,8 @@ for (const c of cases) {
 }
 
 t.test('the NVIDIA plugin offers no Sliced family', async (t) => {
-  t.throws(() => acceleratorRequests({ family: 'Sliced', count: 1, memoryMiB: 1024 }, nvidia), /NVIDIA device plugin offers no Sliced family/)
+  t.throws(
+    () => acceleratorRequests({ family: 'Sliced', count: 1, memoryMiB: 1024 }, nvidia),
+    /NVIDIA device plugin offers no Sliced family/
+  )
 })

@@ -29,7 +29,17 @@ const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }>
   { name: 'a valid Instance is admitted', given: request('CREATE', instance(spec)), expected: { problems: [] } },
   {
     name: 'every problem of a create is reported together',
-    given: request('CREATE', instance({ ...spec, ports: [{ port: 53, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }], workspace: { size: '1Gi', claimName: 'c' } })),
+    given: request(
+      'CREATE',
+      instance({
+        ...spec,
+        ports: [
+          { port: 53, protocol: 'TCP' },
+          { port: 53, protocol: 'UDP' }
+        ],
+        workspace: { size: '1Gi', claimName: 'c' }
+      })
+    ),
     expected: {
       problems: [
         'spec.ports[1]: port 53/UDP shares port 53 with 53/TCP; the Service merges ports by number, use distinct port numbers',
@@ -41,10 +51,16 @@ const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }>
     name: 'a name that cannot name the Service is refused when the Instance has ports',
     given: request('CREATE', { ...instance(spec), metadata: { name: '9lives', namespace: 'team-a' } }),
     expected: {
-      problems: ['metadata.name 9lives cannot name the Instance\'s Service: a Service name must be a DNS-1035 label (lower-case letters, digits and -, starting with a letter and ending with a letter or digit)']
+      problems: [
+        "metadata.name 9lives cannot name the Instance's Service: a Service name must be a DNS-1035 label (lower-case letters, digits and -, starting with a letter and ending with a letter or digit)"
+      ]
     }
   },
-  { name: 'an object that is not an object is refused', given: request('CREATE', null), expected: { problems: ['object: CREATE carries no Instance object to check'] } },
+  {
+    name: 'an object that is not an object is refused',
+    given: request('CREATE', null),
+    expected: { problems: ['object: CREATE carries no Instance object to check'] }
+  },
   {
     name: 'a running Instance refuses a change other than stop',
     given: request('UPDATE', running({ ...spec, image: 'pytorch:3', ports: [] }), running(spec)),
@@ -60,7 +76,11 @@ const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }>
     given: request('UPDATE', running({ ...spec, stop: true, image: 'pytorch:3' }), running(spec)),
     expected: { problems: [lock('image')] }
   },
-  { name: 'a running Instance may be stopped', given: request('UPDATE', running({ ...spec, stop: true }), running(spec)), expected: { problems: [] } },
+  {
+    name: 'a running Instance may be stopped',
+    given: request('UPDATE', running({ ...spec, stop: true }), running(spec)),
+    expected: { problems: [] }
+  },
   {
     name: 'an absent stop on the stored Instance counts as running',
     given: request('UPDATE', running({ type: 'a100', image: 'pytorch:3' }), running({ type: 'a100', image: 'pytorch:2' })),
@@ -103,7 +123,11 @@ const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }>
   },
   {
     name: 'a metadata-only update is admitted even when the stored spec breaks a rule',
-    given: request('UPDATE', instance({ ...spec, type: 't'.repeat(70) }, { metadata: { name: 'nb', finalizers: [] } }), instance({ ...spec, type: 't'.repeat(70) })),
+    given: request(
+      'UPDATE',
+      instance({ ...spec, type: 't'.repeat(70) }, { metadata: { name: 'nb', finalizers: [] } }),
+      instance({ ...spec, type: 't'.repeat(70) })
+    ),
     expected: { problems: [] }
   },
   { name: 'DELETE is always allowed', given: request('DELETE', undefined, running(spec)), expected: { problems: [] } },

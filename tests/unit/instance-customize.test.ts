@@ -15,7 +15,7 @@ const common = [
 ]
 const typeRule = { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes', names: ['a100'] }
 
-const rows: Array<{ name: string, given: InstanceCustomizeRequest, expected: unknown }> = [
+const rows: Array<{ name: string; given: InstanceCustomizeRequest; expected: unknown }> = [
   {
     name: 'relates the InstanceType by name, the Setting, the own Namespace, the Service named after the Instance and every RuntimeClass',
     given: req(baseSpec()),

@@ -5,14 +5,19 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NOW, NAME, NS, POD_STATUS, baseSpec, instance, observedPod, observedService, request } from './fixtures/instance.ts'
 
 const pod = observedPod(
-  { apiVersion: 'v1', kind: 'Pod', metadata: { name: NAME, namespace: NS, annotations: { 'worker.gpustack.ai/instance-generation': '1' } }, spec: { containers: [{ name: 'main', image: 'img' }] } },
+  {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: NAME, namespace: NS, annotations: { 'worker.gpustack.ai/instance-generation': '1' } },
+    spec: { containers: [{ name: 'main', image: 'img' }] }
+  },
   POD_STATUS.running,
   { node: 'gpu-1' }
 )
 const svc = observedService([{ port: 8888, nodePort: 31001 }])
 const parent = instance(baseSpec({ ports: [{ port: 8888 }] }), { deleting: true })
 
-const rows: Array<{ name: string, children: KubeObject[], expected: { children: KubeObject[], finalized: boolean, message: string } }> = [
+const rows: Array<{ name: string; children: KubeObject[]; expected: { children: KubeObject[]; finalized: boolean; message: string } }> = [
   {
     name: 'with a Pod observed the answer leaves the Pod out and keeps the Service as it is',
     children: [pod, svc],

@@ -40,7 +40,7 @@ const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty
 /** Of those, the ones that are also valid Kubernetes object names (DNS labels). */
 const DNS_PROTOTYPE_NAMES = ['constructor'] as const
 
-function sync(req: InstanceSyncRequest): { children: KubeObject[], status: Record<string, unknown> } {
+function sync(req: InstanceSyncRequest): { children: KubeObject[]; status: Record<string, unknown> } {
   const answer = syncHook(req, NOW)
   return { children: answer.children, status: answer.status }
 }
@@ -95,7 +95,19 @@ t.test('an Instance whose spec.type is a prototype name has no InstanceType and 
     })
   }
   t.test('a running Pod is kept while spec.type names nothing, and a stored one with 8 GPUs is never rendered', async (t) => {
-    const pod = observedPod(buildPod({ name: NAME, namespace: NS, generation: 1, spec: withDefaults(baseSpec() as unknown as InstanceSpec), typeName: 'a100', type: {}, sshImage: undefined }), POD_STATUS.running, { node: 'n' })
+    const pod = observedPod(
+      buildPod({
+        name: NAME,
+        namespace: NS,
+        generation: 1,
+        spec: withDefaults(baseSpec() as unknown as InstanceSpec),
+        typeName: 'a100',
+        type: {},
+        sshImage: undefined
+      }),
+      POD_STATUS.running,
+      { node: 'n' }
+    )
     const answer = sync(request({ parent: instance(baseSpec({ type: 'constructor' }), { generation: 2 }), children: [pod] }))
     t.strictSame(answer.children, [keepAsIs(pod)])
   })
@@ -123,24 +135,49 @@ t.test('an Instance in a namespace named constructor reads no Namespace it was n
 
 t.test('an SSH key Secret named constructor that does not exist is SSHKeyMissing', async (t) => {
   for (const name of DNS_PROTOTYPE_NAMES) {
-    const answer = sync(request({ parent: instance(baseSpec({ sshPublicKey: { name } })), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' })] }))
+    const answer = sync(
+      request({
+        parent: instance(baseSpec({ sshPublicKey: { name } })),
+        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' })]
+      })
+    )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
     t.strictSame(kinds(answer.children), [])
   }
   t.test('a Secret whose data has no authorized_keys but inherited names is SSHKeyMissing', async (t) => {
     const secret = keySecret('keys')
     secret.data = { toString: 'x', constructor: 'y' }
-    const answer = sync(request({ parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret] }))
+    const answer = sync(
+      request({
+        parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
+        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret]
+      })
+    )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
     t.match(condition(answer.status, 'SpecValid')?.message, /has no key authorized_keys \(it has constructor, toString\)/)
   })
 })
 
 t.test('ports named after prototype members are named as the spec names them', async (t) => {
-  const spec = baseSpec({ ports: [{ port: 8888, name: 'constructor' }, { port: 9000, name: 'tostring' }] })
-  const service = observedService([{ port: 8888, nodePort: 31000 }, { port: 9000, nodePort: 31001 }])
-  t.strictSame(statusPorts(service, spec).map((p) => p.name), ['constructor', 'tostring'])
-  t.strictSame(statusPorts(service, baseSpec()).map((p) => p.name), ['tcp-8888', 'tcp-9000'], 'names absent from the spec fall back to the identity')
+  const spec = baseSpec({
+    ports: [
+      { port: 8888, name: 'constructor' },
+      { port: 9000, name: 'tostring' }
+    ]
+  })
+  const service = observedService([
+    { port: 8888, nodePort: 31000 },
+    { port: 9000, nodePort: 31001 }
+  ])
+  t.strictSame(
+    statusPorts(service, spec).map((p) => p.name),
+    ['constructor', 'tostring']
+  )
+  t.strictSame(
+    statusPorts(service, baseSpec()).map((p) => p.name),
+    ['tcp-8888', 'tcp-9000'],
+    'names absent from the spec fall back to the identity'
+  )
 })
 
 t.test('a namespace label or Pod Security level named after a prototype member is not inherited', async (t) => {
@@ -153,7 +190,11 @@ t.test('a namespace label or Pod Security level named after a prototype member i
 t.test('accelerator resources keyed by prototype names are reported as own keys', async (t) => {
   const pod: KubeObject = {
     metadata: { name: NAME },
-    spec: { containers: [{ name: 'main', resources: { limits: withOwnKey('__proto__', '1'), requests: { 'nvidia.com/gpu': '1', 'x/constructor': '2' } } }] }
+    spec: {
+      containers: [
+        { name: 'main', resources: { limits: withOwnKey('__proto__', '1'), requests: { 'nvidia.com/gpu': '1', 'x/constructor': '2' } } }
+      ]
+    }
   }
   const accel = podAccelerator(pod, baseSpec({ resources: { accelerator: { count: 1 } } }))
   t.strictSame(accel?.resources, { 'nvidia.com/gpu': '1', 'x/constructor': '2' })
@@ -161,7 +202,15 @@ t.test('accelerator resources keyed by prototype names are reported as own keys'
 
 t.test('an InstanceType nodeSelector with a __proto__ key keeps it as a key on the Pod', async (t) => {
   const type = { families: ['Whole'], nodeSelector: withOwnKey('__proto__', 'x') } as unknown as InstanceTypeSpec
-  const pod = buildPod({ name: NAME, namespace: NS, generation: 1, spec: withDefaults(baseSpec() as unknown as InstanceSpec), typeName: 'a100', type, sshImage: undefined })
+  const pod = buildPod({
+    name: NAME,
+    namespace: NS,
+    generation: 1,
+    spec: withDefaults(baseSpec() as unknown as InstanceSpec),
+    typeName: 'a100',
+    type,
+    sshImage: undefined
+  })
   const selector = (pod.spec as { nodeSelector: Record<string, string> }).nodeSelector
   t.ok(Object.hasOwn(selector, '__proto__'))
   t.equal(Object.getPrototypeOf(selector), Object.prototype)
@@ -178,23 +227,57 @@ t.test('customize relates only what the spec names, whatever the name', async (t
 t.test('admission compares every spec field by own property', async (t) => {
   const old = { metadata: { name: NAME }, spec: { ...baseSpec(), constructor: 1 }, status: { podName: NAME } }
   const next = { metadata: { name: NAME }, spec: baseSpec() }
-  const verdict = reviewInstance({ uid: 'u', kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' }, operation: 'UPDATE', object: next, oldObject: old })
+  const verdict = reviewInstance({
+    uid: 'u',
+    kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' },
+    operation: 'UPDATE',
+    object: next,
+    oldObject: old
+  })
   t.match(verdict.problems, [/spec.constructor cannot change while the Instance is running/])
 })
 
 t.test('related objects of an unexpected shape', async (t) => {
-  const rows: Array<{ name: string, spec: unknown, message: RegExp }> = [
-    { name: 'families a string where a list is expected', spec: { families: 'Whole' }, message: /InstanceType a100 spec.families Whole is invalid: expected array/ },
-    { name: 'maxCount a string where a number is expected', spec: { families: ['Whole'], maxCount: '8' }, message: /InstanceType a100 spec.maxCount 8 is invalid: expected integer/ },
-    { name: 'nodeSelector with a number value', spec: { nodeSelector: { pool: 5 } }, message: /InstanceType a100 spec.nodeSelector.pool 5 is invalid: expected string/ },
-    { name: 'tolerations an object', spec: { tolerations: { key: 'gpu' } }, message: /InstanceType a100 spec.tolerations \{"key":"gpu"\} is invalid: expected array/ },
+  const rows: Array<{ name: string; spec: unknown; message: RegExp }> = [
+    {
+      name: 'families a string where a list is expected',
+      spec: { families: 'Whole' },
+      message: /InstanceType a100 spec.families Whole is invalid: expected array/
+    },
+    {
+      name: 'maxCount a string where a number is expected',
+      spec: { families: ['Whole'], maxCount: '8' },
+      message: /InstanceType a100 spec.maxCount 8 is invalid: expected integer/
+    },
+    {
+      name: 'nodeSelector with a number value',
+      spec: { nodeSelector: { pool: 5 } },
+      message: /InstanceType a100 spec.nodeSelector.pool 5 is invalid: expected string/
+    },
+    {
+      name: 'tolerations an object',
+      spec: { tolerations: { key: 'gpu' } },
+      message: /InstanceType a100 spec.tolerations \{"key":"gpu"\} is invalid: expected array/
+    },
     { name: 'spec a string', spec: 'big', message: /InstanceType a100 spec must be an object, not big/ }
   ]
   for (const row of rows) {
     t.test(`an InstanceType with ${row.name} is a spec error naming the InstanceType and the field; the Pod is kept`, async (t) => {
       const type = instanceType({})
       type.spec = row.spec
-      const pod = observedPod(buildPod({ name: NAME, namespace: NS, generation: 1, spec: withDefaults(baseSpec() as unknown as InstanceSpec), typeName: 'a100', type: {}, sshImage: undefined }), POD_STATUS.running, { node: 'n' })
+      const pod = observedPod(
+        buildPod({
+          name: NAME,
+          namespace: NS,
+          generation: 1,
+          spec: withDefaults(baseSpec() as unknown as InstanceSpec),
+          typeName: 'a100',
+          type: {},
+          sshImage: undefined
+        }),
+        POD_STATUS.running,
+        { node: 'n' }
+      )
       const answer = sync(request({ related: [type, namespaceObject()], children: [pod] }))
       t.strictSame(answer.children, [keepAsIs(pod)])
       const specValid = condition(answer.status, 'SpecValid')
@@ -205,7 +288,10 @@ t.test('related objects of an unexpected shape', async (t) => {
     })
   }
   t.test('readInstanceType spells out at most five bad fields', async (t) => {
-    const read = readInstanceType('x', instanceType({ families: 1, maxCount: 'a', nodeSelector: 2, tolerations: 3, runtimeClassName: 4, manufacturer: 5, resourceName: 6 }))
+    const read = readInstanceType(
+      'x',
+      instanceType({ families: 1, maxCount: 'a', nodeSelector: 2, tolerations: 3, runtimeClassName: 4, manufacturer: 5, resourceName: 6 })
+    )
     t.equal(read.state, 'invalid')
     if (read.state === 'invalid') {
       t.equal(read.errors.length, 6)
@@ -215,22 +301,38 @@ t.test('related objects of an unexpected shape', async (t) => {
   t.test('an SSH image Setting whose value is not a string is SettingInvalid', async (t) => {
     const bad = setting('instance-ssh-server-image', 'x')
     bad.value = 5
-    const answer = sync(request({
-      parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
-      related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), keySecret('keys'), bad]
-    }))
+    const answer = sync(
+      request({
+        parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
+        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), keySecret('keys'), bad]
+      })
+    )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SettingInvalid')
-    t.match(condition(answer.status, 'SpecValid')?.message, /Setting instance-ssh-server-image value must be a string \(an image reference\), not 5/)
+    t.match(
+      condition(answer.status, 'SpecValid')?.message,
+      /Setting instance-ssh-server-image value must be a string \(an image reference\), not 5/
+    )
     t.strictSame(kinds(answer.children), [])
   })
   t.test('a Secret whose data is a string is SSHKeyMissing', async (t) => {
     const secret = keySecret('keys')
     secret.data = 'authorized_keys'
-    const answer = sync(request({ parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret] }))
+    const answer = sync(
+      request({
+        parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
+        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret]
+      })
+    )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
   })
   t.test('observed children of odd shapes: status reads them defensively and keeps them', async (t) => {
-    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: NAME, namespace: NS }, spec: 'x', status: { phase: 5, conditions: 'Ready', containerStatuses: [null, 3] } }
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: NAME, namespace: NS },
+      spec: 'x',
+      status: { phase: 5, conditions: 'Ready', containerStatuses: [null, 3] }
+    }
     const service: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: NAME, namespace: NS }, spec: { ports: 'all' } }
     const answer = sync(request({ parent: instance(baseSpec({ type: 'missing' })), children: [pod, service] }))
     t.strictSame(answer.children, [keepAsIs(pod), keepAsIs(service)])
@@ -239,11 +341,26 @@ t.test('related objects of an unexpected shape', async (t) => {
     t.strictSame(finalized.children, [keepAsIs(service)])
   })
   t.test('a last-applied record nested past the bound is no record: the child is kept as observed', async (t) => {
-    const pod = observedPod(buildPod({ name: NAME, namespace: NS, generation: 1, spec: withDefaults(baseSpec() as unknown as InstanceSpec), typeName: 'a100', type: {}, sshImage: undefined }), POD_STATUS.running)
+    const pod = observedPod(
+      buildPod({
+        name: NAME,
+        namespace: NS,
+        generation: 1,
+        spec: withDefaults(baseSpec() as unknown as InstanceSpec),
+        typeName: 'a100',
+        type: {},
+        sshImage: undefined
+      }),
+      POD_STATUS.running
+    )
     const deep = `${'['.repeat(100000)}${']'.repeat(100000)}`
     ;(pod.metadata.annotations as Record<string, string>)[LAST_APPLIED_ANNOTATION] = deep
     const kept = keepAsIs(pod)
-    t.strictSame(Object.keys(kept.metadata.annotations ?? {}).sort(), ['worker.gpustack.ai/instance-generation', 'worker.gpustack.ai/pod-hash'], 'the record is dropped, not parsed')
+    t.strictSame(
+      Object.keys(kept.metadata.annotations ?? {}).sort(),
+      ['worker.gpustack.ai/instance-generation', 'worker.gpustack.ai/pod-hash'],
+      'the record is dropped, not parsed'
+    )
     t.equal(kept.metadata.uid, undefined)
     t.doesNotThrow(() => JSON.stringify(kept))
   })
@@ -255,7 +372,12 @@ t.test('hundreds of bad entries: SpecValid spells out twenty and counts the rest
   const message = String(condition(answer.status, 'SpecValid')?.message)
   t.equal(message.match(/is also the name of/g)?.length, 20)
   t.match(message, /; and 179 more problems\.$/)
-  const verdict = reviewInstance({ uid: 'u', kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' }, operation: 'CREATE', object: { metadata: { name: NAME }, spec: baseSpec({ env }) } })
+  const verdict = reviewInstance({
+    uid: 'u',
+    kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' },
+    operation: 'CREATE',
+    object: { metadata: { name: NAME }, spec: baseSpec({ env }) }
+  })
   t.equal(verdict.problems.length, 199, 'the verdict keeps every problem')
 })
 

@@ -13,36 +13,57 @@ import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import type { JsonObject } from '../support/merge.ts'
 import { simulateMetacontroller } from '../support/simulate.ts'
-import { InstanceWorld, NOW, POD_STATUS, baseSpec, instanceType, keySecret, namespaceObject, observedService, secret } from './fixtures/instance.ts'
+import {
+  InstanceWorld,
+  NOW,
+  POD_STATUS,
+  baseSpec,
+  instanceType,
+  keySecret,
+  namespaceObject,
+  observedService,
+  secret
+} from './fixtures/instance.ts'
 
 const RUNS = { numRuns: 60 }
 
 // The CRD's status schema says `format: date-time`; the API server checks RFC 3339.
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v))
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v))
 
-interface Port { port: number, protocol: 'TCP' | 'UDP' | 'SCTP', name?: string }
+interface Port {
+  port: number
+  protocol: 'TCP' | 'UDP' | 'SCTP'
+  name?: string
+}
 
 /** Valid `spec.ports`: distinct port numbers (a number with two protocols is a spec error). */
-const portsArb: fc.Arbitrary<Port[]> = fc.uniqueArray(
-  fc.record({
-    port: fc.constantFrom(22, 53, 80, 443, 6006, 8888, 9000),
-    protocol: fc.constantFrom('TCP' as const, 'UDP' as const, 'SCTP' as const),
-    name: fc.option(fc.constantFrom('web', 'api', 'tb'), { nil: undefined })
-  }),
-  { selector: (p) => p.port, maxLength: 5 }
-).map((ports) => {
-  const seen = new Set<string>()
-  return ports.map((p) => {
-    const out: Port = { port: p.port, protocol: p.protocol }
-    if (p.name !== undefined && !seen.has(p.name)) {
-      seen.add(p.name)
-      out.name = p.name
-    }
-    return out
+const portsArb: fc.Arbitrary<Port[]> = fc
+  .uniqueArray(
+    fc.record({
+      port: fc.constantFrom(22, 53, 80, 443, 6006, 8888, 9000),
+      protocol: fc.constantFrom('TCP' as const, 'UDP' as const, 'SCTP' as const),
+      name: fc.option(fc.constantFrom('web', 'api', 'tb'), { nil: undefined })
+    }),
+    { selector: (p) => p.port, maxLength: 5 }
+  )
+  .map((ports) => {
+    const seen = new Set<string>()
+    return ports.map((p) => {
+      const out: Port = { port: p.port, protocol: p.protocol }
+      if (p.name !== undefined && !seen.has(p.name)) {
+        seen.add(p.name)
+        out.name = p.name
+      }
+      return out
+    })
   })
-})
 
-interface Shape { ports: Port[], ssh: boolean, stop: boolean }
+interface Shape {
+  ports: Port[]
+  ssh: boolean
+  stop: boolean
+}
 const shapeArb: fc.Arbitrary<Shape> = fc.record({ ports: portsArb, ssh: fc.boolean(), stop: fc.boolean() })
 
 /** The spec of a shape; with SSH on, port 22 may only be 22/TCP, so other 22 entries are dropped. */
@@ -138,16 +159,57 @@ t.test('convergence: after any edit the children settle, and a settled state is 
 })
 
 /** Ways to make a valid Instance invalid, each with the related objects it needs. */
-const corruptions: Array<{ name: string, apply: (world: InstanceWorld) => void }> = [
+const corruptions: Array<{ name: string; apply: (world: InstanceWorld) => void }> = [
   { name: 'image removed', apply: (w) => w.edit({ image: undefined }) },
-  { name: 'one port number with two protocols', apply: (w) => w.edit({ ports: [{ port: 8000, protocol: 'TCP' }, { port: 8000, protocol: 'UDP' }] }) },
-  { name: 'InstanceType deleted', apply: (w) => { w.related = w.related.filter((o) => o.kind !== 'InstanceType') } },
+  {
+    name: 'one port number with two protocols',
+    apply: (w) =>
+      w.edit({
+        ports: [
+          { port: 8000, protocol: 'TCP' },
+          { port: 8000, protocol: 'UDP' }
+        ]
+      })
+  },
+  {
+    name: 'InstanceType deleted',
+    apply: (w) => {
+      w.related = w.related.filter((o) => o.kind !== 'InstanceType')
+    }
+  },
   { name: 'unknown InstanceType named', apply: (w) => w.edit({ type: 'nope' }) },
-  { name: 'SSH key Secret deleted', apply: (w) => { w.edit({ sshPublicKey: { name: 'keys' } }); w.related = w.related.filter((o) => o.kind !== 'Secret') } },
-  { name: 'SSH key Secret without authorized_keys', apply: (w) => { w.edit({ sshPublicKey: { name: 'other' } }); w.related.push(secret('other', { x: 'eA==' })) } },
-  { name: 'Pod Security baseline with SSH', apply: (w) => { w.edit({ sshPublicKey: { name: 'keys' } }); w.related = [...w.related.filter((o) => o.kind !== 'Namespace'), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })] } },
+  {
+    name: 'SSH key Secret deleted',
+    apply: (w) => {
+      w.edit({ sshPublicKey: { name: 'keys' } })
+      w.related = w.related.filter((o) => o.kind !== 'Secret')
+    }
+  },
+  {
+    name: 'SSH key Secret without authorized_keys',
+    apply: (w) => {
+      w.edit({ sshPublicKey: { name: 'other' } })
+      w.related.push(secret('other', { x: 'eA==' }))
+    }
+  },
+  {
+    name: 'Pod Security baseline with SSH',
+    apply: (w) => {
+      w.edit({ sshPublicKey: { name: 'keys' } })
+      w.related = [
+        ...w.related.filter((o) => o.kind !== 'Namespace'),
+        namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })
+      ]
+    }
+  },
   { name: 'accelerator not offered', apply: (w) => w.edit({ resources: { accelerator: { family: 'Sliced', memoryMiB: 1024 } } }) },
-  { name: 'Service name taken', apply: (w) => { w.observed['Service.v1'] = {}; w.related.push(observedService([{ port: 1234, nodePort: 30999 }])) } }
+  {
+    name: 'Service name taken',
+    apply: (w) => {
+      w.observed['Service.v1'] = {}
+      w.related.push(observedService([{ port: 1234, nodePort: 30999 }]))
+    }
+  }
 ]
 
 t.test('nothing lost: for any invalid spec the answer keeps every observed child unchanged', async (t) => {
@@ -159,7 +221,7 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
       corruption.apply(world)
       const children = world.children()
       const answer = sync(world.request(), NOW)
-      const specValid = (answer.status.conditions as Array<{ type: string, status: string }>).find((c) => c.type === 'SpecValid')
+      const specValid = (answer.status.conditions as Array<{ type: string; status: string }>).find((c) => c.type === 'SpecValid')
       if (specValid?.status !== 'False') throw new Error(`${corruption.name}: SpecValid is ${String(specValid?.status)}`)
       // stop: true is the user's own request to remove the Pod and is acted on despite the error.
       const stopping = world.parent.spec.stop === true
@@ -182,7 +244,7 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
 })
 
 /** One step of a user's history. */
-type Step = { kind: 'stop' } | { kind: 'start' } | { kind: 'edit', ports: Port[], ssh: boolean }
+type Step = { kind: 'stop' } | { kind: 'start' } | { kind: 'edit'; ports: Port[]; ssh: boolean }
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.constant<Step>({ kind: 'stop' }),
   fc.constant<Step>({ kind: 'start' }),

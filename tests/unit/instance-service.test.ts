@@ -5,14 +5,15 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NAME, NS, observedService } from './fixtures/instance.ts'
 import { reversedKeys } from '../support/fields.ts'
 
-const input = (ports: ResolvedPort[], options: { stop?: boolean, ssh?: boolean, observed?: KubeObject } = {}): ServiceInput => ({
+const input = (ports: ResolvedPort[], options: { stop?: boolean; ssh?: boolean; observed?: KubeObject } = {}): ServiceInput => ({
   name: NAME,
   namespace: NS,
   spec: { ports, stop: options.stop ?? false },
   ssh: options.ssh ?? false,
   observed: options.observed
 })
-const tcp = (port: number, name?: string): ResolvedPort => (name === undefined ? { port, protocol: 'TCP' } : { port, protocol: 'TCP', name })
+const tcp = (port: number, name?: string): ResolvedPort =>
+  name === undefined ? { port, protocol: 'TCP' } : { port, protocol: 'TCP', name }
 const portsOf = (svc: KubeObject | undefined): unknown => (svc === undefined ? undefined : (svc.spec as { ports: unknown }).ports)
 
 t.test('the Service is a NodePort Service named after the Instance with Local traffic policy and the part-of selector', async (t) => {
@@ -31,7 +32,7 @@ t.test('the Service is a NodePort Service named after the Instance with Local tr
   })
 })
 
-const rows: Array<{ name: string, given: ServiceInput, expected: unknown }> = [
+const rows: Array<{ name: string; given: ServiceInput; expected: unknown }> = [
   {
     name: 'a running Instance exposes exactly spec.ports, named <protocol>-<port> with targetPort = port',
     given: input([tcp(8888, 'jupyter'), { port: 5353, protocol: 'UDP' }, { port: 9999, protocol: 'SCTP' }]),
@@ -74,7 +75,12 @@ const rows: Array<{ name: string, given: ServiceInput, expected: unknown }> = [
   },
   {
     name: 'an unchanged port keeps the node port of the observed Service',
-    given: input([tcp(8888), tcp(6006)], { observed: observedService([{ port: 8888, nodePort: 31001 }, { port: 6006, nodePort: 31002 }]) }),
+    given: input([tcp(8888), tcp(6006)], {
+      observed: observedService([
+        { port: 8888, nodePort: 31001 },
+        { port: 6006, nodePort: 31002 }
+      ])
+    }),
     expected: [
       { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
       { name: 'tcp-6006', port: 6006, protocol: 'TCP', targetPort: 6006, nodePort: 31002 }
@@ -100,7 +106,12 @@ const rows: Array<{ name: string, given: ServiceInput, expected: unknown }> = [
   },
   {
     name: 'a port removed from spec.ports is dropped from the Service',
-    given: input([tcp(8888)], { observed: observedService([{ port: 8888, nodePort: 31001 }, { port: 6006, nodePort: 31002 }]) }),
+    given: input([tcp(8888)], {
+      observed: observedService([
+        { port: 8888, nodePort: 31001 },
+        { port: 6006, nodePort: 31002 }
+      ])
+    }),
     expected: [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }]
   },
   {
@@ -117,7 +128,10 @@ const rows: Array<{ name: string, given: ServiceInput, expected: unknown }> = [
     name: 'stopped, the Service is rendered from the observed ports and node ports whatever spec.ports says',
     given: input([tcp(9000)], {
       stop: true,
-      observed: observedService([{ port: 8888, nodePort: 31001 }, { port: 5353, protocol: 'UDP', nodePort: 31002 }])
+      observed: observedService([
+        { port: 8888, nodePort: 31001 },
+        { port: 5353, protocol: 'UDP', nodePort: 31002 }
+      ])
     }),
     expected: [
       { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
@@ -131,7 +145,14 @@ const rows: Array<{ name: string, given: ServiceInput, expected: unknown }> = [
   },
   {
     name: 'stopped, an observed ssh entry stays ssh even when SSH was turned off',
-    given: input([], { stop: true, ssh: false, observed: observedService([{ port: 8888, nodePort: 31001 }, { port: 22, name: 'ssh', nodePort: 30022 }]) }),
+    given: input([], {
+      stop: true,
+      ssh: false,
+      observed: observedService([
+        { port: 8888, nodePort: 31001 },
+        { port: 22, name: 'ssh', nodePort: 30022 }
+      ])
+    }),
     expected: [
       { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
       { name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22, nodePort: 30022 }
@@ -151,7 +172,7 @@ for (const row of rows) {
 }
 
 t.test('servicePortName follows the identity', async (t) => {
-  const cases: Array<{ name: string, given: [number, string, boolean], expected: string }> = [
+  const cases: Array<{ name: string; given: [number, string, boolean]; expected: string }> = [
     { name: 'tcp', given: [8888, 'TCP', false], expected: 'tcp-8888' },
     { name: 'udp', given: [53, 'UDP', false], expected: 'udp-53' },
     { name: 'sctp', given: [65535, 'SCTP', false], expected: 'sctp-65535' },
@@ -161,9 +182,18 @@ t.test('servicePortName follows the identity', async (t) => {
 })
 
 t.test('observedNodePorts reads node ports by identity and treats a missing protocol as TCP', async (t) => {
-  const svc = observedService([{ port: 8888, nodePort: 31001 }, { port: 53, protocol: 'UDP', nodePort: 31002 }])
+  const svc = observedService([
+    { port: 8888, nodePort: 31001 },
+    { port: 53, protocol: 'UDP', nodePort: 31002 }
+  ])
   ;((svc.spec as { ports: Array<Record<string, unknown>> }).ports[0] as Record<string, unknown>).protocol = undefined
-  t.strictSame([...observedNodePorts(svc)], [['8888/TCP', 31001], ['53/UDP', 31002]])
+  t.strictSame(
+    [...observedNodePorts(svc)],
+    [
+      ['8888/TCP', 31001],
+      ['53/UDP', 31002]
+    ]
+  )
   t.strictSame([...observedNodePorts(undefined)], [])
 })
 
@@ -172,7 +202,10 @@ t.test('runningPortIdentities lists a duplicated identity once', async (t) => {
 })
 
 t.test('the rendered bytes do not depend on the key order of the input', async (t) => {
-  const given = input([tcp(8888), { port: 53, protocol: 'UDP' }], { ssh: true, observed: observedService([{ port: 8888, nodePort: 31001 }]) })
+  const given = input([tcp(8888), { port: 53, protocol: 'UDP' }], {
+    ssh: true,
+    observed: observedService([{ port: 8888, nodePort: 31001 }])
+  })
   const reordered = reversedKeys(given)
   t.not(JSON.stringify(reordered), JSON.stringify(given), 'the two inputs differ in key order')
   t.equal(JSON.stringify(buildService(reordered)), JSON.stringify(buildService(given)))

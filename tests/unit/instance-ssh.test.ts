@@ -9,11 +9,17 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 
 const securityContext = {
   allowPrivilegeEscalation: true,
-  capabilities: { add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'], drop: ['ALL'] },
+  capabilities: {
+    add: ['SYS_ADMIN', 'SYS_PTRACE', 'SYS_CHROOT', 'SETUID', 'SETGID', 'SETPCAP', 'NET_BIND_SERVICE', 'AUDIT_WRITE'],
+    drop: ['ALL']
+  },
   privileged: false
 }
 const volumes = [
-  { name: 'ssh-authorized-keys', secret: { secretName: 'nb-keys', items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 256 }] } },
+  {
+    name: 'ssh-authorized-keys',
+    secret: { secretName: 'nb-keys', items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 256 }] }
+  },
   { name: 'ssh-host-keys', emptyDir: {} }
 ]
 const volumeMounts = [
@@ -64,7 +70,10 @@ for (const c of sidecarCases) {
 }
 
 t.test('the key Secret is mounted as a directory so key rotation is seen', async (t) => {
-  const { container, volumes: [volume] } = sshSidecar({ image: 'sshd:1', secretName: 'nb-keys', visibility: {} })
+  const {
+    container,
+    volumes: [volume]
+  } = sshSidecar({ image: 'sshd:1', secretName: 'nb-keys', visibility: {} })
   const mount = container.volumeMounts?.[0]
   t.strictSame(mount, { name: 'ssh-authorized-keys', mountPath: '/etc/ssh/gpuhooks', readOnly: true })
   t.equal(mount?.subPath, undefined, 'a subPath mount would never see a rotated key')
@@ -78,20 +87,33 @@ function render(spec: InstanceSpec, type: InstanceTypeSpec, sshImage: string | u
   const input: PodInput = { name: 'nb', namespace: 'team-a', generation: 1, spec: withDefaults(spec), typeName: spec.type, type, sshImage }
   return buildPod(input)
 }
-function containers(pod: KubeObject): Array<{ name: string; image?: string; ports?: unknown; resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }> {
+function containers(
+  pod: KubeObject
+): Array<{
+  name: string
+  image?: string
+  ports?: unknown
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> }
+}> {
   return (pod.spec as { containers: [] }).containers
 }
 
 t.test('the SSH sidecar comes after main and shares the process namespace', async (t) => {
   const pod = render({ type: 'g', image: 'x', sshPublicKey: { name: 'nb-keys' } }, hami, 'sshd:1')
-  t.strictSame(containers(pod).map((c) => c.name), ['main', 'sshd'])
+  t.strictSame(
+    containers(pod).map((c) => c.name),
+    ['main', 'sshd']
+  )
   t.equal((pod.spec as { shareProcessNamespace?: boolean }).shareProcessNamespace, true)
   t.strictSame((pod.spec as { volumes: unknown[] }).volumes, [{ name: 'workspace', emptyDir: {} }, ...volumes])
 })
 
 t.test('without SSH there is no sidecar and no shared process namespace', async (t) => {
   const pod = render({ type: 'g', image: 'x' }, hami, undefined)
-  t.strictSame(containers(pod).map((c) => c.name), ['main'])
+  t.strictSame(
+    containers(pod).map((c) => c.name),
+    ['main']
+  )
   t.equal((pod.spec as { shareProcessNamespace?: boolean }).shareProcessNamespace, undefined)
 })
 
@@ -119,10 +141,20 @@ t.test('the SSH sidecar never takes a second accelerator', async (t) => {
     {
       name: 'GPUStack Partitioned: visibility 1',
       type: gpustack,
-      spec: { type: 'g', image: 'x', sshPublicKey: { name: 'k' }, resources: { accelerator: { family: 'Partitioned', profile: '1g.10gb' } } },
+      spec: {
+        type: 'g',
+        image: 'x',
+        sshPublicKey: { name: 'k' },
+        resources: { accelerator: { family: 'Partitioned', profile: '1g.10gb' } }
+      },
       sidecar: { 'device.gpustack.ai/nvidia.visibility': '1' }
     },
-    { name: 'HAMi: nothing', type: hami, spec: { type: 'g', image: 'x', sshPublicKey: { name: 'k' }, resources: { accelerator: { count: 2 } } }, sidecar: {} },
+    {
+      name: 'HAMi: nothing',
+      type: hami,
+      spec: { type: 'g', image: 'x', sshPublicKey: { name: 'k' }, resources: { accelerator: { count: 2 } } },
+      sidecar: {}
+    },
     { name: 'CPU only: nothing', type: gpustack, spec: { type: 'g', image: 'x', sshPublicKey: { name: 'k' } }, sidecar: {} }
   ]
   for (const row of rows) {
@@ -137,7 +169,11 @@ t.test('the SSH sidecar never takes a second accelerator', async (t) => {
   }
 })
 
-const ns = (labels: Record<string, string> | undefined): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', ...(labels ? { labels } : {}) } })
+const ns = (labels: Record<string, string> | undefined): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'team-a', ...(labels ? { labels } : {}) }
+})
 const refusal = (level: string): SpecProblem => ({
   field: 'spec.sshPublicKey',
   reason: 'PodSecurityForbidsSSH',
@@ -148,15 +184,31 @@ const refusal = (level: string): SpecProblem => ({
 })
 
 const podSecurityCases: Array<{ name: string; given: KubeObject | undefined; expected: SpecProblem | undefined }> = [
-  { name: 'baseline namespaces refuse the SSH sidecar', given: ns({ 'pod-security.kubernetes.io/enforce': 'baseline' }), expected: refusal('baseline') },
-  { name: 'restricted namespaces refuse the SSH sidecar', given: ns({ 'pod-security.kubernetes.io/enforce': 'restricted' }), expected: refusal('restricted') },
+  {
+    name: 'baseline namespaces refuse the SSH sidecar',
+    given: ns({ 'pod-security.kubernetes.io/enforce': 'baseline' }),
+    expected: refusal('baseline')
+  },
+  {
+    name: 'restricted namespaces refuse the SSH sidecar',
+    given: ns({ 'pod-security.kubernetes.io/enforce': 'restricted' }),
+    expected: refusal('restricted')
+  },
   {
     name: 'an enforce level Pod Security cannot parse is read as restricted',
     given: ns({ 'pod-security.kubernetes.io/enforce': 'Baseline' }),
     expected: refusal('"Baseline" (read as restricted)')
   },
-  { name: 'privileged namespaces allow the SSH sidecar', given: ns({ 'pod-security.kubernetes.io/enforce': 'privileged' }), expected: undefined },
-  { name: 'a namespace without the enforce label allows the SSH sidecar', given: ns({ 'pod-security.kubernetes.io/warn': 'restricted' }), expected: undefined },
+  {
+    name: 'privileged namespaces allow the SSH sidecar',
+    given: ns({ 'pod-security.kubernetes.io/enforce': 'privileged' }),
+    expected: undefined
+  },
+  {
+    name: 'a namespace without the enforce label allows the SSH sidecar',
+    given: ns({ 'pod-security.kubernetes.io/warn': 'restricted' }),
+    expected: undefined
+  },
   { name: 'an unobserved namespace is no problem', given: undefined, expected: undefined }
 ]
 

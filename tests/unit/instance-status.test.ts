@@ -15,7 +15,7 @@ import { EARLIER, NAME, NOW, NOW_STAMP, NS, POD_STATUS, observedPod, observedSer
 import { reversedKeys } from '../support/fields.ts'
 
 /** A small observed Pod: `main` requesting a GPU. */
-function pod(status: unknown, options: { node?: string, deleting?: boolean, resources?: Record<string, string> } = {}): KubeObject {
+function pod(status: unknown, options: { node?: string; deleting?: boolean; resources?: Record<string, string> } = {}): KubeObject {
   const resources = options.resources ?? { cpu: '4', memory: '16Gi', 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '100' }
   return observedPod(
     {
@@ -29,8 +29,19 @@ function pod(status: unknown, options: { node?: string, deleting?: boolean, reso
   )
 }
 
-const spec = { type: 'a100', image: 'img', ports: [{ port: 8888, name: 'jupyter' }, { port: 53, protocol: 'UDP' }], resources: { accelerator: { count: 1 } } }
-const service = observedService([{ port: 8888, nodePort: 31001 }, { port: 53, protocol: 'UDP', nodePort: 31002 }])
+const spec = {
+  type: 'a100',
+  image: 'img',
+  ports: [
+    { port: 8888, name: 'jupyter' },
+    { port: 53, protocol: 'UDP' }
+  ],
+  resources: { accelerator: { count: 1 } }
+}
+const service = observedService([
+  { port: 8888, nodePort: 31001 },
+  { port: 53, protocol: 'UDP', nodePort: 31002 }
+])
 
 const input = (over: Partial<StatusInput> = {}): StatusInput => ({
   spec,
@@ -46,7 +57,7 @@ const input = (over: Partial<StatusInput> = {}): StatusInput => ({
 })
 const problem = (reason: string, message: string) => ({ field: 'spec.x', reason, message })
 
-const phases: Array<{ name: string, given: StatusInput, expected: { phase: string, message: string } }> = [
+const phases: Array<{ name: string; given: StatusInput; expected: { phase: string; message: string } }> = [
   {
     name: 'Deleting while finalizing, waiting for the Pod',
     given: input({ finalizing: true, pod: pod(POD_STATUS.running, { node: 'gpu-1' }), service }),
@@ -99,7 +110,18 @@ const phases: Array<{ name: string, given: StatusInput, expected: { phase: strin
   },
   {
     name: 'Starting when Running but not Ready',
-    given: input({ pod: pod({ ...POD_STATUS.running, conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False' }] }, { node: 'gpu-1' }) }),
+    given: input({
+      pod: pod(
+        {
+          ...POD_STATUS.running,
+          conditions: [
+            { type: 'PodScheduled', status: 'True' },
+            { type: 'Ready', status: 'False' }
+          ]
+        },
+        { node: 'gpu-1' }
+      )
+    }),
     expected: { phase: 'Starting', message: 'Pod ws is starting on node gpu-1.' }
   },
   {
@@ -109,13 +131,19 @@ const phases: Array<{ name: string, given: StatusInput, expected: { phase: strin
   },
   {
     name: 'Pending while an observed Pod is being replaced',
-    given: input({ pod: pod(POD_STATUS.running, { node: 'gpu-1' }), replacing: 'it was built from generation 2 and the spec is at generation 3' }),
+    given: input({
+      pod: pod(POD_STATUS.running, { node: 'gpu-1' }),
+      replacing: 'it was built from generation 2 and the spec is at generation 3'
+    }),
     expected: { phase: 'Pending', message: 'Replacing Pod ws: it was built from generation 2 and the spec is at generation 3.' }
   },
   {
     name: 'Failed on a spec error with no Pod',
     given: input({ problems: [problem('InstanceTypeNotFound', 'spec.type a100 names no InstanceType.'), problem('InvalidSpec', 'other')] }),
-    expected: { phase: 'Failed', message: 'The Instance cannot run: spec.type a100 names no InstanceType (and 1 more, see condition SpecValid).' }
+    expected: {
+      phase: 'Failed',
+      message: 'The Instance cannot run: spec.type a100 names no InstanceType (and 1 more, see condition SpecValid).'
+    }
   },
   {
     name: 'a spec error with a kept Pod takes the phase from the Pod',
@@ -144,26 +172,62 @@ for (const row of phases) {
   })
 }
 
-const ready: Array<{ name: string, given: Parameters<typeof readyCondition>, expected: { status: string, reason: string } }> = [
+const ready: Array<{ name: string; given: Parameters<typeof readyCondition>; expected: { status: string; reason: string } }> = [
   { name: 'Ready is True iff Running', given: ['Running', 'm', pod(POD_STATUS.running)], expected: { status: 'True', reason: 'Running' } },
-  { name: 'Ready takes ImagePullBackOff from the waiting container', given: ['Starting', 'm', pod(POD_STATUS.pulling)], expected: { status: 'False', reason: 'ImagePullBackOff' } },
+  {
+    name: 'Ready takes ImagePullBackOff from the waiting container',
+    given: ['Starting', 'm', pod(POD_STATUS.pulling)],
+    expected: { status: 'False', reason: 'ImagePullBackOff' }
+  },
   {
     name: 'Ready takes CrashLoopBackOff from the waiting container',
-    given: ['Starting', 'm', pod({ phase: 'Running', containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CrashLoopBackOff' } } }] })],
+    given: [
+      'Starting',
+      'm',
+      pod({ phase: 'Running', containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CrashLoopBackOff' } } }] })
+    ],
     expected: { status: 'False', reason: 'CrashLoopBackOff' }
   },
   {
     name: 'Ready takes CreateContainerConfigError from a sidecar when main is not waiting',
-    given: ['Starting', 'm', pod({ phase: 'Pending', containerStatuses: [{ name: 'sshd', state: { waiting: { reason: 'CreateContainerConfigError' } } }, { name: 'main', state: { running: {} } }] })],
+    given: [
+      'Starting',
+      'm',
+      pod({
+        phase: 'Pending',
+        containerStatuses: [
+          { name: 'sshd', state: { waiting: { reason: 'CreateContainerConfigError' } } },
+          { name: 'main', state: { running: {} } }
+        ]
+      })
+    ],
     expected: { status: 'False', reason: 'CreateContainerConfigError' }
   },
   {
     name: 'Ready prefers the main container waiting reason',
-    given: ['Starting', 'm', pod({ phase: 'Pending', containerStatuses: [{ name: 'sshd', state: { waiting: { reason: 'ContainerCreating' } } }, { name: 'main', state: { waiting: { reason: 'ErrImagePull' } } }] })],
+    given: [
+      'Starting',
+      'm',
+      pod({
+        phase: 'Pending',
+        containerStatuses: [
+          { name: 'sshd', state: { waiting: { reason: 'ContainerCreating' } } },
+          { name: 'main', state: { waiting: { reason: 'ErrImagePull' } } }
+        ]
+      })
+    ],
     expected: { status: 'False', reason: 'ErrImagePull' }
   },
-  { name: 'Ready without a waiting container gives the phase as reason', given: ['Pending', 'm', undefined], expected: { status: 'False', reason: 'Pending' } },
-  { name: 'Ready while stopping gives the phase even if a container waits', given: ['Stopping', 'm', pod(POD_STATUS.pulling)], expected: { status: 'False', reason: 'Stopping' } }
+  {
+    name: 'Ready without a waiting container gives the phase as reason',
+    given: ['Pending', 'm', undefined],
+    expected: { status: 'False', reason: 'Pending' }
+  },
+  {
+    name: 'Ready while stopping gives the phase even if a container waits',
+    given: ['Stopping', 'm', pod(POD_STATUS.pulling)],
+    expected: { status: 'False', reason: 'Stopping' }
+  }
 ]
 for (const row of ready) {
   t.test(row.name, async (t) => {
@@ -176,32 +240,64 @@ t.test('SpecValid is True with reason Valid when nothing is wrong', async (t) =>
 })
 t.test('SpecValid is False with the first reason and every message joined', async (t) => {
   t.strictSame(specValidCondition([problem('SSHKeyMissing', 'a.'), problem('ServiceNameTaken', 'b')]), {
-    type: 'SpecValid', status: 'False', reason: 'SSHKeyMissing', message: 'a; b.'
+    type: 'SpecValid',
+    status: 'False',
+    reason: 'SSHKeyMissing',
+    message: 'a; b.'
   })
 })
 
-const upToDate: Array<{ name: string, given: Parameters<typeof upToDateCondition>[0], expected: { status: string, reason: string, message: string } }> = [
-  { name: 'UpToDate is True when the Pod matches', given: { kind: 'None', podName: 'ws' }, expected: { status: 'True', reason: 'UpToDate', message: 'Pod ws matches the current spec, InstanceType and Settings.' } },
-  { name: 'UpToDate is True without a Pod', given: { kind: 'None' }, expected: { status: 'True', reason: 'UpToDate', message: 'No Pod runs; the next one is built from the current spec.' } },
+const upToDate: Array<{
+  name: string
+  given: Parameters<typeof upToDateCondition>[0]
+  expected: { status: string; reason: string; message: string }
+}> = [
+  {
+    name: 'UpToDate is True when the Pod matches',
+    given: { kind: 'None', podName: 'ws' },
+    expected: { status: 'True', reason: 'UpToDate', message: 'Pod ws matches the current spec, InstanceType and Settings.' }
+  },
+  {
+    name: 'UpToDate is True without a Pod',
+    given: { kind: 'None' },
+    expected: { status: 'True', reason: 'UpToDate', message: 'No Pod runs; the next one is built from the current spec.' }
+  },
   {
     name: 'UpToDate is False SpecChanged while an older Pod is replaced',
     given: { kind: 'SpecChanged', podName: 'ws', podGeneration: '2', generation: 3, held: false },
-    expected: { status: 'False', reason: 'SpecChanged', message: 'Pod ws was built from generation 2, the spec is at generation 3; it is being replaced.' }
+    expected: {
+      status: 'False',
+      reason: 'SpecChanged',
+      message: 'Pod ws was built from generation 2, the spec is at generation 3; it is being replaced.'
+    }
   },
   {
     name: 'UpToDate is False SpecChanged while a spec error holds an older Pod',
     given: { kind: 'SpecChanged', podName: 'ws', podGeneration: '2', generation: 3, held: true },
-    expected: { status: 'False', reason: 'SpecChanged', message: 'Pod ws was built from generation 2, the spec is at generation 3; it is kept until the spec is valid.' }
+    expected: {
+      status: 'False',
+      reason: 'SpecChanged',
+      message: 'Pod ws was built from generation 2, the spec is at generation 3; it is kept until the spec is valid.'
+    }
   },
   {
     name: 'UpToDate is False InstanceTypeChanged after an admin edit of the type',
     given: { kind: 'InstanceTypeChanged', podName: 'ws', typeName: 'a100' },
-    expected: { status: 'False', reason: 'InstanceTypeChanged', message: 'InstanceType a100 changed after Pod ws was built; the change applies at the next start (set spec.stop true, then false).' }
+    expected: {
+      status: 'False',
+      reason: 'InstanceTypeChanged',
+      message: 'InstanceType a100 changed after Pod ws was built; the change applies at the next start (set spec.stop true, then false).'
+    }
   },
   {
     name: 'UpToDate is False SettingChanged after the SSH image Setting changed',
     given: { kind: 'SettingChanged', podName: 'ws', setting: 'instance-ssh-server-image', was: 'sshd:1', now: 'sshd:2' },
-    expected: { status: 'False', reason: 'SettingChanged', message: 'Setting instance-ssh-server-image changed after Pod ws was built (it runs sshd:1, the Setting asks for sshd:2); the change applies at the next start.' }
+    expected: {
+      status: 'False',
+      reason: 'SettingChanged',
+      message:
+        'Setting instance-ssh-server-image changed after Pod ws was built (it runs sshd:1, the Setting asks for sshd:2); the change applies at the next start.'
+    }
   }
 ]
 for (const row of upToDate) {
@@ -211,7 +307,12 @@ for (const row of upToDate) {
 }
 
 t.test('status.ports come from the observed Service, named by the spec, else <protocol>-<port>, or ssh', async (t) => {
-  const svc = observedService([{ port: 8888, nodePort: 31001 }, { port: 53, protocol: 'UDP', nodePort: 31002 }, { port: 22, name: 'ssh', nodePort: 30022 }, { port: 7000 }])
+  const svc = observedService([
+    { port: 8888, nodePort: 31001 },
+    { port: 53, protocol: 'UDP', nodePort: 31002 },
+    { port: 22, name: 'ssh', nodePort: 30022 },
+    { port: 7000 }
+  ])
   t.strictSame(statusPorts(svc, spec), [
     { name: 'jupyter', port: 8888, protocol: 'TCP', nodePort: 31001 },
     { name: 'udp-53', port: 53, protocol: 'UDP', nodePort: 31002 },
@@ -222,12 +323,15 @@ t.test('status.ports come from the observed Service, named by the spec, else <pr
 })
 
 t.test('accessAddresses are <hostIP>:<nodePort>, IPv6 in brackets', async (t) => {
-  const ports = [{ name: 'a', port: 1, protocol: 'TCP', nodePort: 31001 }, { name: 'b', port: 2, protocol: 'TCP' }]
+  const ports = [
+    { name: 'a', port: 1, protocol: 'TCP', nodePort: 31001 },
+    { name: 'b', port: 2, protocol: 'TCP' }
+  ]
   t.strictSame(accessAddresses('192.0.2.7', ports), ['192.0.2.7:31001'])
   t.strictSame(accessAddresses('2001:db8::7', ports), ['[2001:db8::7]:31001'])
 })
 
-const accel: Array<{ name: string, given: [KubeObject, unknown], expected: unknown }> = [
+const accel: Array<{ name: string; given: [KubeObject, unknown]; expected: unknown }> = [
   {
     name: 'accelerator lists the main container extended resources with the spec family and count',
     given: [pod(POD_STATUS.running), { resources: { accelerator: { family: 'Whole', count: 1 } } }],
@@ -238,7 +342,11 @@ const accel: Array<{ name: string, given: [KubeObject, unknown], expected: unkno
     given: [pod(POD_STATUS.running, { resources: { 'nvidia.com/gpu.shared': '1' } }), { resources: { accelerator: {} } }],
     expected: { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu.shared': '1' } }
   },
-  { name: 'accelerator is absent for a CPU-only Pod', given: [pod(POD_STATUS.running, { resources: { cpu: '1' } }), {}], expected: undefined }
+  {
+    name: 'accelerator is absent for a CPU-only Pod',
+    given: [pod(POD_STATUS.running, { resources: { cpu: '1' } }), {}],
+    expected: undefined
+  }
 ]
 for (const row of accel) {
   t.test(row.name, async (t) => {
@@ -247,27 +355,51 @@ for (const row of accel) {
 }
 
 t.test('a running Instance reports pod facts, ports, access addresses, accelerator and conditions', async (t) => {
-  t.strictSame(instanceStatus(input({ pod: pod(POD_STATUS.running, { node: 'gpu-1' }), service, drift: { kind: 'None', podName: NAME } })), {
-    phase: 'Running',
-    message: 'Pod ws is running on node gpu-1.',
-    podName: NAME,
-    nodeName: 'gpu-1',
-    podIP: '10.244.1.5',
-    hostIP: '192.0.2.7',
-    ports: [
-      { name: 'jupyter', port: 8888, protocol: 'TCP', nodePort: 31001 },
-      { name: 'udp-53', port: 53, protocol: 'UDP', nodePort: 31002 }
-    ],
-    nodePorts: '8888:31001/TCP,53:31002/UDP',
-    accessAddresses: ['192.0.2.7:31001', '192.0.2.7:31002'],
-    accelerator: { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '100' } },
-    conditions: [
-      { type: 'Ready', status: 'True', reason: 'Running', message: 'Pod ws is running on node gpu-1.', lastTransitionTime: NOW_STAMP, observedGeneration: 3 },
-      { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid.', lastTransitionTime: NOW_STAMP, observedGeneration: 3 },
-      { type: 'UpToDate', status: 'True', reason: 'UpToDate', message: 'Pod ws matches the current spec, InstanceType and Settings.', lastTransitionTime: NOW_STAMP, observedGeneration: 3 }
-    ],
-    observedGeneration: 3
-  })
+  t.strictSame(
+    instanceStatus(input({ pod: pod(POD_STATUS.running, { node: 'gpu-1' }), service, drift: { kind: 'None', podName: NAME } })),
+    {
+      phase: 'Running',
+      message: 'Pod ws is running on node gpu-1.',
+      podName: NAME,
+      nodeName: 'gpu-1',
+      podIP: '10.244.1.5',
+      hostIP: '192.0.2.7',
+      ports: [
+        { name: 'jupyter', port: 8888, protocol: 'TCP', nodePort: 31001 },
+        { name: 'udp-53', port: 53, protocol: 'UDP', nodePort: 31002 }
+      ],
+      nodePorts: '8888:31001/TCP,53:31002/UDP',
+      accessAddresses: ['192.0.2.7:31001', '192.0.2.7:31002'],
+      accelerator: { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '100' } },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Running',
+          message: 'Pod ws is running on node gpu-1.',
+          lastTransitionTime: NOW_STAMP,
+          observedGeneration: 3
+        },
+        {
+          type: 'SpecValid',
+          status: 'True',
+          reason: 'Valid',
+          message: 'The spec is valid.',
+          lastTransitionTime: NOW_STAMP,
+          observedGeneration: 3
+        },
+        {
+          type: 'UpToDate',
+          status: 'True',
+          reason: 'UpToDate',
+          message: 'Pod ws matches the current spec, InstanceType and Settings.',
+          lastTransitionTime: NOW_STAMP,
+          observedGeneration: 3
+        }
+      ],
+      observedGeneration: 3
+    }
+  )
 })
 
 t.test('a stopped Instance omits pod facts and access addresses but reports its ports', async (t) => {
@@ -289,7 +421,14 @@ t.test('lastTransitionTime is carried over while a condition keeps its status, a
     { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'x', lastTransitionTime: EARLIER }
   ]
   const status = instanceStatus(input({ previousConditions: previous, pod: pod(POD_STATUS.running, { node: 'gpu-1' }) }))
-  t.strictSame(status.conditions?.map((c) => [c.type, c.lastTransitionTime]), [['Ready', NOW_STAMP], ['SpecValid', EARLIER], ['UpToDate', NOW_STAMP]])
+  t.strictSame(
+    status.conditions?.map((c) => [c.type, c.lastTransitionTime]),
+    [
+      ['Ready', NOW_STAMP],
+      ['SpecValid', EARLIER],
+      ['UpToDate', NOW_STAMP]
+    ]
+  )
 })
 
 t.test('observedGeneration is the parent generation, omitted when unknown', async (t) => {

@@ -29,13 +29,17 @@ import {
 const TYPE_SPEC = { families: ['Whole', 'Shared'] }
 
 /** The sync hook, children typed as the open objects they are. */
-function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[], status: Record<string, unknown> } {
+function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[]; status: Record<string, unknown> } {
   const answer = syncHook(req, now)
   return { ...answer, children: answer.children }
 }
 
 /** The Pod the hook builds for `spec` at `generation`. */
-function built(spec: Record<string, unknown>, generation = 1, options: { type?: Record<string, unknown>, sshImage?: string } = {}): KubeObject {
+function built(
+  spec: Record<string, unknown>,
+  generation = 1,
+  options: { type?: Record<string, unknown>; sshImage?: string } = {}
+): KubeObject {
   const resolved = withDefaults(spec as unknown as InstanceSpec)
   return buildPod({
     name: NAME,
@@ -44,7 +48,7 @@ function built(spec: Record<string, unknown>, generation = 1, options: { type?: 
     spec: resolved,
     typeName: TYPE,
     type: (options.type ?? TYPE_SPEC) as InstanceTypeSpec,
-    sshImage: resolved.sshPublicKey !== undefined ? options.sshImage ?? DEFAULT_SSH_SERVER_IMAGE : undefined
+    sshImage: resolved.sshPublicKey !== undefined ? (options.sshImage ?? DEFAULT_SSH_SERVER_IMAGE) : undefined
   })
 }
 
@@ -70,13 +74,15 @@ function expectedPod(generation: number, ports: number[] = []): KubeObject {
     },
     spec: {
       automountServiceAccountToken: false,
-      containers: [{
-        name: 'main',
-        image: 'quay.io/jupyter/base-notebook:2025-01-01',
-        imagePullPolicy: 'IfNotPresent',
-        ...(ports.length > 0 ? { ports: ports.map((p) => ({ containerPort: p, protocol: 'TCP' })) } : {}),
-        volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }]
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: 'quay.io/jupyter/base-notebook:2025-01-01',
+          imagePullPolicy: 'IfNotPresent',
+          ...(ports.length > 0 ? { ports: ports.map((p) => ({ containerPort: p, protocol: 'TCP' })) } : {}),
+          volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }]
+        }
+      ],
       enableServiceLinks: false,
       restartPolicy: 'Always',
       volumes: [{ name: 'workspace', emptyDir: {} }]
@@ -87,7 +93,8 @@ function expectedPod(generation: number, ports: number[] = []): KubeObject {
 }
 
 /** A child as Metacontroller last applied it (the fixture records it): what "kept as it is" answers. */
-const recorded = (o: KubeObject): KubeObject => JSON.parse(o.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null') as KubeObject
+const recorded = (o: KubeObject): KubeObject =>
+  JSON.parse(o.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null') as KubeObject
 
 const kinds = (children: readonly KubeObject[]): string[] => children.map((c) => `${c.kind}/${c.metadata.name}`)
 const condition = (status: Record<string, unknown>, type: string): Record<string, unknown> | undefined =>
@@ -102,7 +109,9 @@ t.test('a new running Instance gets its Pod and its Service', async (t) => {
   const answer = sync(request({ parent: instance(spec) }), NOW)
   t.strictSame(kinds(answer.children), ['Pod/ws', 'Service/ws'])
   t.strictSame(answer.children[0], expectedPod(1, [8888]))
-  t.strictSame((answer.children[1]?.spec as { ports: unknown }).ports, [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 }])
+  t.strictSame((answer.children[1]?.spec as { ports: unknown }).ports, [
+    { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 }
+  ])
   t.strictSame([answer.status.phase, brief(condition(answer.status, 'SpecValid'))], ['Pending', { status: 'True', reason: 'Valid' }])
 })
 
@@ -124,13 +133,16 @@ t.test('the Service selects the labels the Pod carries', async (t) => {
 t.test('a live Pod of the current generation is kept as it is', async (t) => {
   const spec = baseSpec(ports)
   const pod = observedPod(built(spec, 4), POD_STATUS.running, { node: 'gpu-1' })
-  const answer = sync(request({ parent: instance(spec, { generation: 4 }), children: [pod, observedService([{ port: 8888, nodePort: 31001 }])] }), NOW)
+  const answer = sync(
+    request({ parent: instance(spec, { generation: 4 }), children: [pod, observedService([{ port: 8888, nodePort: 31001 }])] }),
+    NOW
+  )
   t.strictSame(answer.children[0], expectedPod(4, [8888]), 'the Pod as applied, without what the API server added')
   t.strictSame([answer.status.phase, answer.status.accessAddresses], ['Running', ['192.0.2.7:31001']])
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'True', reason: 'UpToDate' })
 })
 
-const replaced: Array<{ name: string, pod: KubeObject, message: string, upToDate: unknown }> = [
+const replaced: Array<{ name: string; pod: KubeObject; message: string; upToDate: unknown }> = [
   {
     name: 'a Pod built from an older generation is left out and none is rendered this round',
     pod: observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' }),
@@ -178,7 +190,9 @@ t.test('once the old Pod is gone a new one is built for the current generation',
 })
 
 t.test('an InstanceType change keeps the running Pod and reports InstanceTypeChanged', async (t) => {
-  const pod = observedPod(built(baseSpec(), 1, { type: { ...TYPE_SPEC, nodeSelector: { pool: 'old' } } }), POD_STATUS.running, { node: 'gpu-1' })
+  const pod = observedPod(built(baseSpec(), 1, { type: { ...TYPE_SPEC, nodeSelector: { pool: 'old' } } }), POD_STATUS.running, {
+    node: 'gpu-1'
+  })
   const answer = sync(request({ children: [pod] }), NOW)
   t.strictSame(answer.children, [recorded(pod)])
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'False', reason: 'InstanceTypeChanged' })
@@ -194,22 +208,36 @@ t.test('an SSH image Setting change keeps the running Pod and reports SettingCha
   t.strictSame(brief(condition(answer.status, 'UpToDate')), { status: 'False', reason: 'SettingChanged' })
 })
 
-const images: Array<{ name: string, related: KubeObject[], expected: string }> = [
-  { name: 'the SSH image comes from the Setting instance-ssh-server-image', related: [setting('instance-ssh-server-image', ' registry.example/sshd:9 ')], expected: 'registry.example/sshd:9' },
+const images: Array<{ name: string; related: KubeObject[]; expected: string }> = [
+  {
+    name: 'the SSH image comes from the Setting instance-ssh-server-image',
+    related: [setting('instance-ssh-server-image', ' registry.example/sshd:9 ')],
+    expected: 'registry.example/sshd:9'
+  },
   { name: 'the SSH image is the published default without the Setting', related: [], expected: DEFAULT_SSH_SERVER_IMAGE },
-  { name: 'the SSH image is the published default when the Setting is blank', related: [setting('instance-ssh-server-image', '  ')], expected: DEFAULT_SSH_SERVER_IMAGE }
+  {
+    name: 'the SSH image is the published default when the Setting is blank',
+    related: [setting('instance-ssh-server-image', '  ')],
+    expected: DEFAULT_SSH_SERVER_IMAGE
+  }
 ]
 for (const row of images) {
   t.test(row.name, async (t) => {
-    const answer = sync(request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret(), ...row.related] }), NOW)
-    const containers = (answer.children[0]?.spec as { containers: Array<{ name: string, image: string }> }).containers
+    const answer = sync(
+      request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret(), ...row.related] }),
+      NOW
+    )
+    const containers = (answer.children[0]?.spec as { containers: Array<{ name: string; image: string }> }).containers
     t.equal(containers.find((c) => c.name === 'sshd')?.image, row.expected)
   })
 }
 
 t.test('SSH adds the ssh port to the Service', async (t) => {
   const answer = sync(request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret()] }), NOW)
-  t.strictSame((answer.children[1]?.spec as { ports: Array<{ name: string }> }).ports.map((p) => p.name), ['tcp-8888', 'ssh'])
+  t.strictSame(
+    (answer.children[1]?.spec as { ports: Array<{ name: string }> }).ports.map((p) => p.name),
+    ['tcp-8888', 'ssh']
+  )
 })
 
 t.test('stopping leaves the Pod out and keeps the Service', async (t) => {
@@ -218,26 +246,41 @@ t.test('stopping leaves the Pod out and keeps the Service', async (t) => {
   const svc = observedService([{ port: 8888, nodePort: 31001 }])
   const answer = sync(request({ parent: instance(spec, { generation: 2 }), children: [pod, svc] }), NOW)
   t.strictSame(kinds(answer.children), ['Service/ws'])
-  t.strictSame((answer.children[0]?.spec as { ports: unknown }).ports, [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }])
+  t.strictSame((answer.children[0]?.spec as { ports: unknown }).ports, [
+    { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }
+  ])
   t.equal(answer.status.phase, 'Stopping')
 })
 
 t.test('stopped with no Pod observed is phase Stopped', async (t) => {
-  const answer = sync(request({ parent: instance(baseSpec({ ...ports, stop: true })), children: [observedService([{ port: 8888, nodePort: 31001 }])] }), NOW)
+  const answer = sync(
+    request({ parent: instance(baseSpec({ ...ports, stop: true })), children: [observedService([{ port: 8888, nodePort: 31001 }])] }),
+    NOW
+  )
   t.strictSame([kinds(answer.children), answer.status.phase], [['Service/ws'], 'Stopped'])
 })
 
 /** Spec errors: nothing is created or deleted; SpecValid says why. */
-const errors: Array<{ name: string, spec?: Record<string, unknown>, related?: KubeObject[], reason: string, message?: RegExp }> = [
+const errors: Array<{ name: string; spec?: Record<string, unknown>; related?: KubeObject[]; reason: string; message?: RegExp }> = [
   { name: 'an invalid spec is InvalidSpec', spec: { type: TYPE }, reason: 'InvalidSpec', message: /spec\.image/ },
-  { name: 'a missing InstanceType is InstanceTypeNotFound', related: [namespaceObject()], reason: 'InstanceTypeNotFound', message: /spec\.type a100/ },
+  {
+    name: 'a missing InstanceType is InstanceTypeNotFound',
+    related: [namespaceObject()],
+    reason: 'InstanceTypeNotFound',
+    message: /spec\.type a100/
+  },
   {
     name: 'an accelerator the InstanceType does not offer is AcceleratorNotOffered',
     spec: baseSpec({ resources: { accelerator: { family: 'Partitioned', profile: '7g.80gb' } } }),
     reason: 'AcceleratorNotOffered',
     message: /Partitioned is not offered by InstanceType a100; offered: Whole, Shared/
   },
-  { name: 'a missing SSH key Secret is SSHKeyMissing', spec: sshSpec, reason: 'SSHKeyMissing', message: /Secret team-a\/keys does not exist/ },
+  {
+    name: 'a missing SSH key Secret is SSHKeyMissing',
+    spec: sshSpec,
+    reason: 'SSHKeyMissing',
+    message: /Secret team-a\/keys does not exist/
+  },
   {
     name: 'a key Secret without authorized_keys is SSHKeyMissing',
     spec: sshSpec,
@@ -260,7 +303,7 @@ const errors: Array<{ name: string, spec?: Record<string, unknown>, related?: Ku
     message: /pod-security\.kubernetes\.io\/enforce/
   },
   {
-    name: 'a Service of that name that is not the Instance\'s is ServiceNameTaken',
+    name: "a Service of that name that is not the Instance's is ServiceNameTaken",
     spec: baseSpec(ports),
     related: [instanceType(), namespaceObject(), observedService([{ port: 80, nodePort: 30080 }])],
     reason: 'ServiceNameTaken',
@@ -269,7 +312,10 @@ const errors: Array<{ name: string, spec?: Record<string, unknown>, related?: Ku
 ]
 for (const row of errors) {
   t.test(`${row.name}, and nothing is created`, async (t) => {
-    const answer = sync(request({ parent: instance(row.spec ?? baseSpec()), ...(row.related !== undefined ? { related: row.related } : {}) }), NOW)
+    const answer = sync(
+      request({ parent: instance(row.spec ?? baseSpec()), ...(row.related !== undefined ? { related: row.related } : {}) }),
+      NOW
+    )
     t.strictSame(answer.children, [])
     t.equal(answer.status.phase, 'Failed')
     const specValid = condition(answer.status, 'SpecValid')
@@ -282,7 +328,11 @@ for (const row of errors) {
     // A foreign Service is related but not a child; the kept children then are the Pod only.
     const children = row.reason === 'ServiceNameTaken' ? [pod] : [pod, svc]
     const answer = sync(
-      request({ parent: instance(row.spec ?? baseSpec(), { generation: 2 }), children, ...(row.related !== undefined ? { related: row.related } : {}) }),
+      request({
+        parent: instance(row.spec ?? baseSpec(), { generation: 2 }),
+        children,
+        ...(row.related !== undefined ? { related: row.related } : {})
+      }),
       NOW
     )
     t.strictSame(answer.children, children.map(recorded))
@@ -329,21 +379,36 @@ t.test('an Instance name that cannot name a Service is a spec error', async (t) 
 })
 
 t.test('previous transition times are carried over', async (t) => {
-  const status = { conditions: [{ type: 'SpecValid', status: 'True', reason: 'Valid', message: 'x', lastTransitionTime: '2020-01-01T00:00:00Z' }] }
+  const status = {
+    conditions: [{ type: 'SpecValid', status: 'True', reason: 'Valid', message: 'x', lastTransitionTime: '2020-01-01T00:00:00Z' }]
+  }
   const answer = sync(request({ parent: instance(baseSpec(), { status }) }), NOW)
   t.equal(condition(answer.status, 'SpecValid')?.lastTransitionTime, '2020-01-01T00:00:00Z')
 })
 
 t.test('sync is deterministic byte for byte: the order of keys in the request does not show in the answer', async (t) => {
-  const children = [observedPod(built(sshSpec), POD_STATUS.running, { node: 'gpu-1' }), observedService([{ port: 8888, nodePort: 31001 }, { port: 22, nodePort: 31002 }])]
-  const req = request({ parent: instance(sshSpec), children, related: [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:9')] })
+  const children = [
+    observedPod(built(sshSpec), POD_STATUS.running, { node: 'gpu-1' }),
+    observedService([
+      { port: 8888, nodePort: 31001 },
+      { port: 22, nodePort: 31002 }
+    ])
+  ]
+  const req = request({
+    parent: instance(sshSpec),
+    children,
+    related: [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:9')]
+  })
   const reordered = reversedKeys(req)
   t.not(JSON.stringify(reordered), JSON.stringify(req), 'the two requests differ in key order')
   t.equal(JSON.stringify(sync(reordered, NOW)), JSON.stringify(sync(req, NOW)))
 })
 
 t.test('sync does not change its request', async (t) => {
-  const req = request({ parent: instance(baseSpec(ports)), children: [observedPod(built(baseSpec(ports)), POD_STATUS.running), observedService([{ port: 8888, nodePort: 31001 }])] })
+  const req = request({
+    parent: instance(baseSpec(ports)),
+    children: [observedPod(built(baseSpec(ports)), POD_STATUS.running), observedService([{ port: 8888, nodePort: 31001 }])]
+  })
   const copy = structuredClone(req)
   sync(req, NOW)
   t.strictSame(req, copy)
@@ -363,12 +428,24 @@ t.test('an InstanceType naming a RuntimeClass that does not exist is a spec erro
 
 t.test('a namespace enforcing Pod Security restricted is a spec error: the API server would refuse every Instance Pod', async (t) => {
   for (const level of ['restricted', 'Restricted']) {
-    const answer = sync(request({ parent: instance(baseSpec()), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': level })] }), NOW)
+    const answer = sync(
+      request({
+        parent: instance(baseSpec()),
+        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': level })]
+      }),
+      NOW
+    )
     t.strictSame(brief(condition(answer.status, 'SpecValid')), { status: 'False', reason: 'PodSecurityForbidsPod' }, level)
     t.match(condition(answer.status, 'SpecValid')?.message, /pod-security\.kubernetes\.io\/enforce=baseline/)
     t.strictSame(answer.children, [])
   }
-  const baseline = sync(request({ parent: instance(baseSpec()), related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })] }), NOW)
+  const baseline = sync(
+    request({
+      parent: instance(baseSpec()),
+      related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' })]
+    }),
+    NOW
+  )
   t.strictSame(brief(condition(baseline.status, 'SpecValid')), { status: 'True', reason: 'Valid' })
 })
 
@@ -377,7 +454,16 @@ t.test('in a namespace being deleted nothing new is created: a deleted Pod is no
   const terminating = { ...namespaceObject(), status: { phase: 'Terminating' } }
   const answer = sync(request({ parent: instance(baseSpec(ports)), children: [svc], related: [instanceType(), terminating] }), NOW)
   t.strictSame(kinds(answer.children), ['Service/ws'], 'no new Pod')
-  const noService = sync(request({ parent: instance(baseSpec(ports)), related: [instanceType(), { ...namespaceObject(), metadata: { ...namespaceObject().metadata, deletionTimestamp: '2026-02-03T04:00:00Z' } }] }), NOW)
+  const noService = sync(
+    request({
+      parent: instance(baseSpec(ports)),
+      related: [
+        instanceType(),
+        { ...namespaceObject(), metadata: { ...namespaceObject().metadata, deletionTimestamp: '2026-02-03T04:00:00Z' } }
+      ]
+    }),
+    NOW
+  )
   t.strictSame(noService.children, [], 'no new Pod and no new Service')
   const live = sync(request({ parent: instance(baseSpec(ports)), related: [instanceType(), namespaceObject()] }), NOW)
   t.strictSame(kinds(live.children), ['Pod/ws', 'Service/ws'], 'an active namespace gets both')

@@ -40,8 +40,19 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'the same port number with two protocols is refused, because the Service merges ports by number',
-    given: { ...base, ports: [{ port: 8080, protocol: 'TCP' }, { port: 8080, protocol: 'UDP' }] },
-    expected: [bad('spec.ports[1]', 'spec.ports[1]: port 8080/UDP shares port 8080 with 8080/TCP; the Service merges ports by number, use distinct port numbers')]
+    given: {
+      ...base,
+      ports: [
+        { port: 8080, protocol: 'TCP' },
+        { port: 8080, protocol: 'UDP' }
+      ]
+    },
+    expected: [
+      bad(
+        'spec.ports[1]',
+        'spec.ports[1]: port 8080/UDP shares port 8080 with 8080/TCP; the Service merges ports by number, use distinct port numbers'
+      )
+    ]
   },
   {
     name: 'the same port and protocol twice is refused, absent protocol meaning TCP',
@@ -50,7 +61,13 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'port names must be unique',
-    given: { ...base, ports: [{ port: 80, name: 'web' }, { port: 81, name: 'web' }] },
+    given: {
+      ...base,
+      ports: [
+        { port: 80, name: 'web' },
+        { port: 81, name: 'web' }
+      ]
+    },
     expected: [bad('spec.ports[1].name', 'spec.ports[1].name web is also the name of spec.ports[0]; names must be unique')]
   },
   {
@@ -60,29 +77,65 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'a port name must be an IANA service name',
-    given: { ...base, ports: [{ port: 80, name: 'my--web' }, { port: 81, name: '8080' }] },
+    given: {
+      ...base,
+      ports: [
+        { port: 80, name: 'my--web' },
+        { port: 81, name: '8080' }
+      ]
+    },
     expected: [
-      bad('spec.ports[0].name', 'spec.ports[0].name my--web is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end'),
-      bad('spec.ports[1].name', 'spec.ports[1].name 8080 is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end')
+      bad(
+        'spec.ports[0].name',
+        'spec.ports[0].name my--web is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end'
+      ),
+      bad(
+        'spec.ports[1].name',
+        'spec.ports[1].name 8080 is not an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end'
+      )
     ]
   },
   {
     name: 'with SSH on, port 22 may be listed only as 22/TCP',
-    given: { ...base, sshPublicKey: { name: 'keys' }, ports: [{ port: 22, protocol: 'TCP' }, { port: 22, protocol: 'UDP' }] },
+    given: {
+      ...base,
+      sshPublicKey: { name: 'keys' },
+      ports: [
+        { port: 22, protocol: 'TCP' },
+        { port: 22, protocol: 'UDP' }
+      ]
+    },
     expected: [
-      bad('spec.ports[1]', 'spec.ports[1]: port 22/UDP shares port 22 with 22/TCP; the Service merges ports by number, use distinct port numbers'),
-      bad('spec.ports[1]', 'spec.ports[1]: port 22/UDP is not allowed with spec.sshPublicKey set; port 22 is the SSH port, only 22/TCP may be listed')
+      bad(
+        'spec.ports[1]',
+        'spec.ports[1]: port 22/UDP shares port 22 with 22/TCP; the Service merges ports by number, use distinct port numbers'
+      ),
+      bad(
+        'spec.ports[1]',
+        'spec.ports[1]: port 22/UDP is not allowed with spec.sshPublicKey set; port 22 is the SSH port, only 22/TCP may be listed'
+      )
     ]
   },
   { name: 'without SSH, 22/UDP is an ordinary port', given: { ...base, ports: [{ port: 22, protocol: 'UDP' }] }, expected: [] },
   {
     name: 'workspace size and claimName are exclusive',
     given: { ...base, workspace: { size: '10Gi', claimName: 'data' } },
-    expected: [bad('spec.workspace', 'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim')]
+    expected: [
+      bad(
+        'spec.workspace',
+        'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim'
+      )
+    ]
   },
   {
     name: 'env names must be unique, and value and valueFrom are exclusive',
-    given: { ...base, env: [{ name: 'A', value: '1' }, { name: 'A', value: '2', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] },
+    given: {
+      ...base,
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'A', value: '2', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }
+      ]
+    },
     expected: [
       bad('spec.env[1].name', 'spec.env[1].name A is also the name of spec.env[0]; names must be unique'),
       bad('spec.env[1]', 'spec.env[1] (A): value and valueFrom are exclusive; set one')
@@ -91,7 +144,12 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   {
     name: 'imagePullSecrets names must be unique',
     given: { ...base, imagePullSecrets: [{ name: 'reg' }, { name: 'reg' }] },
-    expected: [bad('spec.imagePullSecrets[1].name', 'spec.imagePullSecrets[1].name reg is also the name of spec.imagePullSecrets[0]; names must be unique')]
+    expected: [
+      bad(
+        'spec.imagePullSecrets[1].name',
+        'spec.imagePullSecrets[1].name reg is also the name of spec.imagePullSecrets[0]; names must be unique'
+      )
+    ]
   },
   {
     name: 'memoryMiB together with memoryPercentage is refused',
@@ -136,14 +194,25 @@ for (const c of specCases) {
   })
 }
 
-const a100: InstanceTypeSpec = { devicePlugin: 'HAMi', families: ['Whole', 'Partitioned'], partitionProfiles: ['1g.10gb', '3g.40gb'], maxCount: 2 }
+const a100: InstanceTypeSpec = {
+  devicePlugin: 'HAMi',
+  families: ['Whole', 'Partitioned'],
+  partitionProfiles: ['1g.10gb', '3g.40gb'],
+  maxCount: 2
+}
 const notOffered = (field: string, message: string): SpecProblem => ({ field, reason: 'AcceleratorNotOffered', message })
 
 const typeCases: Array<{ name: string; given: { spec: InstanceSpec; type: InstanceTypeSpec | undefined }; expected: SpecProblem[] }> = [
   {
     name: 'a missing InstanceType is InstanceTypeNotFound',
     given: { spec: base, type: undefined },
-    expected: [{ field: 'spec.type', reason: 'InstanceTypeNotFound', message: 'spec.type a100 names no InstanceType; create InstanceType a100 or name an existing one' }]
+    expected: [
+      {
+        field: 'spec.type',
+        reason: 'InstanceTypeNotFound',
+        message: 'spec.type a100 names no InstanceType; create InstanceType a100 or name an existing one'
+      }
+    ]
   },
   {
     name: 'a profile the type does not offer names the offered ones',
@@ -171,10 +240,23 @@ const typeCases: Array<{ name: string; given: { spec: InstanceSpec; type: Instan
       spec: { ...base, resources: { accelerator: { family: 'Sliced', memoryMiB: 1024 } } },
       type: { devicePlugin: 'NVIDIA', families: ['Whole', 'Sliced', 'Shared'] }
     },
-    expected: [notOffered(`${A}.family`, `${A}.family Sliced is not offered by InstanceType a100: the NVIDIA device plugin has no Sliced family; offered: Whole, Shared`)]
+    expected: [
+      notOffered(
+        `${A}.family`,
+        `${A}.family Sliced is not offered by InstanceType a100: the NVIDIA device plugin has no Sliced family; offered: Whole, Shared`
+      )
+    ]
   },
-  { name: 'a CPU-only workspace fits every type', given: { spec: { ...base, resources: { accelerator: { count: 0 } } }, type: {} }, expected: [] },
-  { name: 'a request the type serves has no problem', given: { spec: { ...base, resources: { accelerator: { count: 2 } } }, type: a100 }, expected: [] }
+  {
+    name: 'a CPU-only workspace fits every type',
+    given: { spec: { ...base, resources: { accelerator: { count: 0 } } }, type: {} },
+    expected: []
+  },
+  {
+    name: 'a request the type serves has no problem',
+    given: { spec: { ...base, resources: { accelerator: { count: 2 } } }, type: a100 },
+    expected: []
+  }
 ]
 
 for (const c of typeCases) {
@@ -188,7 +270,9 @@ const nameCases: Array<{ name: string; given: string; expected: string[] }> = [
   {
     name: 'a name starting with a digit is refused even without ports, since a port added later needs the Service',
     given: '1st',
-    expected: ['metadata.name 1st cannot name the Instance\'s Service: a Service name must be a DNS-1035 label (lower-case letters, digits and -, starting with a letter and ending with a letter or digit)']
+    expected: [
+      "metadata.name 1st cannot name the Instance's Service: a Service name must be a DNS-1035 label (lower-case letters, digits and -, starting with a letter and ending with a letter or digit)"
+    ]
   },
   {
     name: 'a name longer than a label value is refused',
@@ -199,7 +283,10 @@ const nameCases: Array<{ name: string; given: string; expected: string[] }> = [
 
 for (const c of nameCases) {
   t.test(c.name, async (t) => {
-    t.strictSame(instanceNameProblems(c.given).map((p) => p.message), c.expected)
+    t.strictSame(
+      instanceNameProblems(c.given).map((p) => p.message),
+      c.expected
+    )
   })
 }
 
@@ -211,11 +298,22 @@ const defaultCases: Array<{ name: string; given: InstanceSpec; expected: Resolve
   },
   {
     name: 'defaults fill each port protocol and the accelerator family and count',
-    given: { ...base, ports: [{ port: 80, name: 'web' }, { port: 53, protocol: 'UDP' }], resources: { cpu: 2, accelerator: {} }, workspace: { size: '1Gi' } },
+    given: {
+      ...base,
+      ports: [
+        { port: 80, name: 'web' },
+        { port: 53, protocol: 'UDP' }
+      ],
+      resources: { cpu: 2, accelerator: {} },
+      workspace: { size: '1Gi' }
+    },
     expected: {
       ...base,
       imagePullPolicy: 'IfNotPresent',
-      ports: [{ port: 80, name: 'web', protocol: 'TCP' }, { port: 53, protocol: 'UDP' }],
+      ports: [
+        { port: 80, name: 'web', protocol: 'TCP' },
+        { port: 53, protocol: 'UDP' }
+      ],
       resources: { cpu: 2, accelerator: { family: 'Whole', count: 1 } },
       workspace: { size: '1Gi', mountPath: '/workspace' },
       stop: false

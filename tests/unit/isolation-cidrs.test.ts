@@ -1,7 +1,7 @@
 import t from 'tap'
 import { parsePodCidrs, type PodCidrSetting } from '../../hooks/isolation/cidrs.ts'
 
-const cases: Array<{ name: string, given: string | undefined, expected: PodCidrSetting }> = [
+const cases: Array<{ name: string; given: string | undefined; expected: PodCidrSetting }> = [
   { name: 'an absent setting turns isolation off', given: undefined, expected: { state: 'off' } },
   { name: 'a blank setting turns isolation off', given: '', expected: { state: 'off' } },
   { name: 'a setting of only whitespace turns isolation off', given: ' \t\n\u00a0\u0085\u3000', expected: { state: 'off' } },
@@ -124,12 +124,18 @@ const cases: Array<{ name: string, given: string | undefined, expected: PodCidrS
   {
     name: 'leading zeros in an IPv4 octet are refused',
     given: '010.244.0.0/16',
-    expected: { state: 'invalid', errors: ['entry 1 "010.244.0.0/16" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'] }
+    expected: {
+      state: 'invalid',
+      errors: ['entry 1 "010.244.0.0/16" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)']
+    }
   },
   {
     name: 'a leading zero in the prefix length is refused',
     given: '10.244.0.0/016',
-    expected: { state: 'invalid', errors: ['entry 1 "10.244.0.0/016" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'] }
+    expected: {
+      state: 'invalid',
+      errors: ['entry 1 "10.244.0.0/016" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)']
+    }
   },
   {
     name: 'a prefix longer than the family is refused',
@@ -144,7 +150,10 @@ const cases: Array<{ name: string, given: string | undefined, expected: PodCidrS
   {
     name: 'an IPv6 zone is refused',
     given: 'fe80::%eth0/64',
-    expected: { state: 'invalid', errors: ['entry 1 "fe80::%eth0/64" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'] }
+    expected: {
+      state: 'invalid',
+      errors: ['entry 1 "fe80::%eth0/64" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)']
+    }
   },
   {
     name: 'a trailing comma is an empty entry',

@@ -26,7 +26,9 @@ const cidrs = (value: string): Record<string, unknown> => ({
 })
 
 t.test('a namespace named constructor holding an Instance gets its policy', async (t) => {
-  const answer = sync(request('constructor', cidrs('10.244.0.0/16'), { 'constructor/box': { metadata: { name: 'box', namespace: 'constructor' } } }))
+  const answer = sync(
+    request('constructor', cidrs('10.244.0.0/16'), { 'constructor/box': { metadata: { name: 'box', namespace: 'constructor' } } })
+  )
   t.strictSame(answer.attachments, [buildPolicy('constructor', v4)])
 })
 
@@ -39,13 +41,19 @@ t.test('Setting maps keyed by prototype names are no Setting', async (t) => {
   for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
     const settings = JSON.parse(`{${JSON.stringify(key)}: {"metadata": {"name": "x"}, "value": "10.0.0.0/8"}}`) as Record<string, unknown>
     const answer = sync(request('tenant', settings, { 'tenant/box': { metadata: { name: 'box', namespace: 'tenant' } } }))
-    t.strictSame(answer, { attachments: [], labels: { 'gpustack.ai/holds-instances': 'true' }, annotations: { [ANNOTATION]: null }, status: null }, key)
+    t.strictSame(
+      answer,
+      { attachments: [], labels: { 'gpustack.ai/holds-instances': 'true' }, annotations: { [ANNOTATION]: null }, status: null },
+      key
+    )
   }
 })
 
 t.test('hand-added fields named after prototype members are drift', async (t) => {
   const rendered = buildPolicy('tenant', v4)
-  const observed = structuredClone(rendered) as KubeObject & { spec: Record<string, unknown> & { podSelector: { matchLabels: Record<string, string> } } }
+  const observed = structuredClone(rendered) as KubeObject & {
+    spec: Record<string, unknown> & { podSelector: { matchLabels: Record<string, string> } }
+  }
   const own = (target: object, key: string, value: unknown): void => {
     Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true })
   }

@@ -8,10 +8,15 @@ const metadata = {
   name: 'gpustack-instance-isolation',
   namespace: 'tenant-a'
 }
-const dns = { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }
+const dns = {
+  ports: [
+    { port: 53, protocol: 'UDP' },
+    { port: 53, protocol: 'TCP' }
+  ]
+}
 const instancePods = { matchLabels: { 'resource.gpustack.ai/type': 'instances' } }
 
-const buildCases: Array<{ name: string, given: { namespace: string, cidrs: PodCidrs }, expected: unknown }> = [
+const buildCases: Array<{ name: string; given: { namespace: string; cidrs: PodCidrs }; expected: unknown }> = [
   {
     name: 'a dual-stack setting renders one ipBlock per family, IPv4 first',
     given: { namespace: 'tenant-a', cidrs: { ipv4: ['10.1.0.0/16', '10.244.0.0/16'], ipv6: ['fd00:10:244::/56'] } },
@@ -109,7 +114,7 @@ function observedWith(spec: Record<string, unknown>): KubeObject {
   return { ...structuredClone(rendered), spec: { ...structuredClone(rendered.spec), ...spec } }
 }
 
-const driftCases: Array<{ name: string, given: KubeObject | undefined, expected: string[] }> = [
+const driftCases: Array<{ name: string; given: KubeObject | undefined; expected: string[] }> = [
   { name: 'no observed policy has no drift', given: undefined, expected: [] },
   { name: 'the rendered policy as observed has no drift', given: observedWith({}), expected: [] },
   {
@@ -156,5 +161,9 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys)
   if (typeof value !== 'object' || value === null) return value
   const record = value as Record<string, unknown>
-  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, sortKeys(record[k])]))
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((k) => [k, sortKeys(record[k])])
+  )
 }

@@ -73,9 +73,9 @@ const spaces = fc.constantFrom('', ' ', '  ', '\t')
 const validValue = fc
   .tuple(cidrList, fc.array(fc.tuple(spaces, spaces), { minLength: 12, maxLength: 12 }))
   .chain(([cidrs, pads]) =>
-    fc.shuffledSubarray([...cidrs, ...cidrs], { minLength: cidrs.length }).map((entries) =>
-      entries.map((c, i) => `${pads[i % pads.length]?.[0] ?? ''}${c.text}${pads[i % pads.length]?.[1] ?? ''}`).join(',')
-    )
+    fc
+      .shuffledSubarray([...cidrs, ...cidrs], { minLength: cidrs.length })
+      .map((entries) => entries.map((c, i) => `${pads[i % pads.length]?.[0] ?? ''}${c.text}${pads[i % pads.length]?.[1] ?? ''}`).join(','))
   )
 
 const invalidEntry = fc.oneof(
@@ -100,7 +100,12 @@ interface State {
 
 function request(state: State, observed: ObjectsByType): IsolationSyncRequest {
   const object: IsolationSyncRequest['object'] = state.terminating
-    ? { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, uid: 'ns-uid', deletionTimestamp: '2026-01-02T00:00:00Z' }, status: { phase: 'Terminating' } }
+    ? {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: NS, uid: 'ns-uid', deletionTimestamp: '2026-01-02T00:00:00Z' },
+        status: { phase: 'Terminating' }
+      }
     : { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, uid: 'ns-uid' }, status: { phase: 'Active' } }
   return {
     object,
@@ -169,8 +174,8 @@ t.test('determinism: the same request gives the same answer, byte for byte', asy
 })
 
 type Event =
-  | { kind: 'setting', value: string | undefined }
-  | { kind: 'instance', present: boolean }
+  | { kind: 'setting'; value: string | undefined }
+  | { kind: 'instance'; present: boolean }
   | { kind: 'edit-rules' }
   | { kind: 'narrow-selector' }
   | { kind: 'start-deletion' }
@@ -203,10 +208,14 @@ t.test('convergence: after any sequence of changes, a second pass changes nothin
         if (ev.kind === 'setting') state = { ...state, setting: ev.value }
         else if (ev.kind === 'instance') state = { ...state, instance: ev.present }
         else if (ev.kind === 'start-deletion') state = { ...state, terminating: true }
-        else if (ev.kind === 'edit-rules') observed = handEdit(observed, server, (spec) => { spec.ingress = [{}] })
-        else observed = handEdit(observed, server, (spec) => {
-          ;(spec.podSelector as JsonObject).matchExpressions = [{ key: 'tier', operator: 'In', values: ['gold'] }]
-        })
+        else if (ev.kind === 'edit-rules')
+          observed = handEdit(observed, server, (spec) => {
+            spec.ingress = [{}]
+          })
+        else
+          observed = handEdit(observed, server, (spec) => {
+            ;(spec.podSelector as JsonObject).matchExpressions = [{ key: 'tier', operator: 'In', values: ['gold'] }]
+          })
 
         const before = structuredClone(observed)
         const first = pass(state, observed, server)
@@ -261,7 +270,10 @@ function checkOutcome(state: State, observed: ObjectsByType, answer: DecoratorRe
       const spec = policy.spec as JsonObject
       const except = (spec.ingress as JsonObject[])[0]?.from as JsonObject[]
       const blocks = except.filter((p) => p.ipBlock !== undefined).map((p) => (p.ipBlock as JsonObject).except)
-      assert.deepStrictEqual(blocks, [parsed.cidrs.ipv4, parsed.cidrs.ipv6].filter((l) => l.length > 0))
+      assert.deepStrictEqual(
+        blocks,
+        [parsed.cidrs.ipv4, parsed.cidrs.ipv6].filter((l) => l.length > 0)
+      )
       const narrowed = (spec.podSelector as JsonObject).matchExpressions !== undefined
       assert.equal(note, narrowed ? 'drift: spec.podSelector.matchExpressions' : null)
     }
@@ -273,10 +285,14 @@ t.test('a valid value parses to its CIDRs sorted, de-duplicated and split by fam
     fc.property(cidrList, fc.integer({ min: 0, max: 1000 }), (cidrs, seed) => {
       const shuffled = [...cidrs, ...cidrs].sort((a, b) => ((a.text.length * 31 + seed) % 7) - ((b.text.length * 31 + seed) % 7))
       const parsed = parsePodCidrs(shuffled.map((c) => ` ${c.text} `).join(','))
-      const order = (a: GeneratedCidr, b: GeneratedCidr): number =>
-        a.value === b.value ? a.bits - b.bits : a.value < b.value ? -1 : 1
+      const order = (a: GeneratedCidr, b: GeneratedCidr): number => (a.value === b.value ? a.bits - b.bits : a.value < b.value ? -1 : 1)
       const unique = (family: 4 | 6): string[] => [
-        ...new Set(cidrs.filter((c) => c.family === family).sort(order).map((c) => c.text))
+        ...new Set(
+          cidrs
+            .filter((c) => c.family === family)
+            .sort(order)
+            .map((c) => c.text)
+        )
       ]
       assert.deepStrictEqual(parsed, { state: 'on', cidrs: { ipv4: unique(4), ipv6: unique(6) } })
     }),
@@ -292,7 +308,11 @@ t.test('an IPv6 CIDR written out in full is refused unless that is its canonical
       if (upper) full = full.toUpperCase()
       const parsed = parsePodCidrs(`${full}/${c.bits}`)
       if (`${full}/${c.bits}` === c.text) assert.equal(parsed.state, 'on')
-      else assert.deepStrictEqual(parsed, { state: 'invalid', errors: [`entry 1 "${full}/${c.bits}" is not in canonical form; write ${c.text}`] })
+      else
+        assert.deepStrictEqual(parsed, {
+          state: 'invalid',
+          errors: [`entry 1 "${full}/${c.bits}" is not in canonical form; write ${c.text}`]
+        })
     }),
     { numRuns: 500 }
   )

@@ -94,7 +94,7 @@ function stored(namespace: string, cidrs: PodCidrs): NetworkPolicy {
 
 interface Row {
   name: string
-  given: { cluster: ClusterView, conn: Connection }
+  given: { cluster: ClusterView; conn: Connection }
   expected: boolean
 }
 
@@ -150,7 +150,7 @@ t.test('only IPv4 CIDRs on a dual-stack cluster opens nothing over IPv6 but the 
   t.equal(over6(instance, dnsServer, 53, 'UDP'), true, 'DNS over IPv6')
 })
 
-t.test('without the policy every probe is allowed, so the denials above are the policy\'s doing', async (t) => {
+t.test("without the policy every probe is allowed, so the denials above are the policy's doing", async (t) => {
   const open: ClusterView = { policies: [] }
   for (const probe of probes) {
     for (const family of ['IPv4', 'IPv6'] as const) {
@@ -162,6 +162,11 @@ t.test('without the policy every probe is allowed, so the denials above are the 
 
 t.test('Pods of the namespace that are not Instances are not isolated by the policy', async (t) => {
   const cluster = { policies: [stored('tenant-a', cidrsOf('10.244.0.0/16'))] }
-  const conn = { from: endpoint(otherNamespaceInstance, 'IPv4'), to: endpoint(sameNamespacePod, 'IPv4'), port: 80, protocol: 'TCP' as const }
+  const conn = {
+    from: endpoint(otherNamespaceInstance, 'IPv4'),
+    to: endpoint(sameNamespacePod, 'IPv4'),
+    port: 80,
+    protocol: 'TCP' as const
+  }
   t.equal(connectionAllowed(cluster, conn), true)
 })

@@ -13,7 +13,7 @@ const DECORATOR = 'gpuhooks-instance-isolation'
  * The policy for `cidrs` in tenant-a, written out from isolation.md: Instance Pods talk to their
  * own namespace and to everything outside the pod networks, plus DNS; one ipBlock per family in use.
  */
-function expectedPolicy(cidrs: { ipv4: string[], ipv6: string[] }): KubeObject {
+function expectedPolicy(cidrs: { ipv4: string[]; ipv6: string[] }): KubeObject {
   const blocks = [
     ...(cidrs.ipv4.length > 0 ? [{ ipBlock: { cidr: '0.0.0.0/0', except: cidrs.ipv4 } }] : []),
     ...(cidrs.ipv6.length > 0 ? [{ ipBlock: { cidr: '::/0', except: cidrs.ipv6 } }] : [])
@@ -23,7 +23,15 @@ function expectedPolicy(cidrs: { ipv4: string[], ipv6: string[] }): KubeObject {
     kind: 'NetworkPolicy',
     metadata: { labels: { 'app.kubernetes.io/managed-by': 'gpuhooks' }, name: 'gpustack-instance-isolation', namespace: NS },
     spec: {
-      egress: [{ to: [{ podSelector: {} }, ...blocks] }, { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }],
+      egress: [
+        { to: [{ podSelector: {} }, ...blocks] },
+        {
+          ports: [
+            { port: 53, protocol: 'UDP' },
+            { port: 53, protocol: 'TCP' }
+          ]
+        }
+      ],
       ingress: [{ from: [{ podSelector: {} }, ...blocks] }],
       podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'instances' } },
       policyTypes: ['Ingress', 'Egress']
@@ -47,7 +55,14 @@ function stored(desired: KubeObject): KubeObject {
     generation: 1,
     creationTimestamp: '2025-01-01T00:00:00Z',
     ownerReferences: [
-      { apiVersion: 'v1', kind: 'Namespace', name: String(desired.metadata.namespace), uid: 'ns-uid', controller: true, blockOwnerDeletion: true }
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        name: String(desired.metadata.namespace),
+        uid: 'ns-uid',
+        controller: true,
+        blockOwnerDeletion: true
+      }
     ],
     managedFields: [{ manager: 'metacontroller', operation: 'Update', apiVersion: 'networking.k8s.io/v1' }]
   }
@@ -66,9 +81,7 @@ const currentPolicy = stored(expectedPolicy(v4))
 const strayPolicy = stored({ ...expectedPolicy(v4), metadata: { ...expectedPolicy(v4).metadata, name: 'older-name' } })
 const handNarrowed = (() => {
   const p = stored(expectedPolicy(v4))
-  ;(p.spec as { podSelector: Record<string, unknown> }).podSelector.matchExpressions = [
-    { key: 'tier', operator: 'In', values: ['gold'] }
-  ]
+  ;(p.spec as { podSelector: Record<string, unknown> }).podSelector.matchExpressions = [{ key: 'tier', operator: 'In', values: ['gold'] }]
   return p
 })()
 const handEditedRules = (() => {
@@ -142,7 +155,7 @@ interface Expected {
   status: null
 }
 
-const cases: Array<{ name: string, given: Given, expected: Expected }> = [
+const cases: Array<{ name: string; given: Given; expected: Expected }> = [
   {
     name: 'a blank setting renders no policy',
     given: { setting: '', instanceNamespaces: [NS] },
@@ -165,7 +178,12 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
           spec: {
             egress: [
               { to: [{ podSelector: {} }, { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }] },
-              { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }
+              {
+                ports: [
+                  { port: 53, protocol: 'UDP' },
+                  { port: 53, protocol: 'TCP' }
+                ]
+              }
             ],
             ingress: [{ from: [{ podSelector: {} }, { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }] }],
             podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'instances' } },
@@ -194,12 +212,12 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
     expected: { attachments: [expectedPolicy(v4)], annotations: { [ANNOTATION]: null }, labels: {}, status: null }
   },
   {
-    name: 'emptying the setting collects the decorator\'s policy',
+    name: "emptying the setting collects the decorator's policy",
     given: { setting: ' ', instanceNamespaces: [NS], policies: [currentPolicy] },
     expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
   {
-    name: 'deleting the setting collects the decorator\'s policy',
+    name: "deleting the setting collects the decorator's policy",
     given: { setting: null, instanceNamespaces: [NS], policies: [currentPolicy] },
     expected: { attachments: [], annotations: { [ANNOTATION]: null }, labels: HOLDS, status: null }
   },
@@ -251,7 +269,10 @@ const cases: Array<{ name: string, given: Given, expected: Expected }> = [
       annotations: {
         [ANNOTATION]:
           errorPrefix +
-          Array.from({ length: 10 }, (_, i) => `entry ${i + 1} "x${i}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`).join('; ') +
+          Array.from(
+            { length: 10 },
+            (_, i) => `entry ${i + 1} "x${i}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`
+          ).join('; ') +
           '; and 2 more bad entries'
       },
       labels: HOLDS,
@@ -338,7 +359,10 @@ t.test('the answer never carries a namespace status, and no label but the one it
     t.same(Object.keys(answer).sort(), ['annotations', 'attachments', 'labels', 'status'], c.name)
     t.equal(answer.status, null, c.name)
     // Never null: the hook never removes the label, whoever set it.
-    t.ok(Object.entries(answer.labels ?? {}).every(([k, v]) => k === 'gpustack.ai/holds-instances' && v === 'true'), c.name)
+    t.ok(
+      Object.entries(answer.labels ?? {}).every(([k, v]) => k === 'gpustack.ai/holds-instances' && v === 'true'),
+      c.name
+    )
   }
 })
 
@@ -359,7 +383,9 @@ t.test('the request is not modified', async (t) => {
 })
 
 t.test('a Setting value that is not a string is reported in the annotation and every policy is kept', async (t) => {
-  const body = request({ setting: '10.244.0.0/16', policies: [currentPolicy] }) as unknown as { related: Record<string, Record<string, Record<string, unknown>>> }
+  const body = request({ setting: '10.244.0.0/16', policies: [currentPolicy] }) as unknown as {
+    related: Record<string, Record<string, Record<string, unknown>>>
+  }
   const setting = body.related['Setting.gpustack.ai/v1alpha1']?.['instance-isolation-pod-cidrs']
   if (setting === undefined) throw new Error('fixture lost its Setting')
   setting.value = 42
@@ -372,7 +398,7 @@ t.test('a Setting value that is not a string is reported in the annotation and e
   )
 })
 
-t.test('customize relates the namespace\'s Instances and the Setting by name', async (t) => {
+t.test("customize relates the namespace's Instances and the Setting by name", async (t) => {
   const body = { controller: {}, parent: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-b' } } }
   t.ok(Value.Check(IsolationCustomizeRequestSchema, body))
   t.strictSame(customize(body), {

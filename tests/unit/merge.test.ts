@@ -27,7 +27,11 @@ interface MergeRow {
 const mergeRows: MergeRow[] = [
   {
     name: 'a key never set is kept',
-    given: { observed: { spec: { clusterIP: '10.96.0.7', type: 'NodePort' } }, lastApplied: { spec: { type: 'NodePort' } }, desired: { spec: { type: 'NodePort' } } },
+    given: {
+      observed: { spec: { clusterIP: '10.96.0.7', type: 'NodePort' } },
+      lastApplied: { spec: { type: 'NodePort' } },
+      desired: { spec: { type: 'NodePort' } }
+    },
     expected: { spec: { clusterIP: '10.96.0.7', type: 'NodePort' } }
   },
   {
@@ -37,7 +41,11 @@ const mergeRows: MergeRow[] = [
   },
   {
     name: 'a key set before and now omitted is removed',
-    given: { observed: { metadata: { labels: { a: '1', b: '2', c: '3' } } }, lastApplied: { metadata: { labels: { a: '1', b: '2' } } }, desired: { metadata: { labels: { a: '1' } } } },
+    given: {
+      observed: { metadata: { labels: { a: '1', b: '2', c: '3' } } },
+      lastApplied: { metadata: { labels: { a: '1', b: '2' } } },
+      desired: { metadata: { labels: { a: '1' } } }
+    },
     expected: { metadata: { labels: { a: '1', c: '3' } } }
   },
   {
@@ -57,7 +65,11 @@ const mergeRows: MergeRow[] = [
   },
   {
     name: 'a list of scalars is atomic: desired replaces it',
-    given: { observed: { spec: { command: ['sh', '-c', 'old'] } }, lastApplied: { spec: { command: ['sh'] } }, desired: { spec: { command: ['bash'] } } },
+    given: {
+      observed: { spec: { command: ['sh', '-c', 'old'] } },
+      lastApplied: { spec: { command: ['sh'] } },
+      desired: { spec: { command: ['bash'] } }
+    },
     expected: { spec: { command: ['bash'] } }
   },
   {
@@ -72,11 +84,39 @@ const mergeRows: MergeRow[] = [
   {
     name: 'service ports merge by port so two protocols on one port collapse into copies of the last',
     given: {
-      observed: { spec: { ports: [{ name: 'dns-tcp', port: 53, protocol: 'TCP', nodePort: 30053 }, { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 }] } },
-      lastApplied: { spec: { ports: [{ name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, protocol: 'UDP' }] } },
-      desired: { spec: { ports: [{ name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, protocol: 'UDP' }] } }
+      observed: {
+        spec: {
+          ports: [
+            { name: 'dns-tcp', port: 53, protocol: 'TCP', nodePort: 30053 },
+            { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 }
+          ]
+        }
+      },
+      lastApplied: {
+        spec: {
+          ports: [
+            { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+            { name: 'dns-udp', port: 53, protocol: 'UDP' }
+          ]
+        }
+      },
+      desired: {
+        spec: {
+          ports: [
+            { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+            { name: 'dns-udp', port: 53, protocol: 'UDP' }
+          ]
+        }
+      }
     },
-    expected: { spec: { ports: [{ name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 }, { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 }] } }
+    expected: {
+      spec: {
+        ports: [
+          { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 },
+          { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 }
+        ]
+      }
+    }
   },
   {
     name: 'a new port number is appended after the observed ones',
@@ -90,11 +130,39 @@ const mergeRows: MergeRow[] = [
   {
     name: 'reordering desired items changes nothing: observed order is kept',
     given: {
-      observed: { spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } },
-      lastApplied: { spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } },
-      desired: { spec: { containers: [{ name: 'b', image: 'y' }, { name: 'a', image: 'x' }] } }
+      observed: {
+        spec: {
+          containers: [
+            { name: 'a', image: 'x' },
+            { name: 'b', image: 'y' }
+          ]
+        }
+      },
+      lastApplied: {
+        spec: {
+          containers: [
+            { name: 'a', image: 'x' },
+            { name: 'b', image: 'y' }
+          ]
+        }
+      },
+      desired: {
+        spec: {
+          containers: [
+            { name: 'b', image: 'y' },
+            { name: 'a', image: 'x' }
+          ]
+        }
+      }
     },
-    expected: { spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } }
+    expected: {
+      spec: {
+        containers: [
+          { name: 'a', image: 'x' },
+          { name: 'b', image: 'y' }
+        ]
+      }
+    }
   },
   {
     name: 'an item applied before and now omitted is removed, an item never applied is kept',
@@ -107,7 +175,11 @@ const mergeRows: MergeRow[] = [
   },
   {
     name: 'an emptied list keeps the items Metacontroller never applied',
-    given: { observed: { spec: { volumes: [{ name: 'a' }, { name: 'b' }] } }, lastApplied: { spec: { volumes: [{ name: 'a' }] } }, desired: { spec: { volumes: [] } } },
+    given: {
+      observed: { spec: { volumes: [{ name: 'a' }, { name: 'b' }] } },
+      lastApplied: { spec: { volumes: [{ name: 'a' }] } },
+      desired: { spec: { volumes: [] } }
+    },
     expected: { spec: { volumes: [{ name: 'b' }] } }
   },
   {
@@ -173,12 +245,35 @@ const mergeRows: MergeRow[] = [
   },
   {
     name: 'a list the observed object lacks is taken whole, duplicates included',
-    given: { observed: {}, lastApplied: null, desired: { l: [{ name: 'a', v: 1 }, { name: 'a', v: 2 }] } },
-    expected: { l: [{ name: 'a', v: 1 }, { name: 'a', v: 2 }] }
+    given: {
+      observed: {},
+      lastApplied: null,
+      desired: {
+        l: [
+          { name: 'a', v: 1 },
+          { name: 'a', v: 2 }
+        ]
+      }
+    },
+    expected: {
+      l: [
+        { name: 'a', v: 1 },
+        { name: 'a', v: 2 }
+      ]
+    }
   },
   {
     name: 'duplicate keys in desired merged into a list map keep only the last item',
-    given: { observed: { l: [{ name: 'b' }] }, lastApplied: null, desired: { l: [{ name: 'a', v: 1 }, { name: 'a', v: 2 }] } },
+    given: {
+      observed: { l: [{ name: 'b' }] },
+      lastApplied: null,
+      desired: {
+        l: [
+          { name: 'a', v: 1 },
+          { name: 'a', v: 2 }
+        ]
+      }
+    },
     expected: { l: [{ name: 'b' }, { name: 'a', v: 2 }] }
   }
 ]
@@ -231,7 +326,10 @@ const applyRows: ApplyRow[] = [
   },
   {
     name: 'system metadata is never written',
-    given: { observed: stored(pod()), desired: pod({ metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, uid: 'other', resourceVersion: '1', generation: 9 } }) },
+    given: {
+      observed: stored(pod()),
+      desired: pod({ metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, uid: 'other', resourceVersion: '1', generation: 9 } })
+    },
     expected: { changed: true }
   },
   {
@@ -240,10 +338,12 @@ const applyRows: ApplyRow[] = [
     expected: { changed: true, record: pod({ metadata: { name: 'p', namespace: 'ns', labels: { app: 'y' } } }) }
   },
   {
-    name: "a last-applied annotation in the answer is not recorded inside the record",
+    name: 'a last-applied annotation in the answer is not recorded inside the record',
     given: {
       observed: stored(pod()),
-      desired: pod({ metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, annotations: { [LAST_APPLIED_ANNOTATION]: '{"x":1}' } } })
+      desired: pod({
+        metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, annotations: { [LAST_APPLIED_ANNOTATION]: '{"x":1}' } }
+      })
     },
     expected: { changed: true, record: pod({ metadata: { name: 'p', namespace: 'ns', labels: { app: 'x' }, annotations: {} } }) }
   }
@@ -256,7 +356,8 @@ t.test('applyUpdate', async (t) => {
       t.equal(result.changed, row.expected.changed)
       const meta = result.object.metadata as JsonObject
       const observedMeta = row.given.observed.metadata as JsonObject
-      for (const f of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields']) t.same(meta[f], observedMeta[f], `metadata.${f} as observed`)
+      for (const f of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields'])
+        t.same(meta[f], observedMeta[f], `metadata.${f} as observed`)
       t.same(result.object.status, row.given.observed.status, 'status as observed')
       if (row.expected.record !== undefined) t.same(lastApplied(result.object), row.expected.record)
     })
@@ -273,9 +374,21 @@ t.test('applyUpdate', async (t) => {
 
 t.test('the record is written as Go writes JSON', async (t) => {
   const rows: { name: string; given: Json; expected: string }[] = [
-    { name: 'map keys are sorted at every level', given: { b: 1, a: { d: [{ z: 1, y: 2 }], c: 2 } }, expected: '{"a":{"c":2,"d":[{"y":2,"z":1}]},"b":1}' },
-    { name: 'HTML characters and line separators are escaped', given: { s: '<a&b>\u2028' }, expected: '{"s":"\\u003ca\\u0026b\\u003e\\u2028"}' },
-    { name: 'numbers print as Go prints float64 and int64', given: [1e21, 1e-7, 0.000001, 123456789], expected: '[1e+21,1e-7,0.000001,123456789]' }
+    {
+      name: 'map keys are sorted at every level',
+      given: { b: 1, a: { d: [{ z: 1, y: 2 }], c: 2 } },
+      expected: '{"a":{"c":2,"d":[{"y":2,"z":1}]},"b":1}'
+    },
+    {
+      name: 'HTML characters and line separators are escaped',
+      given: { s: '<a&b>\u2028' },
+      expected: '{"s":"\\u003ca\\u0026b\\u003e\\u2028"}'
+    },
+    {
+      name: 'numbers print as Go prints float64 and int64',
+      given: [1e21, 1e-7, 0.000001, 123456789],
+      expected: '[1e+21,1e-7,0.000001,123456789]'
+    }
   ]
   for (const row of rows) t.test(row.name, async (t) => t.equal(goJson(row.given), row.expected))
 })
@@ -290,12 +403,19 @@ t.test('the list-map key is guessed from all three versions', async (t) => {
   ]
   for (const row of rows) t.test(row.name, async (t) => t.equal(detectListMapKey(...row.given), row.expected))
   t.test('key values print as Go %v prints them', async (t) => {
-    t.same([80, '80', null, true, 1.5, 1234567.5, 0.00001].map((v) => mergeKeyString(v)), ['80', '80', '<nil>', 'true', '1.5', '1.2345675e+06', '1e-05'])
+    t.same(
+      [80, '80', null, true, 1.5, 1234567.5, 0.00001].map((v) => mergeKeyString(v)),
+      ['80', '80', '<nil>', 'true', '1.5', '1.2345675e+06', '1e-05']
+    )
   })
 })
 
 t.test('jsonDiff names every differing path', async (t) => {
-  t.same(jsonDiff({ a: { b: 1, c: [1, 2] } }, { a: { b: 2, c: [1, 3] }, d: null }), ['a.b: 1 -> 2', 'a.c[1]: 2 -> 3', 'd: (absent) -> null'])
+  t.same(jsonDiff({ a: { b: 1, c: [1, 2] } }, { a: { b: 2, c: [1, 3] }, d: null }), [
+    'a.b: 1 -> 2',
+    'a.c[1]: 2 -> 3',
+    'd: (absent) -> null'
+  ])
 })
 
 // Kubernetes-shaped values: each key always holds one type, and list-map items have unique keys.
@@ -307,7 +427,14 @@ const specArb = (depth: number): fc.Arbitrary<JsonObject> =>
       labels: fc.dictionary(fc.constantFrom('app', 'tier', 'x'), fc.constantFrom('1', '2')),
       command: fc.array(fc.constantFrom('sh', '-c', 'run'), { maxLength: 3 }),
       ports: fc.uniqueArray(
-        fc.record({ port: fc.integer({ min: 1, max: 4 }), protocol: fc.constantFrom('TCP', 'UDP'), nodePort: fc.integer({ min: 30000, max: 30003 }) }, { requiredKeys: ['port'] }),
+        fc.record(
+          {
+            port: fc.integer({ min: 1, max: 4 }),
+            protocol: fc.constantFrom('TCP', 'UDP'),
+            nodePort: fc.integer({ min: 30000, max: 30003 })
+          },
+          { requiredKeys: ['port'] }
+        ),
         { selector: (p) => p.port, maxLength: 3 }
       ),
       tolerations: fc.array(fc.record({ key: fc.constantFrom('a', 'b'), effect: fc.constant('NoExecute') }), { maxLength: 2 }),

@@ -50,7 +50,14 @@ const dbFromOutside6 = policy('a', {
 })
 const webEgressDnsOnly = policy('a', {
   podSelector: { matchLabels: { app: 'web' } },
-  egress: [{ ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }]
+  egress: [
+    {
+      ports: [
+        { port: 53, protocol: 'UDP' },
+        { port: 53, protocol: 'TCP' }
+      ]
+    }
+  ]
 })
 const webEgressRange = policy('a', {
   podSelector: { matchLabels: { app: 'web' } },
@@ -68,33 +75,125 @@ const cluster = (...policies: NetworkPolicy[]): ClusterView => ({ policies, name
 const tcp = (from: Endpoint, to: Endpoint, port = 5432): Connection => ({ from, to, port, protocol: 'TCP' })
 const udp = (from: Endpoint, to: Endpoint, port: number): Connection => ({ from, to, port, protocol: 'UDP' })
 
-const cases: Array<{ name: string, given: { cluster: ClusterView, conn: Connection }, expected: boolean }> = [
+const cases: Array<{ name: string; given: { cluster: ClusterView; conn: Connection }; expected: boolean }> = [
   { name: 'a pod no policy selects admits everything', given: { cluster: cluster(), conn: tcp(otherNs, db) }, expected: true },
-  { name: 'a policy without ingress rules denies all ingress', given: { cluster: cluster(denyIngressToDb), conn: tcp(web, db) }, expected: false },
-  { name: 'a policy does not isolate pods it does not select', given: { cluster: cluster(denyIngressToDb), conn: tcp(db, web, 80) }, expected: true },
-  { name: 'a podSelector peer admits a matching pod of the same namespace', given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(web, db) }, expected: true },
-  { name: 'a podSelector peer does not admit the same labels in another namespace', given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(otherNs, db) }, expected: false },
-  { name: 'a rule port limits the admitted port', given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(web, db, 22) }, expected: false },
-  { name: 'a port without protocol means TCP only', given: { cluster: cluster(dbFromSameNamespaceWeb), conn: udp(web, db, 5432) }, expected: false },
-  { name: 'a namespaceSelector peer admits pods of a matching namespace', given: { cluster: cluster(dbFromNamespaceB), conn: tcp(otherNs, db) }, expected: true },
-  { name: 'a namespaceSelector peer does not admit the policy namespace unless it matches', given: { cluster: cluster(dbFromNamespaceB), conn: tcp(web, db) }, expected: false },
-  { name: 'namespaceSelector and podSelector together need both to match', given: { cluster: cluster(dbFromNamespaceBWeb), conn: tcp(otherNs, db) }, expected: false },
-  { name: 'an ipBlock admits an address outside its except list', given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(outside, db) }, expected: true },
-  { name: 'an ipBlock except list excludes pod addresses', given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(otherNs, db) }, expected: false },
-  { name: 'an IPv4 ipBlock admits nothing over IPv6', given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(outside6, db6) }, expected: false },
-  { name: 'an IPv6 ipBlock admits an IPv6 address outside its except list', given: { cluster: cluster(dbFromOutside6), conn: tcp(outside6, db6) }, expected: true },
-  { name: 'an IPv6 ipBlock except list excludes IPv6 pod addresses', given: { cluster: cluster(dbFromOutside6), conn: tcp({ ...otherNs, ip: 'fd00::99' }, db6) }, expected: false },
-  { name: 'egress rules limit where a selected pod may connect', given: { cluster: cluster(webEgressDnsOnly), conn: tcp(web, outside, 443) }, expected: false },
-  { name: 'an egress rule without peers admits its ports anywhere', given: { cluster: cluster(webEgressDnsOnly), conn: udp(web, otherNs, 53) }, expected: true },
-  { name: 'a policy with egress rules and no policyTypes isolates egress too', given: { cluster: cluster(webEgressDnsOnly), conn: tcp(web, db, 80) }, expected: false },
-  { name: 'an egress-only policy leaves ingress open', given: { cluster: cluster(webEgressRange), conn: tcp(otherNs, web, 80) }, expected: true },
+  {
+    name: 'a policy without ingress rules denies all ingress',
+    given: { cluster: cluster(denyIngressToDb), conn: tcp(web, db) },
+    expected: false
+  },
+  {
+    name: 'a policy does not isolate pods it does not select',
+    given: { cluster: cluster(denyIngressToDb), conn: tcp(db, web, 80) },
+    expected: true
+  },
+  {
+    name: 'a podSelector peer admits a matching pod of the same namespace',
+    given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(web, db) },
+    expected: true
+  },
+  {
+    name: 'a podSelector peer does not admit the same labels in another namespace',
+    given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(otherNs, db) },
+    expected: false
+  },
+  {
+    name: 'a rule port limits the admitted port',
+    given: { cluster: cluster(dbFromSameNamespaceWeb), conn: tcp(web, db, 22) },
+    expected: false
+  },
+  {
+    name: 'a port without protocol means TCP only',
+    given: { cluster: cluster(dbFromSameNamespaceWeb), conn: udp(web, db, 5432) },
+    expected: false
+  },
+  {
+    name: 'a namespaceSelector peer admits pods of a matching namespace',
+    given: { cluster: cluster(dbFromNamespaceB), conn: tcp(otherNs, db) },
+    expected: true
+  },
+  {
+    name: 'a namespaceSelector peer does not admit the policy namespace unless it matches',
+    given: { cluster: cluster(dbFromNamespaceB), conn: tcp(web, db) },
+    expected: false
+  },
+  {
+    name: 'namespaceSelector and podSelector together need both to match',
+    given: { cluster: cluster(dbFromNamespaceBWeb), conn: tcp(otherNs, db) },
+    expected: false
+  },
+  {
+    name: 'an ipBlock admits an address outside its except list',
+    given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(outside, db) },
+    expected: true
+  },
+  {
+    name: 'an ipBlock except list excludes pod addresses',
+    given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(otherNs, db) },
+    expected: false
+  },
+  {
+    name: 'an IPv4 ipBlock admits nothing over IPv6',
+    given: { cluster: cluster(dbFromOutsideExceptPods), conn: tcp(outside6, db6) },
+    expected: false
+  },
+  {
+    name: 'an IPv6 ipBlock admits an IPv6 address outside its except list',
+    given: { cluster: cluster(dbFromOutside6), conn: tcp(outside6, db6) },
+    expected: true
+  },
+  {
+    name: 'an IPv6 ipBlock except list excludes IPv6 pod addresses',
+    given: { cluster: cluster(dbFromOutside6), conn: tcp({ ...otherNs, ip: 'fd00::99' }, db6) },
+    expected: false
+  },
+  {
+    name: 'egress rules limit where a selected pod may connect',
+    given: { cluster: cluster(webEgressDnsOnly), conn: tcp(web, outside, 443) },
+    expected: false
+  },
+  {
+    name: 'an egress rule without peers admits its ports anywhere',
+    given: { cluster: cluster(webEgressDnsOnly), conn: udp(web, otherNs, 53) },
+    expected: true
+  },
+  {
+    name: 'a policy with egress rules and no policyTypes isolates egress too',
+    given: { cluster: cluster(webEgressDnsOnly), conn: tcp(web, db, 80) },
+    expected: false
+  },
+  {
+    name: 'an egress-only policy leaves ingress open',
+    given: { cluster: cluster(webEgressRange), conn: tcp(otherNs, web, 80) },
+    expected: true
+  },
   { name: 'endPort admits the whole range', given: { cluster: cluster(webEgressRange), conn: tcp(web, outside, 8080) }, expected: true },
-  { name: 'endPort admits nothing past the range', given: { cluster: cluster(webEgressRange), conn: tcp(web, outside, 8081) }, expected: false },
-  { name: 'a named port matches the destination container port', given: { cluster: cluster(dbNamedPort), conn: tcp(otherNs, db, 5432) }, expected: true },
-  { name: 'a named port does not match another port', given: { cluster: cluster(dbNamedPort), conn: tcp(otherNs, db, 5433) }, expected: false },
+  {
+    name: 'endPort admits nothing past the range',
+    given: { cluster: cluster(webEgressRange), conn: tcp(web, outside, 8081) },
+    expected: false
+  },
+  {
+    name: 'a named port matches the destination container port',
+    given: { cluster: cluster(dbNamedPort), conn: tcp(otherNs, db, 5432) },
+    expected: true
+  },
+  {
+    name: 'a named port does not match another port',
+    given: { cluster: cluster(dbNamedPort), conn: tcp(otherNs, db, 5433) },
+    expected: false
+  },
   { name: 'an empty rule admits everything', given: { cluster: cluster(dbAllowAll), conn: tcp(otherNs, db, 1) }, expected: true },
-  { name: 'policies add up: any selecting policy may admit', given: { cluster: cluster(denyIngressToDb, dbFromSameNamespaceWeb), conn: tcp(web, db) }, expected: true },
-  { name: 'a connection needs the source egress too', given: { cluster: cluster(webEgressDnsOnly, dbAllowAll), conn: tcp(web, db) }, expected: false },
+  {
+    name: 'policies add up: any selecting policy may admit',
+    given: { cluster: cluster(denyIngressToDb, dbFromSameNamespaceWeb), conn: tcp(web, db) },
+    expected: true
+  },
+  {
+    name: 'a connection needs the source egress too',
+    given: { cluster: cluster(webEgressDnsOnly, dbAllowAll), conn: tcp(web, db) },
+    expected: false
+  },
   { name: 'matchExpressions In selects the listed values', given: { cluster: cluster(exprSelected), conn: tcp(web, db) }, expected: false }
 ]
 
@@ -104,13 +203,25 @@ for (const c of cases) {
   })
 }
 
-const selectorCases: Array<{ name: string, given: Parameters<typeof selectorMatches>, expected: boolean }> = [
+const selectorCases: Array<{ name: string; given: Parameters<typeof selectorMatches>; expected: boolean }> = [
   { name: 'an empty selector matches everything', given: [{}, { any: 'thing' }], expected: true },
   { name: 'matchLabels needs every pair', given: [{ matchLabels: { a: '1', b: '2' } }, { a: '1' }], expected: false },
-  { name: 'NotIn matches an absent key', given: [{ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['1'] }] }, {}], expected: true },
-  { name: 'NotIn rejects a listed value', given: [{ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['1'] }] }, { a: '1' }], expected: false },
+  {
+    name: 'NotIn matches an absent key',
+    given: [{ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['1'] }] }, {}],
+    expected: true
+  },
+  {
+    name: 'NotIn rejects a listed value',
+    given: [{ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['1'] }] }, { a: '1' }],
+    expected: false
+  },
   { name: 'Exists needs the key', given: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }, { b: '' }], expected: false },
-  { name: 'DoesNotExist rejects the key', given: [{ matchExpressions: [{ key: 'a', operator: 'DoesNotExist' }] }, { a: '' }], expected: false }
+  {
+    name: 'DoesNotExist rejects the key',
+    given: [{ matchExpressions: [{ key: 'a', operator: 'DoesNotExist' }] }, { a: '' }],
+    expected: false
+  }
 ]
 for (const c of selectorCases) {
   t.test(c.name, async (t) => {
@@ -118,7 +229,7 @@ for (const c of selectorCases) {
   })
 }
 
-const cidrCases: Array<{ name: string, given: { ip: string, cidr: string }, expected: boolean }> = [
+const cidrCases: Array<{ name: string; given: { ip: string; cidr: string }; expected: boolean }> = [
   { name: 'an IPv4 address inside a /16', given: { ip: '10.244.3.7', cidr: '10.244.0.0/16' }, expected: true },
   { name: 'an IPv4 address just past a /16', given: { ip: '10.245.0.0', cidr: '10.244.0.0/16' }, expected: false },
   { name: 'every IPv4 address is in 0.0.0.0/0', given: { ip: '255.255.255.255', cidr: '0.0.0.0/0' }, expected: true },

@@ -6,8 +6,14 @@ const untyped = { metadata: { name: 'p', namespace: 'a' }, spec: { podSelector: 
 
 t.test('an observed object without apiVersion and kind takes those of its type key', async (t) => {
   const objects = { [policyType]: { 'a/p': untyped }, 'Pod.v1': { 'a/q': { metadata: { name: 'q', namespace: 'a' } } } }
-  t.strictSame(observedOfType(objects, policyType).map((o) => [o.apiVersion, o.kind]), [['networking.k8s.io/v1', 'NetworkPolicy']])
-  t.strictSame(observedOfType(objects, 'Pod.v1').map((o) => [o.apiVersion, o.kind]), [['v1', 'Pod']])
+  t.strictSame(
+    observedOfType(objects, policyType).map((o) => [o.apiVersion, o.kind]),
+    [['networking.k8s.io/v1', 'NetworkPolicy']]
+  )
+  t.strictSame(
+    observedOfType(objects, 'Pod.v1').map((o) => [o.apiVersion, o.kind]),
+    [['v1', 'Pod']]
+  )
   const kept = keepAsIs(observedObject(objects, policyType, 'a/p')!)
   t.equal(kept.apiVersion, 'networking.k8s.io/v1')
   t.equal(kept.kind, 'NetworkPolicy')

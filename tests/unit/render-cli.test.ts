@@ -44,13 +44,18 @@ const service = {
   metadata: { name: 'nb', namespace: 'team-a' },
   spec: { type: 'NodePort', ports: [{ name: 'p8888-tcp', port: 8888, protocol: 'TCP', nodePort: 30001 }] }
 }
-const setting = { apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' }
+const setting = {
+  apiVersion: 'gpustack.ai/v1alpha1',
+  kind: 'Setting',
+  metadata: { name: 'instance-isolation-pod-cidrs' },
+  value: '10.244.0.0/16'
+}
 
 const instanceFile = file('instance.yaml', JSON.stringify(instance))
 const relatedFile = file('related.yaml', [instanceType, otherType, namespace].map((o) => JSON.stringify(o)).join('\n---\n'))
 const childrenFile = file('children.yaml', `apiVersion: v1\nkind: List\nitems:\n  - ${JSON.stringify(service)}\n`)
 
-const stderrOf = (): { lines: string[], io: { stderr: (s: string) => void } } => {
+const stderrOf = (): { lines: string[]; io: { stderr: (s: string) => void } } => {
   const lines: string[] = []
   return { lines, io: { stderr: (s: string) => lines.push(s) } }
 }
@@ -71,35 +76,58 @@ t.test('an Instance request has every declared type, v2 keys, and the related ob
     },
     finalizing: false
   })
-  t.same(lines, [`gpuhooks render: ${relatedFile}: InstanceType.worker.gpustack.ai/v1alpha1 large ignored: the customize hook does not relate it\n`])
+  t.same(lines, [
+    `gpuhooks render: ${relatedFile}: InstanceType.worker.gpustack.ai/v1alpha1 large ignored: the customize hook does not relate it\n`
+  ])
 })
 
-t.test('the output is the sync hook\'s answer to that request, as YAML', async (t) => {
+t.test("the output is the sync hook's answer to that request, as YAML", async (t) => {
   let out = ''
-  const code = runRender([instanceFile, '--related', relatedFile, '--children', childrenFile, '--now', NOW.toISOString()], { stdout: (s) => (out += s), stderr: () => {} })
+  const code = runRender([instanceFile, '--related', relatedFile, '--children', childrenFile, '--now', NOW.toISOString()], {
+    stdout: (s) => (out += s),
+    stderr: () => {}
+  })
   t.equal(code, 0)
-  const expected = instanceSync({
-    controller: { metadata: { name: 'gpuhooks-instance' } },
-    parent: instance,
-    children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
-    related: { 'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType }, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': { 'team-a': namespace }, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
-    finalizing: false
-  }, NOW)
+  const expected = instanceSync(
+    {
+      controller: { metadata: { name: 'gpuhooks-instance' } },
+      parent: instance,
+      children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
+      related: {
+        'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
+        'Setting.gpustack.ai/v1alpha1': {},
+        'Namespace.v1': { 'team-a': namespace },
+        'Service.v1': {},
+        'RuntimeClass.node.k8s.io/v1': {}
+      },
+      finalizing: false
+    },
+    NOW
+  )
   t.same(parse(out), JSON.parse(JSON.stringify(expected)))
-  const children = (parse(out) as { children: { kind: string, metadata: { name: string } }[] }).children
+  const children = (parse(out) as { children: { kind: string; metadata: { name: string } }[] }).children
   t.same(children.map((c) => `${c.kind}/${c.metadata.name}`).sort(), ['Pod/nb', 'Service/nb'])
 })
 
 t.test('--finalize calls the finalize hook with finalizing true', async (t) => {
   let out = ''
   t.equal(runRender([instanceFile, '--finalize', '--now', NOW.toISOString()], { stdout: (s) => (out += s), stderr: () => {} }), 0)
-  const expected = instanceFinalize({
-    controller: { metadata: { name: 'gpuhooks-instance' } },
-    parent: instance,
-    children: { 'Pod.v1': {}, 'Service.v1': {} },
-    related: { 'InstanceType.worker.gpustack.ai/v1alpha1': {}, 'Setting.gpustack.ai/v1alpha1': {}, 'Namespace.v1': {}, 'Service.v1': {}, 'RuntimeClass.node.k8s.io/v1': {} },
-    finalizing: true
-  }, NOW)
+  const expected = instanceFinalize(
+    {
+      controller: { metadata: { name: 'gpuhooks-instance' } },
+      parent: instance,
+      children: { 'Pod.v1': {}, 'Service.v1': {} },
+      related: {
+        'InstanceType.worker.gpustack.ai/v1alpha1': {},
+        'Setting.gpustack.ai/v1alpha1': {},
+        'Namespace.v1': {},
+        'Service.v1': {},
+        'RuntimeClass.node.k8s.io/v1': {}
+      },
+      finalizing: true
+    },
+    NOW
+  )
   t.same(parse(out), JSON.parse(JSON.stringify(expected)))
 })
 
@@ -121,22 +149,51 @@ t.test('a Namespace renders the isolation decorator: object, attachments, relate
   t.same(request, expectedRequest)
   let out = ''
   t.equal(runRender([nsFile, '--related', related], { stdout: (s) => (out += s), stderr: () => {} }), 0)
-  const answer = parse(out) as { attachments: { metadata: { name: string, namespace: string } }[] }
+  const answer = parse(out) as { attachments: { metadata: { name: string; namespace: string } }[] }
   t.same(answer, JSON.parse(JSON.stringify(isolationSync(expectedRequest))))
-  t.same(answer.attachments.map((a) => `${a.metadata.namespace}/${a.metadata.name}`), ['team-a/gpustack-instance-isolation'])
+  t.same(
+    answer.attachments.map((a) => `${a.metadata.namespace}/${a.metadata.name}`),
+    ['team-a/gpustack-instance-isolation']
+  )
 })
 
 t.test('bad input is named with its file and exits 2', async (t) => {
-  const rows: { name: string, argv: string[], message: RegExp }[] = [
+  const rows: { name: string; argv: string[]; message: RegExp }[] = [
     { name: 'a missing file', argv: [join(dir, 'nope.yaml')], message: /nope\.yaml: cannot read \(ENOENT\)/ },
-    { name: 'YAML that does not parse', argv: [file('broken.yaml', 'kind: [unclosed\n')], message: /broken\.yaml: document 1: not valid YAML/ },
-    { name: 'a kind no controller has', argv: [file('pod.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\n')], message: /pod\.yaml: Pod \(v1\) is not a parent gpuhooks renders; known: Instance \(worker\.gpustack\.ai\/v1alpha1\), Namespace \(v1\), GPUCellPool \(cells\.kubeswift\.io\/v1alpha1\)/ },
+    {
+      name: 'YAML that does not parse',
+      argv: [file('broken.yaml', 'kind: [unclosed\n')],
+      message: /broken\.yaml: document 1: not valid YAML/
+    },
+    {
+      name: 'a kind no controller has',
+      argv: [file('pod.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\n')],
+      message:
+        /pod\.yaml: Pod \(v1\) is not a parent gpuhooks renders; known: Instance \(worker\.gpustack\.ai\/v1alpha1\), Namespace \(v1\), GPUCellPool \(cells\.kubeswift\.io\/v1alpha1\)/
+    },
     { name: 'two parents in one file', argv: [relatedFile], message: /related\.yaml: expected exactly one parent object, found 3/ },
-    { name: 'an object without a name', argv: [file('noname.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {}\n')], message: /noname\.yaml: document 1: metadata\.name is missing/ },
+    {
+      name: 'an object without a name',
+      argv: [file('noname.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {}\n')],
+      message: /noname\.yaml: document 1: metadata\.name is missing/
+    },
     { name: 'a scalar document', argv: [file('scalar.yaml', 'just text\n')], message: /scalar\.yaml: document 1: not a Kubernetes object/ },
-    { name: 'a child of a type the controller does not declare', argv: [instanceFile, '--children', relatedFile], message: /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1\)/ },
-    { name: 'an Instance without a namespace', argv: [file('nons.yaml', JSON.stringify({ ...instance, metadata: { name: 'nb' } }))], message: /nons\.yaml: the Instance cannot be read: parent\/parent\/metadata\/namespace/ },
-    { name: 'finalize for a controller without one', argv: [file('ns2.yaml', JSON.stringify(namespace)), '--finalize'], message: /--finalize: the Namespace controller has no finalize hook/ },
+    {
+      name: 'a child of a type the controller does not declare',
+      argv: [instanceFile, '--children', relatedFile],
+      message:
+        /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1\)/
+    },
+    {
+      name: 'an Instance without a namespace',
+      argv: [file('nons.yaml', JSON.stringify({ ...instance, metadata: { name: 'nb' } }))],
+      message: /nons\.yaml: the Instance cannot be read: parent\/parent\/metadata\/namespace/
+    },
+    {
+      name: 'finalize for a controller without one',
+      argv: [file('ns2.yaml', JSON.stringify(namespace)), '--finalize'],
+      message: /--finalize: the Namespace controller has no finalize hook/
+    },
     { name: 'a time that is not one', argv: [instanceFile, '--now', 'yesterday'], message: /--now yesterday is not a time/ },
     { name: 'no parent file', argv: [], message: /expected one parent file, got 0\nusage: gpuhooks render/ },
     { name: 'an unknown option', argv: [instanceFile, '--colour'], message: /unknown option --colour/ }
@@ -163,28 +220,63 @@ t.test('the command exits 2 with the message on stderr', async (t) => {
 })
 
 // --- GPUCellPool: the example deploy/examples/cellpool.yaml, split as a user would pass it ---
-const exampleDocs = parseAllDocuments(readFileSync(join(process.cwd(), 'deploy', 'examples', 'cellpool.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, unknown> & { kind: string, metadata: { name: string } })
+const exampleDocs = parseAllDocuments(readFileSync(join(process.cwd(), 'deploy', 'examples', 'cellpool.yaml'), 'utf8')).map(
+  (d) => d.toJS() as Record<string, unknown> & { kind: string; metadata: { name: string } }
+)
 const examplePool = exampleDocs.find((d) => d.kind === 'GPUCellPool')
 const exampleJoin = exampleDocs.find((d) => d.kind === 'Secret' && d.metadata.name === 'inference-cluster-join')
 const poolFile = file('pool.yaml', JSON.stringify(examplePool))
 const joinFile = file('join.yaml', JSON.stringify(exampleJoin))
 
-type Answer = { children: { apiVersion: string, kind: string, metadata: { name: string, namespace: string }, spec?: Record<string, unknown>, data?: Record<string, string> }[], status: { conditions: { type: string, status: string, reason: string }[] } }
+type Answer = {
+  children: {
+    apiVersion: string
+    kind: string
+    metadata: { name: string; namespace: string }
+    spec?: Record<string, unknown>
+    data?: Record<string, string>
+  }[]
+  status: { conditions: { type: string; status: string; reason: string }[] }
+}
 const renderPool = (argv: string[]): Answer => {
   let out = ''
   let err = ''
-  const code = runRender([poolFile, '--related', joinFile, '--now', NOW.toISOString(), ...argv], { stdout: (s) => (out += s), stderr: (s) => (err += s) })
+  const code = runRender([poolFile, '--related', joinFile, '--now', NOW.toISOString(), ...argv], {
+    stdout: (s) => (out += s),
+    stderr: (s) => (err += s)
+  })
   if (code !== 0) throw new Error(err)
   return parse(out) as Answer
 }
 const kinds = (answer: Answer): string[] => answer.children.map((c) => `${c.kind}/${c.metadata.name}`).sort()
-const condition = (answer: Answer, type: string): { status: string, reason: string } | undefined => answer.status.conditions.find((c) => c.type === type)
+const condition = (answer: Answer, type: string): { status: string; reason: string } | undefined =>
+  answer.status.conditions.find((c) => c.type === type)
 /** The answer's children as the API server would hold them, the CellNodeSet with the agent's status. */
-const observedFile = (name: string, answer: Answer, rows: { name: string, present: boolean }[]): string => file(name, answer.children.map((c) => JSON.stringify(
-  c.kind === 'CellNodeSet'
-    ? { ...c, metadata: { ...c.metadata, generation: 1 }, status: { observedGeneration: 1, observedTime: NOW.toISOString(), nodeCount: 0, nodes: rows, conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: '', lastTransitionTime: NOW.toISOString() }] } }
-    : { ...c, metadata: { ...c.metadata, uid: `uid-${c.metadata.name}` } }
-)).join('\n---\n'))
+const observedFile = (name: string, answer: Answer, rows: { name: string; present: boolean }[]): string =>
+  file(
+    name,
+    answer.children
+      .map((c) =>
+        JSON.stringify(
+          c.kind === 'CellNodeSet'
+            ? {
+                ...c,
+                metadata: { ...c.metadata, generation: 1 },
+                status: {
+                  observedGeneration: 1,
+                  observedTime: NOW.toISOString(),
+                  nodeCount: 0,
+                  nodes: rows,
+                  conditions: [
+                    { type: 'Reachable', status: 'True', reason: 'Reachable', message: '', lastTransitionTime: NOW.toISOString() }
+                  ]
+                }
+              }
+            : { ...c, metadata: { ...c.metadata, uid: `uid-${c.metadata.name}` } }
+        )
+      )
+      .join('\n---\n')
+  )
 
 t.test('a GPUCellPool request: the four declared child types and the join Secret, stringData read as data', async (t) => {
   t.ok(examplePool !== undefined && exampleJoin !== undefined, 'the example has the pool and its join Secret')
@@ -194,11 +286,18 @@ t.test('a GPUCellPool request: the four declared child types and the join Secret
   t.same(request, {
     controller: { metadata: { name: 'gpuhooks-cellpool' } },
     parent: examplePool,
-    children: { 'Secret.v1': {}, 'SwiftSeedProfile.seed.kubeswift.io/v1alpha1': {}, 'SwiftGuest.swift.kubeswift.io/v1alpha1': {}, 'CellNodeSet.cells.kubeswift.io/v1alpha1': {} },
+    children: {
+      'Secret.v1': {},
+      'SwiftSeedProfile.seed.kubeswift.io/v1alpha1': {},
+      'SwiftGuest.swift.kubeswift.io/v1alpha1': {},
+      'CellNodeSet.cells.kubeswift.io/v1alpha1': {}
+    },
     related: {
       'Secret.v1': {
         'gpu-workspaces/inference-cluster-join': {
-          apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'Opaque',
           metadata: { name: 'inference-cluster-join', namespace: 'gpu-workspaces' },
           data: { 'user-data': Buffer.from(joinText).toString('base64') }
         }
@@ -213,52 +312,102 @@ t.test('a new pool before the agent has observed the workload cluster: only its 
   const first = renderPool([])
   t.same(kinds(first), ['CellNodeSet/inference'])
   const [cns] = first.children
-  t.match(cns, { apiVersion: 'cells.kubeswift.io/v1alpha1', metadata: { namespace: 'gpu-workspaces' }, spec: { kubeconfigSecretRef: { name: 'inference-cluster-kubeconfig', key: 'value' } } })
+  t.match(cns, {
+    apiVersion: 'cells.kubeswift.io/v1alpha1',
+    metadata: { namespace: 'gpu-workspaces' },
+    spec: { kubeconfigSecretRef: { name: 'inference-cluster-kubeconfig', key: 'value' } }
+  })
   t.match(condition(first, 'Progressing'), { status: 'False', reason: 'WorkloadUnobserved' })
   t.match(condition(first, 'WorkloadClusterReachable'), { status: 'False', reason: 'NotObserved' })
 })
 
-t.test('once the workload cluster is observed: each cell\'s bootstrap Secret and seed profile, no guest yet', async (t) => {
+t.test("once the workload cluster is observed: each cell's bootstrap Secret and seed profile, no guest yet", async (t) => {
   const first = renderPool([])
   const second = renderPool(['--children', observedFile('observed-1.yaml', first, [])])
   t.same(kinds(second), [
     'CellNodeSet/inference',
-    'Secret/inference-0-bootstrap', 'Secret/inference-1-bootstrap',
-    'SwiftSeedProfile/inference-0-seed', 'SwiftSeedProfile/inference-1-seed'
+    'Secret/inference-0-bootstrap',
+    'Secret/inference-1-bootstrap',
+    'SwiftSeedProfile/inference-0-seed',
+    'SwiftSeedProfile/inference-1-seed'
   ])
   const secret = second.children.find((c) => c.metadata.name === 'inference-0-bootstrap')
   const userData = Buffer.from(secret?.data?.['user-data'] ?? '', 'base64').toString('utf8')
   t.match(userData, 'name: "inference-0"', 'the join template rendered for the cell')
   t.notMatch(userData, '{{ nodeName }}')
-  t.match(second.children.find((c) => c.metadata.name === 'inference-0-seed'), { spec: { datasource: 'NoCloud', userDataFrom: { secretKeyRef: { name: 'inference-0-bootstrap', key: 'user-data' } } } })
-  const cns = second.children.find((c) => c.kind === 'CellNodeSet') as unknown as { spec: { nodes: { name: string, instance?: string }[] } }
-  t.same(cns.spec.nodes.map((n) => [n.name, Object.hasOwn(n, 'instance')]), [['inference-0', false], ['inference-1', false]], 'a row per cell, no instance before the guest exists')
+  t.match(
+    second.children.find((c) => c.metadata.name === 'inference-0-seed'),
+    { spec: { datasource: 'NoCloud', userDataFrom: { secretKeyRef: { name: 'inference-0-bootstrap', key: 'user-data' } } } }
+  )
+  const cns = second.children.find((c) => c.kind === 'CellNodeSet') as unknown as { spec: { nodes: { name: string; instance?: string }[] } }
+  t.same(
+    cns.spec.nodes.map((n) => [n.name, Object.hasOwn(n, 'instance')]),
+    [
+      ['inference-0', false],
+      ['inference-1', false]
+    ],
+    'a row per cell, no instance before the guest exists'
+  )
   t.match(condition(second, 'WorkloadClusterReachable'), { status: 'True' })
 })
 
-t.test('a cell\'s SwiftGuest once its Secret, seed profile and an absent-Node row are observed', async (t) => {
+t.test("a cell's SwiftGuest once its Secret, seed profile and an absent-Node row are observed", async (t) => {
   const second = renderPool(['--children', observedFile('observed-2a.yaml', renderPool([]), [])])
-  const third = renderPool(['--children', observedFile('observed-2.yaml', second, [{ name: 'inference-0', present: false }, { name: 'inference-1', present: false }])])
-  t.same(kinds(third).filter((k) => k.startsWith('SwiftGuest/')), ['SwiftGuest/inference-0', 'SwiftGuest/inference-1'])
-  t.match(third.children.find((c) => c.kind === 'SwiftGuest' && c.metadata.name === 'inference-0'), {
-    apiVersion: 'swift.kubeswift.io/v1alpha1',
-    spec: { seedProfileRef: { name: 'inference-0-seed' }, runPolicy: 'Always', migration: { enabled: false }, gpuResourceClaim: { resourceClaimTemplateName: 'single-vfio-gpu' } }
-  })
+  const third = renderPool([
+    '--children',
+    observedFile('observed-2.yaml', second, [
+      { name: 'inference-0', present: false },
+      { name: 'inference-1', present: false }
+    ])
+  ])
+  t.same(
+    kinds(third).filter((k) => k.startsWith('SwiftGuest/')),
+    ['SwiftGuest/inference-0', 'SwiftGuest/inference-1']
+  )
+  t.match(
+    third.children.find((c) => c.kind === 'SwiftGuest' && c.metadata.name === 'inference-0'),
+    {
+      apiVersion: 'swift.kubeswift.io/v1alpha1',
+      spec: {
+        seedProfileRef: { name: 'inference-0-seed' },
+        runPolicy: 'Always',
+        migration: { enabled: false },
+        gpuResourceClaim: { resourceClaimTemplateName: 'single-vfio-gpu' }
+      }
+    }
+  )
   const onlyOne = renderPool(['--children', observedFile('observed-3.yaml', second, [{ name: 'inference-0', present: false }])])
-  t.same(kinds(onlyOne).filter((k) => k.startsWith('SwiftGuest/')), ['SwiftGuest/inference-0'], 'no row for inference-1: no guest for it')
+  t.same(
+    kinds(onlyOne).filter((k) => k.startsWith('SwiftGuest/')),
+    ['SwiftGuest/inference-0'],
+    'no row for inference-1: no guest for it'
+  )
 })
 
 t.test('a GPUCellPool whose join Secret is not given: no cell, the reason in status', async (t) => {
   let out = ''
   t.equal(runRender([poolFile, '--now', NOW.toISOString()], { stdout: (s) => (out += s), stderr: () => {} }), 0)
   const answer = parse(out) as Answer
-  t.same(answer.children.filter((c) => c.kind !== 'CellNodeSet'), [])
+  t.same(
+    answer.children.filter((c) => c.kind !== 'CellNodeSet'),
+    []
+  )
   t.match(condition(answer, 'Progressing'), { status: 'False', reason: 'JoinSecretMissing' })
 })
 
-t.test('a Secret\'s stringData is read as the API server stores it; other objects pass unchanged', async (t) => {
-  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { a: 'b2xk', keep: 'a2VlcA==' }, stringData: { a: 'new', c: 'x', odd: 7 } }
-  t.same(asStored(secret), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { a: 'bmV3', keep: 'a2VlcA==', c: 'eA==' } }, 'stringData wins, a non-string value is dropped')
+t.test("a Secret's stringData is read as the API server stores it; other objects pass unchanged", async (t) => {
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'n' },
+    data: { a: 'b2xk', keep: 'a2VlcA==' },
+    stringData: { a: 'new', c: 'x', odd: 7 }
+  }
+  t.same(
+    asStored(secret),
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { a: 'bmV3', keep: 'a2VlcA==', c: 'eA==' } },
+    'stringData wins, a non-string value is dropped'
+  )
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, stringData: { a: 'b' } }
   t.equal(asStored(configMap), configMap)
   const proto = JSON.parse('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"p"},"stringData":{"__proto__":"eA"}}') as typeof secret

@@ -19,7 +19,8 @@ function running(spec: Record<string, unknown> = baseSpec(twoPorts)): InstanceWo
   world.settle(sync)
   return world
 }
-const statusPorts = (world: InstanceWorld): unknown => world.parent.status === undefined ? undefined : (world.parent.status as { ports?: unknown }).ports
+const statusPorts = (world: InstanceWorld): unknown =>
+  world.parent.status === undefined ? undefined : (world.parent.status as { ports?: unknown }).ports
 const selector = (svc: KubeObject | undefined): Record<string, string> => (svc?.spec as { selector: Record<string, string> }).selector
 const selects = (svc: KubeObject | undefined, pod: KubeObject | undefined): boolean =>
   pod !== undefined && Object.entries(selector(svc)).every(([k, v]) => pod.metadata.labels?.[k] === v)

@@ -11,10 +11,22 @@ import { defaultOnCreate, defaultOnUpdate } from '../support/server-defaults.ts'
 import { simulateMetacontroller, type ObjectsByType, type SimulateInput, type SimulateResult } from '../support/simulate.ts'
 
 const at = (o: Json | undefined, path: string): Json | undefined =>
-  path.split('.').reduce<Json | undefined>((v, k) => (Array.isArray(v) ? v[Number(k)] : v !== null && typeof v === 'object' ? (v)[k] : undefined), o)
+  path
+    .split('.')
+    .reduce<Json | undefined>((v, k) => (Array.isArray(v) ? v[Number(k)] : v !== null && typeof v === 'object' ? v[k] : undefined), o)
 
-const service = (spec: JsonObject, name = 'web'): JsonObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns' }, spec })
-const policy = (spec: JsonObject): JsonObject => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'ns' }, spec })
+const service = (spec: JsonObject, name = 'web'): JsonObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'ns' },
+  spec
+})
+const policy = (spec: JsonObject): JsonObject => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'np', namespace: 'ns' },
+  spec
+})
 const pod = (spec: JsonObject): JsonObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec })
 const container = (extra: JsonObject = {}): JsonObject => ({ name: 'main', image: 'registry/img:1.2', ...extra })
 const notReady = { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }
@@ -57,7 +69,20 @@ const createRows: CreateRow[] = [
   {
     name: 'a NetworkPolicy gets protocol TCP on every port, policyTypes [Ingress] and generation 1',
     given: policy({ podSelector: {}, ingress: [{ ports: [{ port: 53 }, { port: 53, protocol: 'UDP' }] }] }),
-    expected: { metadata: { generation: 1 }, spec: { policyTypes: ['Ingress'], ingress: [{ ports: [{ port: 53, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }] }] } },
+    expected: {
+      metadata: { generation: 1 },
+      spec: {
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            ports: [
+              { port: 53, protocol: 'TCP' },
+              { port: 53, protocol: 'UDP' }
+            ]
+          }
+        ]
+      }
+    },
     same: { 'spec.policyTypes': ['Ingress'] }
   },
   {
@@ -112,7 +137,11 @@ const createRows: CreateRow[] = [
   },
   {
     name: 'a container gets terminationMessagePath/Policy, imagePullPolicy, resources {} and port protocol',
-    given: pod({ containers: [container({ ports: [{ containerPort: 22 }], env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] })] }),
+    given: pod({
+      containers: [
+        container({ ports: [{ containerPort: 22 }], env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] })
+      ]
+    }),
     expected: {
       spec: {
         containers: [
@@ -136,17 +165,45 @@ const createRows: CreateRow[] = [
   {
     name: 'limits without requests become requests, and equal cpu and memory make a Guaranteed Pod',
     given: pod({ containers: [container({ resources: { limits: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } } })] }),
-    expected: { spec: { containers: [{ resources: { requests: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } } }] }, status: { qosClass: 'Guaranteed' } }
+    expected: {
+      spec: { containers: [{ resources: { requests: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } } }] },
+      status: { qosClass: 'Guaranteed' }
+    }
   },
   {
     name: 'probes get their default timings, path / and scheme HTTP',
     given: pod({ containers: [container({ readinessProbe: { httpGet: { port: 8080 } } })] }),
-    expected: { spec: { containers: [{ readinessProbe: { timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3, httpGet: { path: '/', scheme: 'HTTP' } } }] } }
+    expected: {
+      spec: {
+        containers: [
+          {
+            readinessProbe: {
+              timeoutSeconds: 1,
+              periodSeconds: 10,
+              successThreshold: 1,
+              failureThreshold: 3,
+              httpGet: { path: '/', scheme: 'HTTP' }
+            }
+          }
+        ]
+      }
+    }
   },
   {
     name: 'volumes get defaultMode 420 and hostPath type ""',
-    given: pod({ containers: [container()], volumes: [{ name: 's', secret: { secretName: 'x' } }, { name: 'h', hostPath: { path: '/dev' } }, { name: 'e' }] }),
-    expected: { spec: { volumes: [{ name: 's', secret: { defaultMode: 420 } }, { name: 'h', hostPath: { type: '' } }, { name: 'e', emptyDir: {} }] } }
+    given: pod({
+      containers: [container()],
+      volumes: [{ name: 's', secret: { secretName: 'x' } }, { name: 'h', hostPath: { path: '/dev' } }, { name: 'e' }]
+    }),
+    expected: {
+      spec: {
+        volumes: [
+          { name: 's', secret: { defaultMode: 420 } },
+          { name: 'h', hostPath: { type: '' } },
+          { name: 'e', emptyDir: {} }
+        ]
+      }
+    }
   },
   {
     name: 'a Pod opting out of token automount gets no token volume',
@@ -176,11 +233,21 @@ const createRows: CreateRow[] = [
   {
     name: 'a Namespace gets its name label, the kubernetes finalizer and phase Active',
     given: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } },
-    expected: { metadata: { labels: { 'kubernetes.io/metadata.name': 'team' } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }
+    expected: {
+      metadata: { labels: { 'kubernetes.io/metadata.name': 'team' } },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' }
+    }
   },
   {
     name: 'a custom resource gets generation 1 and loses a status sent on create',
-    given: { apiVersion: 'swift.kubeswift.io/v1alpha1', kind: 'SwiftGuest', metadata: { name: 'g', namespace: 'ns' }, spec: {}, status: { phase: 'x' } },
+    given: {
+      apiVersion: 'swift.kubeswift.io/v1alpha1',
+      kind: 'SwiftGuest',
+      metadata: { name: 'g', namespace: 'ns' },
+      spec: {},
+      status: { phase: 'x' }
+    },
     expected: { metadata: { generation: 1 } },
     absent: ['status']
   }
@@ -209,7 +276,14 @@ t.test('defaultOnCreate', async (t) => {
   })
   t.test('a NodePort Service gets a node port in 30000-32767 per entry, entries sharing a port number share it', async (t) => {
     const stored = defaultOnCreate(
-      service({ type: 'NodePort', ports: [{ name: 'ssh', port: 22 }, { name: 'dns', port: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, protocol: 'UDP' }] }),
+      service({
+        type: 'NodePort',
+        ports: [
+          { name: 'ssh', port: 22 },
+          { name: 'dns', port: 53, protocol: 'TCP' },
+          { name: 'dns-udp', port: 53, protocol: 'UDP' }
+        ]
+      }),
       new FakeServer()
     )
     const ports = (at(stored, 'spec.ports') as JsonObject[]).map((p) => p.nodePort as number)
@@ -221,11 +295,24 @@ t.test('defaultOnCreate', async (t) => {
     const stored = defaultOnCreate(pod({ containers: [container(), container({ name: 'ssh' })] }), new FakeServer())
     const volume = at(stored, 'spec.volumes.0') as JsonObject
     t.match(volume.name, /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/)
-    t.has(volume, { projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt' } }, { downwardAPI: {} }] } })
-    for (const i of [0, 1]) t.same(at(stored, `spec.containers.${i}.volumeMounts`), [{ name: volume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }])
+    t.has(volume, {
+      projected: {
+        defaultMode: 420,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt' } },
+          { downwardAPI: {} }
+        ]
+      }
+    })
+    for (const i of [0, 1])
+      t.same(at(stored, `spec.containers.${i}.volumeMounts`), [
+        { name: volume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }
+      ])
   })
   t.test('the same seed allocates the same uids, addresses and ports; another seed does not', async (t) => {
-    const make = (seed: number): JsonObject => defaultOnCreate(service({ type: 'NodePort', ports: [{ port: 22 }] }), new FakeServer({ seed }))
+    const make = (seed: number): JsonObject =>
+      defaultOnCreate(service({ type: 'NodePort', ports: [{ port: 22 }] }), new FakeServer({ seed }))
     t.same(make(7), make(7))
     t.not(at(make(7), 'spec.ports.0.nodePort'), at(make(8), 'spec.ports.0.nodePort'))
   })
@@ -241,7 +328,16 @@ t.test('defaultOnCreate', async (t) => {
     },
     {
       name: 'two Service ports with one port number and protocol are refused',
-      given: () => defaultOnCreate(service({ ports: [{ name: 'a', port: 53 }, { name: 'b', port: 53 }] }), new FakeServer()),
+      given: () =>
+        defaultOnCreate(
+          service({
+            ports: [
+              { name: 'a', port: 53 },
+              { name: 'b', port: 53 }
+            ]
+          }),
+          new FakeServer()
+        ),
       expected: /Invalid: spec.ports\[1\]: Duplicate value: TCP\/53/
     },
     {
@@ -270,12 +366,34 @@ t.test('defaultOnUpdate', async (t) => {
   t.test('a stale resourceVersion is a Conflict', async (t) => {
     const server = new FakeServer()
     const stored = defaultOnCreate(policy({ podSelector: {} }), server)
-    t.throws(() => defaultOnUpdate(stored, { ...stored, metadata: { ...(stored.metadata as JsonObject), resourceVersion: '0' } }, server), /Conflict/)
+    t.throws(
+      () => defaultOnUpdate(stored, { ...stored, metadata: { ...(stored.metadata as JsonObject), resourceVersion: '0' } }, server),
+      /Conflict/
+    )
   })
   t.test('an update without nodePort or clusterIP keeps them, node ports by port name', async (t) => {
     const server = new FakeServer()
-    const stored = defaultOnCreate(service({ type: 'NodePort', ports: [{ name: 'ssh', port: 22 }, { name: 'web', port: 80 }] }), server)
-    const updated = defaultOnUpdate(stored, service({ type: 'NodePort', ports: [{ name: 'web', port: 8080 }, { name: 'ssh', port: 2222 }] }), server)
+    const stored = defaultOnCreate(
+      service({
+        type: 'NodePort',
+        ports: [
+          { name: 'ssh', port: 22 },
+          { name: 'web', port: 80 }
+        ]
+      }),
+      server
+    )
+    const updated = defaultOnUpdate(
+      stored,
+      service({
+        type: 'NodePort',
+        ports: [
+          { name: 'web', port: 8080 },
+          { name: 'ssh', port: 2222 }
+        ]
+      }),
+      server
+    )
     t.equal(at(updated, 'spec.clusterIP'), at(stored, 'spec.clusterIP'))
     t.equal(at(updated, 'spec.ports.0.nodePort'), at(stored, 'spec.ports.1.nodePort'))
     t.equal(at(updated, 'spec.ports.1.nodePort'), at(stored, 'spec.ports.0.nodePort'))
@@ -300,8 +418,17 @@ t.test('defaultOnUpdate', async (t) => {
   })
 })
 
-const parent: JsonObject = { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', metadata: { name: 'i', namespace: 'ns', uid: 'parent-uid' } }
-const methods = { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace', 'NetworkPolicy.networking.k8s.io/v1': 'InPlace', 'Secret.v1': 'InPlace' } as const
+const parent: JsonObject = {
+  apiVersion: 'worker.gpustack.ai/v1alpha1',
+  kind: 'Instance',
+  metadata: { name: 'i', namespace: 'ns', uid: 'parent-uid' }
+}
+const methods = {
+  'Pod.v1': 'OnDelete',
+  'Service.v1': 'InPlace',
+  'NetworkPolicy.networking.k8s.io/v1': 'InPlace',
+  'Secret.v1': 'InPlace'
+} as const
 
 /** Runs passes, feeding each result back as the next observed state. */
 function passes(desired: JsonObject[], count: number, extra: Partial<SimulateInput> = {}): SimulateResult[] {
@@ -320,12 +447,36 @@ t.test('simulateMetacontroller', async (t) => {
   t.test('a create carries the record, a controller ownerReference and the controller-uid label', async (t) => {
     const [first] = passes([service({ type: 'NodePort', ports: [{ port: 22 }] })], 1)
     const created = first?.observed['Service.v1']?.['ns/web'] as JsonObject
-    t.same(lastApplied(created), { ...service({ type: 'NodePort', ports: [{ port: 22 }] }), metadata: { name: 'web', namespace: 'ns', labels: { 'controller-uid': 'parent-uid' } } })
-    t.same(at(created, 'metadata.ownerReferences'), [{ apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', name: 'i', uid: 'parent-uid', controller: true, blockOwnerDeletion: true }])
+    t.same(lastApplied(created), {
+      ...service({ type: 'NodePort', ports: [{ port: 22 }] }),
+      metadata: { name: 'web', namespace: 'ns', labels: { 'controller-uid': 'parent-uid' } }
+    })
+    t.same(at(created, 'metadata.ownerReferences'), [
+      {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'Instance',
+        name: 'i',
+        uid: 'parent-uid',
+        controller: true,
+        blockOwnerDeletion: true
+      }
+    ])
     t.same(first?.operations, ['create Service.v1 ns/web'])
   })
   const convergence: { name: string; given: JsonObject[]; expected: number[] }[] = [
-    { name: 'a Service answered without its defaults converges: the second pass writes nothing', given: [service({ type: 'NodePort', ports: [{ name: 'ssh', port: 22 }, { name: 'web', port: 80 }] })], expected: [1, 0, 0] },
+    {
+      name: 'a Service answered without its defaults converges: the second pass writes nothing',
+      given: [
+        service({
+          type: 'NodePort',
+          ports: [
+            { name: 'ssh', port: 22 },
+            { name: 'web', port: 80 }
+          ]
+        })
+      ],
+      expected: [1, 0, 0]
+    },
     {
       name: 'a NetworkPolicy answered without protocol is rewritten on every InPlace pass',
       given: [policy({ podSelector: {}, policyTypes: ['Ingress'], ingress: [{ ports: [{ port: 53 }] }] })],
@@ -341,32 +492,76 @@ t.test('simulateMetacontroller', async (t) => {
       given: [policy({ podSelector: {}, policyTypes: ['Ingress'], ingress: [] })],
       expected: [1, 1, 1]
     },
-    { name: 'a Secret answered with stringData is rewritten on every InPlace pass', given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { token: 'x' } }], expected: [1, 1, 1] },
-    { name: 'a Secret answered with base64 data converges', given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, type: 'Opaque', data: { token: 'eA==' } }], expected: [1, 0, 0] },
-    { name: 'a Pod answering its own tolerations is never updated under OnDelete', given: [pod({ containers: [container()], tolerations: [{ key: 'gpu', operator: 'Exists' }] })], expected: [1, 0, 0] }
+    {
+      name: 'a Secret answered with stringData is rewritten on every InPlace pass',
+      given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { token: 'x' } }],
+      expected: [1, 1, 1]
+    },
+    {
+      name: 'a Secret answered with base64 data converges',
+      given: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, type: 'Opaque', data: { token: 'eA==' } }],
+      expected: [1, 0, 0]
+    },
+    {
+      name: 'a Pod answering its own tolerations is never updated under OnDelete',
+      given: [pod({ containers: [container()], tolerations: [{ key: 'gpu', operator: 'Exists' }] })],
+      expected: [1, 0, 0]
+    }
   ]
-  for (const row of convergence) t.test(row.name, async (t) => t.same(passes(row.given, row.expected.length).map((r) => r.writes), row.expected))
+  for (const row of convergence)
+    t.test(row.name, async (t) =>
+      t.same(
+        passes(row.given, row.expected.length).map((r) => r.writes),
+        row.expected
+      )
+    )
   t.test('a Pod answering its own tolerations loops under Recreate: delete, create, delete', async (t) => {
-    const results = passes([pod({ containers: [container()], tolerations: [{ key: 'gpu', operator: 'Exists' }] })], 4, { methods: { 'Pod.v1': 'Recreate' } })
-    t.same(results.map((r) => r.operations), [['create Pod.v1 ns/p'], ['delete (Recreate) Pod.v1 ns/p'], ['create Pod.v1 ns/p'], ['delete (Recreate) Pod.v1 ns/p']])
+    const results = passes([pod({ containers: [container()], tolerations: [{ key: 'gpu', operator: 'Exists' }] })], 4, {
+      methods: { 'Pod.v1': 'Recreate' }
+    })
+    t.same(
+      results.map((r) => r.operations),
+      [['create Pod.v1 ns/p'], ['delete (Recreate) Pod.v1 ns/p'], ['create Pod.v1 ns/p'], ['delete (Recreate) Pod.v1 ns/p']]
+    )
   })
   t.test('a Service answering two protocols on one port fails its next update', async (t) => {
-    const answer = [service({ type: 'NodePort', ports: [{ name: 'dns', port: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, protocol: 'UDP' }] })]
+    const answer = [
+      service({
+        type: 'NodePort',
+        ports: [
+          { name: 'dns', port: 53, protocol: 'TCP' },
+          { name: 'dns-udp', port: 53, protocol: 'UDP' }
+        ]
+      })
+    ]
     const [first] = passes(answer, 1)
     t.throws(
-      () => simulateMetacontroller({ parent, observed: first?.observed ?? {}, desired: answer, methods, server: new FakeServer({ seed: 9 }) }),
+      () =>
+        simulateMetacontroller({ parent, observed: first?.observed ?? {}, desired: answer, methods, server: new FakeServer({ seed: 9 }) }),
       /Service.v1 ns\/web: Invalid: spec.ports\[1\].name: Duplicate value: "dns-udp"/
     )
   })
   t.test('OnDelete never updates', async (t) => {
     const [first] = passes([pod({ containers: [container()] })], 1)
-    const result = simulateMetacontroller({ parent, observed: first?.observed ?? {}, desired: [pod({ containers: [container({ image: 'x:2' })] })], methods, server: new FakeServer() })
+    const result = simulateMetacontroller({
+      parent,
+      observed: first?.observed ?? {},
+      desired: [pod({ containers: [container({ image: 'x:2' })] })],
+      methods,
+      server: new FakeServer()
+    })
     t.equal(result.writes, 0)
     t.same(result.operations, ['unchanged (OnDelete) Pod.v1 ns/p'])
   })
   t.test('owned children left out of the answer are deleted and their node ports freed', async (t) => {
     const server = new FakeServer()
-    const first = simulateMetacontroller({ parent, observed: {}, desired: [service({ type: 'NodePort', ports: [{ port: 22, nodePort: 31000 }] })], methods, server })
+    const first = simulateMetacontroller({
+      parent,
+      observed: {},
+      desired: [service({ type: 'NodePort', ports: [{ port: 22, nodePort: 31000 }] })],
+      methods,
+      server
+    })
     const second = simulateMetacontroller({ parent, observed: first.observed, desired: [], methods, server })
     t.same(second.operations, ['delete Service.v1 ns/web'])
     t.same(second.observed['Service.v1'], {})
@@ -377,11 +572,21 @@ t.test('simulateMetacontroller', async (t) => {
     const observed = structuredClone(first?.observed ?? {})
     ;((observed['Service.v1']?.['ns/web'] as JsonObject).metadata as JsonObject).deletionTimestamp = '2026-01-01T00:00:01Z'
     t.equal(simulateMetacontroller({ parent, observed, desired: [], methods, server: new FakeServer() }).writes, 0)
-    t.equal(simulateMetacontroller({ parent, observed, desired: [service({ ports: [{ port: 81 }] })], methods, server: new FakeServer() }).writes, 0)
+    t.equal(
+      simulateMetacontroller({ parent, observed, desired: [service({ ports: [{ port: 81 }] })], methods, server: new FakeServer() }).writes,
+      0
+    )
   })
   t.test('a same-named object Metacontroller does not own is never touched', async (t) => {
     const foreign = { 'Service.v1': { 'ns/web': defaultOnCreate(service({ ports: [{ port: 1 }] }), new FakeServer()) } }
-    const result = simulateMetacontroller({ parent, observed: {}, desired: [service({ ports: [{ port: 80 }] })], methods, server: new FakeServer(), foreign })
+    const result = simulateMetacontroller({
+      parent,
+      observed: {},
+      desired: [service({ ports: [{ port: 80 }] })],
+      methods,
+      server: new FakeServer(),
+      foreign
+    })
     t.same(result.operations, ['create refused (AlreadyExists) Service.v1 ns/web'])
     t.equal(result.writes, 0)
   })
@@ -403,7 +608,10 @@ t.test('simulateMetacontroller', async (t) => {
 
 t.test('property: any Service answer with unique port names and numbers converges in one pass', async (t) => {
   const portsArb = fc.uniqueArray(
-    fc.record({ port: fc.integer({ min: 1, max: 6 }), protocol: fc.constantFrom('TCP', 'UDP', 'SCTP'), targetPort: fc.constantFrom(8080, 'http') }, { requiredKeys: ['port'] }),
+    fc.record(
+      { port: fc.integer({ min: 1, max: 6 }), protocol: fc.constantFrom('TCP', 'UDP', 'SCTP'), targetPort: fc.constantFrom(8080, 'http') },
+      { requiredKeys: ['port'] }
+    ),
     { selector: (p) => p.port, minLength: 1, maxLength: 4 }
   )
   fc.assert(

@@ -9,16 +9,23 @@ import type { FastifyError } from 'fastify'
 import type { HookMetrics } from '../metrics.ts'
 import { shared } from './shared.ts'
 
-interface ValidationItem { instancePath?: string, message?: string }
+interface ValidationItem {
+  instancePath?: string
+  message?: string
+}
 
 /** `/parent/metadata/name` → `parent.metadata.name`; the body itself is `body`. */
 function fieldName(path: string | undefined): string {
   if (path === undefined || path === '' || path === '/') return 'body'
-  return path.replace(/^\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.')
+  return path
+    .replace(/^\//, '')
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.')
 }
 
 /** A one-line reason naming each distinct field that failed, at most five. */
-export function describeValidation(items: readonly ValidationItem[]): { message: string, fields: string[] } {
+export function describeValidation(items: readonly ValidationItem[]): { message: string; fields: string[] } {
   const seen = new Map<string, string>()
   for (const item of items) {
     const field = fieldName(item.instancePath)

@@ -1,27 +1,27 @@
 // The certificates and keys of a throwaway test cluster, made with the
 // openssl command-line tool: a CA, the API server's serving certificate, an
 // admin client certificate and the service-account signing key.
-import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { promisify } from 'node:util';
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { promisify } from 'node:util'
 
-const run = promisify(execFile);
+const run = promisify(execFile)
 
 /** Paths of the files that {@link makeClusterCerts} writes. */
 export interface ClusterCerts {
-  caCert: string;
-  caKey: string;
-  serverCert: string;
-  serverKey: string;
-  adminCert: string;
-  adminKey: string;
-  serviceAccountKey: string;
-  serviceAccountPub: string;
+  caCert: string
+  caKey: string
+  serverCert: string
+  serverKey: string
+  adminCert: string
+  adminKey: string
+  serviceAccountKey: string
+  serviceAccountPub: string
 }
 
 /** Valid for a week: long enough for any test run, short enough not to matter. */
-const VALID_DAYS = '7';
+const VALID_DAYS = '7'
 
 /**
  * Writes a CA and the certificates a loopback cluster needs into `dir`. The
@@ -38,44 +38,58 @@ export async function makeClusterCerts(dir: string, serviceIP: string): Promise<
     adminCert: join(dir, 'admin.crt'),
     adminKey: join(dir, 'admin.key'),
     serviceAccountKey: join(dir, 'sa.key'),
-    serviceAccountPub: join(dir, 'sa.pub'),
-  };
+    serviceAccountPub: join(dir, 'sa.pub')
+  }
 
-  await makeCa(certs.caCert, certs.caKey, 'gpuhooks-test-ca');
+  await makeCa(certs.caCert, certs.caKey, 'gpuhooks-test-ca')
 
   const serverNames = [
-    'IP:127.0.0.1', 'DNS:localhost', `IP:${serviceIP}`,
-    'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
-    'DNS:kubernetes.default.svc.cluster.local',
-  ];
+    'IP:127.0.0.1',
+    'DNS:localhost',
+    `IP:${serviceIP}`,
+    'DNS:kubernetes',
+    'DNS:kubernetes.default',
+    'DNS:kubernetes.default.svc',
+    'DNS:kubernetes.default.svc.cluster.local'
+  ]
   await signedCert(dir, certs, certs.serverCert, certs.serverKey, '/CN=kube-apiserver', [
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
-    `subjectAltName=${serverNames.join(',')}`,
-  ]);
+    `subjectAltName=${serverNames.join(',')}`
+  ])
   await signedCert(dir, certs, certs.adminCert, certs.adminKey, '/O=system:masters/CN=gpuhooks-admin', [
     'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=clientAuth',
-  ]);
+    'extendedKeyUsage=clientAuth'
+  ])
 
-  await openssl([
-    'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256',
-    '-out', certs.serviceAccountKey,
-  ]);
-  await openssl(['pkey', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub]);
-  return certs;
+  await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', certs.serviceAccountKey])
+  await openssl(['pkey', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub])
+  return certs
 }
 
 /** A self-signed CA: an EC P-256 key and a certificate that may sign others. */
 async function makeCa(certFile: string, keyFile: string, commonName: string): Promise<void> {
   await openssl([
-    'req', '-x509', '-nodes', '-days', VALID_DAYS,
-    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-    '-keyout', keyFile, '-out', certFile,
-    '-subj', `/CN=${commonName}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
+    'req',
+    '-x509',
+    '-nodes',
+    '-days',
+    VALID_DAYS,
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-subj',
+    `/CN=${commonName}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign'
+  ])
 }
 
 /** A new key and a certificate for it, signed by the CA, with the given v3 extensions. */
@@ -85,38 +99,61 @@ async function signedCert(
   certFile: string,
   keyFile: string,
   subject: string,
-  extensions: string[],
+  extensions: string[]
 ): Promise<void> {
-  const csr = `${certFile}.csr`;
-  const extFile = `${certFile}.ext`;
-  await writeFile(extFile, `${extensions.join('\n')}\n`);
+  const csr = `${certFile}.csr`
+  const extFile = `${certFile}.ext`
+  await writeFile(extFile, `${extensions.join('\n')}\n`)
   await openssl([
-    'req', '-new', '-nodes',
-    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-    '-keyout', keyFile, '-out', csr, '-subj', subject,
-  ]);
+    'req',
+    '-new',
+    '-nodes',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-keyout',
+    keyFile,
+    '-out',
+    csr,
+    '-subj',
+    subject
+  ])
   await openssl([
-    'x509', '-req', '-in', csr, '-days', VALID_DAYS,
-    '-CA', certs.caCert, '-CAkey', certs.caKey, '-CAcreateserial',
-    '-CAserial', join(dir, `${basename(certs.caCert)}.srl`),
-    '-extfile', extFile, '-out', certFile,
-  ]);
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-days',
+    VALID_DAYS,
+    '-CA',
+    certs.caCert,
+    '-CAkey',
+    certs.caKey,
+    '-CAcreateserial',
+    '-CAserial',
+    join(dir, `${basename(certs.caCert)}.srl`),
+    '-extfile',
+    extFile,
+    '-out',
+    certFile
+  ])
 }
 
 async function openssl(args: string[]): Promise<void> {
   try {
-    await run('openssl', args);
+    await run('openssl', args)
   } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`);
+    const stderr = (error as { stderr?: string }).stderr ?? ''
+    throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`)
   }
 }
 
 /** The files of {@link makeWebhookCerts}. */
 export interface WebhookCerts {
-  caCert: string;
-  serverCert: string;
-  serverKey: string;
+  caCert: string
+  serverCert: string
+  serverKey: string
 }
 
 /**
@@ -132,13 +169,13 @@ export async function makeWebhookCerts(dir: string): Promise<WebhookCerts> {
     adminCert: '',
     adminKey: '',
     serviceAccountKey: '',
-    serviceAccountPub: '',
-  };
-  await makeCa(ca.caCert, ca.caKey, 'gpuhooks-webhook-test-ca');
+    serviceAccountPub: ''
+  }
+  await makeCa(ca.caCert, ca.caKey, 'gpuhooks-webhook-test-ca')
   await signedCert(dir, ca, ca.serverCert, ca.serverKey, '/CN=gpuhooks-webhook', [
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ]);
-  return { caCert: ca.caCert, serverCert: ca.serverCert, serverKey: ca.serverKey };
+    'subjectAltName=IP:127.0.0.1,DNS:localhost'
+  ])
+  return { caCert: ca.caCert, serverCert: ca.serverCert, serverKey: ca.serverKey }
 }

@@ -30,7 +30,14 @@ export async function getOrNull(kube: KubeApi, ref: ResourceRef): Promise<JsonOb
  * GET, change, PUT with the fresh resourceVersion, retried on Conflict (AtomicUpdate). Null when
  * the object is gone or has another uid; `change` returning false skips the PUT.
  */
-export async function atomicUpdate(kube: KubeApi, ref: ResourceRef, uid: Json | undefined, change: (o: JsonObject) => boolean, report: SyncReport, verb: Write['verb']): Promise<JsonObject | null> {
+export async function atomicUpdate(
+  kube: KubeApi,
+  ref: ResourceRef,
+  uid: Json | undefined,
+  change: (o: JsonObject) => boolean,
+  report: SyncReport,
+  verb: Write['verb']
+): Promise<JsonObject | null> {
   for (let attempt = 0; ; attempt++) {
     const current = await getOrNull(kube, ref)
     if (current === null || meta(current).uid !== uid) return null
@@ -49,7 +56,14 @@ export async function atomicUpdate(kube: KubeApi, ref: ResourceRef, uid: Json | 
  * claimChildren: owned and matching are claimed; owned but not matching are released; orphans
  * that match are adopted (unless the parent is going away).
  */
-export async function claimChildren(kube: KubeApi, cc: CompositeSpec, parent: JsonObject, namespace: string | undefined, selector: LabelSelector, report: SyncReport): Promise<Observed> {
+export async function claimChildren(
+  kube: KubeApi,
+  cc: CompositeSpec,
+  parent: JsonObject,
+  namespace: string | undefined,
+  selector: LabelSelector,
+  report: SyncReport
+): Promise<Observed> {
   const observed: Observed = new Map()
   const uid = meta(parent).uid
   for (const rule of cc.children) {
@@ -66,17 +80,31 @@ export async function claimChildren(kube: KubeApi, cc: CompositeSpec, parent: Js
       if (owner !== undefined && match) claimed.set(objectKey(item), item)
       else if (owner !== undefined) {
         if (isDeleting(parent)) continue
-        await atomicUpdate(kube, iref, meta(item).uid, (o) => {
-          meta(o).ownerReferences = ownerRefs(o).filter((r) => r.uid !== uid)
-          return true
-        }, report, 'release')
+        await atomicUpdate(
+          kube,
+          iref,
+          meta(item).uid,
+          (o) => {
+            meta(o).ownerReferences = ownerRefs(o).filter((r) => r.uid !== uid)
+            return true
+          },
+          report,
+          'release'
+        )
       } else if (match && !isDeleting(parent) && !isDeleting(item)) {
         const fresh = await getOrNull(kube, parentRef(cc, parent))
         if (fresh === null || meta(fresh).uid !== uid || isDeleting(fresh)) continue
-        const adopted = await atomicUpdate(kube, iref, meta(item).uid, (o) => {
-          meta(o).ownerReferences = [...ownerRefs(o).filter((r) => r.uid !== uid), controllerRef(parent)]
-          return true
-        }, report, 'adopt')
+        const adopted = await atomicUpdate(
+          kube,
+          iref,
+          meta(item).uid,
+          (o) => {
+            meta(o).ownerReferences = [...ownerRefs(o).filter((r) => r.uid !== uid), controllerRef(parent)]
+            return true
+          },
+          report,
+          'adopt'
+        )
         if (adopted !== null) claimed.set(objectKey(item), item)
       }
     }
@@ -89,7 +117,14 @@ export async function claimChildren(kube: KubeApi, cc: CompositeSpec, parent: Js
  * writes go to the REST paths discovery gives, deletes in the background with the child's uid as
  * precondition. What was written or held back goes into the report; the errors are returned.
  */
-export async function manageChildren(kube: KubeApi, parent: JsonObject, observed: Observed, desired: JsonObject[], rules: ChildRule[], report: SyncReport): Promise<string[]> {
+export async function manageChildren(
+  kube: KubeApi,
+  parent: JsonObject,
+  observed: Observed,
+  desired: JsonObject[],
+  rules: ChildRule[],
+  report: SyncReport
+): Promise<string[]> {
   const methods = new Map<string, string>()
   for (const r of rules) methods.set(`${(await kube.resourceInfo(r.apiVersion, r.resource)).kind}.${groupOf(r.apiVersion)}`, r.method)
   const refOf = async (o: JsonObject): Promise<ResourceRef> => {
@@ -113,8 +148,14 @@ export async function manageChildren(kube: KubeApi, parent: JsonObject, observed
   for (const e of events) {
     const target = `${e.type} ${e.key}`
     const diff = e.diff ?? []
-    if (e.verb === 'skip') report.skipped.push(e.why === 'OnDelete' ? `update ${target}: OnDelete\n      ${diff.join('\n      ')}` : `${e.why === 'AlreadyExists' ? 'create' : 'update'} ${target}: ${e.why ?? ''}`)
-    else if (e.verb === 'delete') report.writes.push({ verb: 'delete', target, diff: [e.why === 'Recreate' ? `Recreate: ${diff.join('; ')}` : 'not desired'] })
+    if (e.verb === 'skip')
+      report.skipped.push(
+        e.why === 'OnDelete'
+          ? `update ${target}: OnDelete\n      ${diff.join('\n      ')}`
+          : `${e.why === 'AlreadyExists' ? 'create' : 'update'} ${target}: ${e.why ?? ''}`
+      )
+    else if (e.verb === 'delete')
+      report.writes.push({ verb: 'delete', target, diff: [e.why === 'Recreate' ? `Recreate: ${diff.join('; ')}` : 'not desired'] })
     else if (e.verb === 'update') report.writes.push({ verb: 'update', target, diff })
     else report.writes.push({ verb: 'create', target })
   }

@@ -57,9 +57,17 @@ function typed<T extends Json>(v: Json | undefined, ok: (x: Json) => boolean, fa
   return v as T
 }
 const objects = (v: Json | undefined, where: string): JsonObject[] =>
-  typed<Json[]>(v, (x) => Array.isArray(x) && x.every((o) => isObject(o) && typeof o.kind === 'string' && o.kind !== ''), [], `${where} (objects with a kind)`) as JsonObject[]
+  typed<Json[]>(
+    v,
+    (x) => Array.isArray(x) && x.every((o) => isObject(o) && typeof o.kind === 'string' && o.kind !== ''),
+    [],
+    `${where} (objects with a kind)`
+  ) as JsonObject[]
 const stringOrNullMap = (v: Json | undefined, where: string): Record<string, string | null> =>
-  typed<JsonObject>(v, (x) => isObject(x) && Object.values(x).every((s) => s === null || typeof s === 'string'), {}, where) as Record<string, string | null>
+  typed<JsonObject>(v, (x) => isObject(x) && Object.values(x).every((s) => s === null || typeof s === 'string'), {}, where) as Record<
+    string,
+    string | null
+  >
 
 /** Decodes a composite answer as Metacontroller's v2 `CompositeHookResponse`. */
 export function decodeCompositeResponse(v: unknown): CompositeResponse {
@@ -91,7 +99,8 @@ export function decodeCustomizeResponse(v: unknown): RelatedRule[] {
   return typed<Json[]>(r.relatedResources, Array.isArray, [], 'response.relatedResources').map((item, i) => {
     const where = `response.relatedResources[${i}]`
     const rule = strict(item, ['apiVersion', 'resource', 'labelSelector', 'namespaceSelector', 'namespace', 'names'], where)
-    for (const sel of ['labelSelector', 'namespaceSelector']) if (isObject(rule[sel])) strict(rule[sel], ['matchLabels', 'matchExpressions'], `${where}.${sel}`)
+    for (const sel of ['labelSelector', 'namespaceSelector'])
+      if (isObject(rule[sel])) strict(rule[sel], ['matchLabels', 'matchExpressions'], `${where}.${sel}`)
     typed(rule.names, (x) => Array.isArray(x) && x.every((n) => typeof n === 'string'), [], `${where}.names`)
     for (const f of ['apiVersion', 'resource', 'namespace']) typed(rule[f], (x) => typeof x === 'string', '', `${where}.${f}`)
     return rule as unknown as RelatedRule

@@ -22,18 +22,23 @@ export async function listRelated(kube: KubeApi, rules: readonly RelatedRule[]):
     const hasNsSelector = isObject(rule.namespaceSelector)
     const ns = rule.namespace ?? ''
     const names = rule.names ?? []
-    if (names.length > 0 && (hasLabels || hasNsSelector)) throw new Error(`related rule cannot have both names and labelSelector/namespaceSelector: ${JSON.stringify(rule)}`)
-    if (ns !== '' && hasNsSelector) throw new Error(`related rule cannot have both namespace and namespaceSelector: ${JSON.stringify(rule)}`)
+    if (names.length > 0 && (hasLabels || hasNsSelector))
+      throw new Error(`related rule cannot have both names and labelSelector/namespaceSelector: ${JSON.stringify(rule)}`)
+    if (ns !== '' && hasNsSelector)
+      throw new Error(`related rule cannot have both namespace and namespaceSelector: ${JSON.stringify(rule)}`)
     const list = async (namespace?: string): Promise<JsonObject[]> =>
       (await kube.list({ apiVersion: rule.apiVersion, resource: info.resource, namespace: info.namespaced ? namespace : undefined })).body
     let items: JsonObject[]
     if (hasNsSelector) {
       if (!info.namespaced) throw new Error('namespaceSelector is only supported for namespaced related resources')
-      const namespaces = (await kube.list({ apiVersion: 'v1', resource: 'namespaces' })).body.filter((n) => selectorMatches(rule.namespaceSelector, strings(n, 'labels')))
+      const namespaces = (await kube.list({ apiVersion: 'v1', resource: 'namespaces' })).body.filter((n) =>
+        selectorMatches(rule.namespaceSelector, strings(n, 'labels'))
+      )
       items = (await Promise.all(namespaces.map((n) => list(String(meta(n).name))))).flat()
       items = items.filter((o) => selectorMatches(rule.labelSelector, strings(o, 'labels')))
     } else if (hasLabels && ns !== '') items = (await list(ns)).filter((o) => selectorMatches(rule.labelSelector, strings(o, 'labels')))
-    else if (ns !== '' || names.length > 0) items = (await list(ns === '' ? undefined : ns)).filter((o) => names.length === 0 || names.includes(String(meta(o).name)))
+    else if (ns !== '' || names.length > 0)
+      items = (await list(ns === '' ? undefined : ns)).filter((o) => names.length === 0 || names.includes(String(meta(o).name)))
     else items = (await list()).filter((o) => selectorMatches(rule.labelSelector, strings(o, 'labels')))
     for (const item of items) found.set(objectKey(item), item)
   }

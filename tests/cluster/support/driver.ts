@@ -93,13 +93,17 @@ export class Driver {
       const report = await this.syncOnce(ref)
       passes.push(report)
       if (report.status !== undefined && report.status.pruned.length > 0) {
-        throw new Error(`${report.parent}: status read back differs from status written (pruned by the schema?):\n  ${report.status.pruned.join('\n  ')}`)
+        throw new Error(
+          `${report.parent}: status read back differs from status written (pruned by the schema?):\n  ${report.status.pruned.join('\n  ')}`
+        )
       }
       if (report.writes.length > 0) continue
       const after = await this.snapshot(ref)
       const moved = [...new Set([...before.keys(), ...after.keys()])].filter((k) => before.get(k) !== after.get(k))
       if (moved.length > 0) {
-        throw new Error(`${report.parent}: pass ${pass} wrote nothing, yet resourceVersions moved:\n  ${moved.map((k) => `${k}: ${before.get(k) ?? '(absent)'} -> ${after.get(k) ?? '(absent)'}`).join('\n  ')}`)
+        throw new Error(
+          `${report.parent}: pass ${pass} wrote nothing, yet resourceVersions moved:\n  ${moved.map((k) => `${k}: ${before.get(k) ?? '(absent)'} -> ${after.get(k) ?? '(absent)'}`).join('\n  ')}`
+        )
       }
       return { passes, last: report }
     }
@@ -117,7 +121,8 @@ export class Driver {
     const rule =
       c.kind === 'CompositeController'
         ? c.parent
-        : (c.resources.find((r) => (ref.resource ?? r.resource) === r.resource && (ref.apiVersion ?? r.apiVersion) === r.apiVersion) ?? c.resources[0])
+        : (c.resources.find((r) => (ref.resource ?? r.resource) === r.resource && (ref.apiVersion ?? r.apiVersion) === r.apiVersion) ??
+          c.resources[0])
     if (rule === undefined) throw new Error(`${c.name}: no parent resource`)
     const info = await this.options.kube.resourceInfo(rule.apiVersion, rule.resource)
     const pref: ResourceRef = { apiVersion: rule.apiVersion, resource: info.resource, name: ref.name }
@@ -129,12 +134,19 @@ export class Driver {
   private async syncFinalizer(pref: ResourceRef, parent: JsonObject, name: string, report: SyncReport): Promise<JsonObject> {
     const enabled = this.options.controller.hooks.finalize !== undefined
     if (finalizers(parent).includes(name) === enabled || (enabled && isDeleting(parent))) return parent
-    const updated = await atomicUpdate(this.options.kube, pref, meta(parent).uid, (o) => {
-      const list = finalizers(o)
-      if (list.includes(name) === enabled) return false
-      meta(o).finalizers = enabled ? [...list, name] : list.filter((f) => f !== name)
-      return true
-    }, report, 'finalizer')
+    const updated = await atomicUpdate(
+      this.options.kube,
+      pref,
+      meta(parent).uid,
+      (o) => {
+        const list = finalizers(o)
+        if (list.includes(name) === enabled) return false
+        meta(o).finalizers = enabled ? [...list, name] : list.filter((f) => f !== name)
+        return true
+      },
+      report,
+      'finalizer'
+    )
     if (updated === null) throw new SyncError('parent vanished while syncing its finalizer', report)
     return updated
   }
@@ -142,7 +154,9 @@ export class Driver {
   // finalizer.ShouldFinalize: manage children while deleting only under our finalizer, without GC's.
   private shouldFinalize(parent: JsonObject, name: string): boolean {
     const f = finalizers(parent)
-    return this.options.controller.hooks.finalize !== undefined && f.includes(name) && !f.includes('foregroundDeletion') && !f.includes('orphan')
+    return (
+      this.options.controller.hooks.finalize !== undefined && f.includes(name) && !f.includes('foregroundDeletion') && !f.includes('orphan')
+    )
   }
 
   private callHook(hook: HookRef, body: JsonObject): Promise<unknown> {
@@ -164,7 +178,10 @@ export class Driver {
     let selector: LabelSelector = { matchLabels: { 'controller-uid': uid } }
     if (!cc.generateSelector) {
       const s = isObject(parent.spec) ? parent.spec.selector : undefined
-      if (!isObject(s) || (Object.keys(s.matchLabels ?? {}).length === 0 && !(Array.isArray(s.matchExpressions) && s.matchExpressions.length > 0))) {
+      if (
+        !isObject(s) ||
+        (Object.keys(s.matchLabels ?? {}).length === 0 && !(Array.isArray(s.matchExpressions) && s.matchExpressions.length > 0))
+      ) {
         throw new SyncError('.spec.selector must have either matchLabels, matchExpressions, or both', report)
       }
       selector = s
@@ -177,7 +194,13 @@ export class Driver {
     report.finalizing = cc.hooks.finalize !== undefined && (isDeleting(parent) || !matches(parent))
     const hook = report.finalizing ? cc.hooks.finalize : cc.hooks.sync
     if (hook === undefined) throw new SyncError('sync hook not defined', report)
-    report.request = { controller: cc.manifest, parent, children: toRecord(observed), related: toRecord(related), finalizing: report.finalizing }
+    report.request = {
+      controller: cc.manifest,
+      parent,
+      children: toRecord(observed),
+      related: toRecord(related),
+      finalizing: report.finalizing
+    }
     report.response = await this.callHook(hook, report.request)
     let response: CompositeResponse
     try {
@@ -188,22 +211,33 @@ export class Driver {
     report.resyncAfterSeconds = response.resyncAfterSeconds
     const desired = response.children.map((c) => withParentNamespace(c, parent as JsonObject))
     if (response.finalized) {
-      const updated = await atomicUpdate(this.options.kube, pref, uid, (o) => {
-        if (!finalizers(o).includes(finalizer)) return false
-        meta(o).finalizers = finalizers(o).filter((f) => f !== finalizer)
-        return true
-      }, report, 'finalizer')
+      const updated = await atomicUpdate(
+        this.options.kube,
+        pref,
+        uid,
+        (o) => {
+          if (!finalizers(o).includes(finalizer)) return false
+          meta(o).finalizers = finalizers(o).filter((f) => f !== finalizer)
+          return true
+        },
+        report,
+        'finalizer'
+      )
       if (updated !== null) parent = updated
     }
     for (const child of desired) {
       const labels = meta(child).labels ?? {}
-      if (!isObject(labels) || !Object.values(labels).every((v) => typeof v === 'string')) throw new SyncError(`invalid labels on desired child ${objectKey(child)}`, report)
+      if (!isObject(labels) || !Object.values(labels).every((v) => typeof v === 'string'))
+        throw new SyncError(`invalid labels on desired child ${objectKey(child)}`, report)
       if (cc.generateSelector && labels['controller-uid'] === undefined) meta(child).labels = { ...labels, 'controller-uid': uid }
       if (!selectorMatches(selector, strings(child, 'labels'))) {
         throw new SyncError(`labels on desired child ${String(child.kind)} ${objectKey(child)} don't match parent selector`, report)
       }
     }
-    const errors = !isDeleting(parent) || this.shouldFinalize(parent, finalizer) ? await manageChildren(this.options.kube, parent, observed, desired, cc.children, report) : []
+    const errors =
+      !isDeleting(parent) || this.shouldFinalize(parent, finalizer)
+        ? await manageChildren(this.options.kube, parent, observed, desired, cc.children, report)
+        : []
     await this.writeCompositeStatus(pref, parent, response.status, statusSubresource, report)
     if (errors.length > 0) throw new SyncError(`can't reconcile children:\n  ${errors.join('\n  ')}`, report)
     return report
@@ -224,9 +258,15 @@ export class Driver {
 
   // updateParentStatus: the answer's status (or {}) plus observedGeneration, written only when it
   // differs from the live status.
-  private async writeCompositeStatus(pref: ResourceRef, parent: JsonObject, answered: JsonObject | null, subresource: boolean, report: SyncReport): Promise<void> {
+  private async writeCompositeStatus(
+    pref: ResourceRef,
+    parent: JsonObject,
+    answered: JsonObject | null,
+    subresource: boolean,
+    report: SyncReport
+  ): Promise<void> {
     const expected = clone(answered ?? {})
-    expected.observedGeneration = typeof meta(parent).generation === 'number' ? meta(parent).generation as number : 0
+    expected.observedGeneration = typeof meta(parent).generation === 'number' ? (meta(parent).generation as number) : 0
     for (let attempt = 0; ; attempt++) {
       const current = await getOrNull(this.options.kube, pref)
       if (current === null || meta(current).uid !== meta(parent).uid) return
@@ -272,7 +312,13 @@ export class Driver {
     report.finalizing = dc.hooks.finalize !== undefined && (isDeleting(parent) || !matches(parent))
     const hook = report.finalizing ? dc.hooks.finalize : dc.hooks.sync
     if (hook === undefined) throw new SyncError('no enabled hooks found', report)
-    report.request = { controller: dc.manifest, object: parent, attachments: toRecord(observed), related: toRecord(related), finalizing: report.finalizing }
+    report.request = {
+      controller: dc.manifest,
+      object: parent,
+      attachments: toRecord(observed),
+      related: toRecord(related),
+      finalizing: report.finalizing
+    }
     report.response = await this.callHook(hook, report.request)
     let response: DecoratorResponse
     try {
@@ -317,7 +363,10 @@ export class Driver {
       const ann = isObject(meta(child).annotations) ? (meta(child).annotations as JsonObject) : {}
       meta(child).annotations = { ...ann, [DECORATOR_ANNOTATION]: dc.name }
     }
-    const errors = !isDeleting(parent) || this.shouldFinalize(parent, finalizer) ? await manageChildren(this.options.kube, parent, observed, desired, dc.attachments, report) : []
+    const errors =
+      !isDeleting(parent) || this.shouldFinalize(parent, finalizer)
+        ? await manageChildren(this.options.kube, parent, observed, desired, dc.attachments, report)
+        : []
     if (errors.length > 0) throw new SyncError(`can't reconcile attachments:\n  ${errors.join('\n  ')}`, report)
     return report
   }
@@ -331,7 +380,8 @@ export class Driver {
     const c = this.options.controller
     for (const r of c.kind === 'CompositeController' ? c.children : c.attachments) {
       const info = await this.options.kube.resourceInfo(r.apiVersion, r.resource)
-      for (const o of (await this.options.kube.list({ apiVersion: r.apiVersion, resource: info.resource, namespace: pref.namespace })).body) {
+      for (const o of (await this.options.kube.list({ apiVersion: r.apiVersion, resource: info.resource, namespace: pref.namespace }))
+        .body) {
         out.set(`${info.kind} ${objectKey(o)}`, String(meta(o).resourceVersion))
       }
     }

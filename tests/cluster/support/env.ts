@@ -85,14 +85,21 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
       // A CRD's name is <plural>.<group>, which `kubectl get` takes; a file may hold several CRDs.
       for (const path of paths) {
         const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', 'name'])
-        for (const resource of stdout.split('\n').filter((l) => l !== '').map((l) => l.slice(l.indexOf('/') + 1))) {
+        for (const resource of stdout
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => l.slice(l.indexOf('/') + 1))) {
           await eventually(`${resource} to list`, async () =>
-            (await cluster.kubectl(['get', resource, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined)
+            (await cluster.kubectl(['get', resource, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined
+          )
         }
       }
     }
     const crdDir = join(ROOT, 'crds')
-    const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(crdDir, f))
+    const crds = readdirSync(crdDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .map((f) => join(crdDir, f))
     await installCrds([...crds, ...(options.extraCrds ?? [])])
     service = await startHookService(cluster)
     if (options.webhooks ?? true) await registerWebhooks(cluster, service, WEBHOOKS)

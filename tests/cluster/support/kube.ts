@@ -290,10 +290,13 @@ export function selectorMatches(selector: LabelSelector | null | undefined, labe
     }
     const value = have[key]
     const ok =
-      operator === 'In' ? own(key) && values.includes(value as string)
-      : operator === 'NotIn' ? !own(key) || !values.includes(value as string)
-      : operator === 'Exists' ? own(key)
-      : !own(key)
+      operator === 'In'
+        ? own(key) && values.includes(value as string)
+        : operator === 'NotIn'
+          ? !own(key) || !values.includes(value as string)
+          : operator === 'Exists'
+            ? own(key)
+            : !own(key)
     if (!ok) return false
   }
   return true

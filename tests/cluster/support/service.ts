@@ -115,11 +115,7 @@ async function answered(service: HookService, hook: string): Promise<number> {
  * until the API server actually calls each webhook: a server-side dry-run create of the target's
  * probe object must show up in the service's request count for that route.
  */
-export async function registerWebhooks(
-  cluster: TestCluster,
-  service: HookService,
-  targets: readonly WebhookTarget[]
-): Promise<void> {
+export async function registerWebhooks(cluster: TestCluster, service: HookService, targets: readonly WebhookTarget[]): Promise<void> {
   const caBundle = webhookCa.get(service)
   if (caBundle === undefined) throw new Error('registerWebhooks needs a service from startHookService')
   const configuration = {

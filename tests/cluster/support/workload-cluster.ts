@@ -109,24 +109,25 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
     admin,
     agentToken,
     log,
-    agentKubeconfig: () => [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: workload',
-      '  cluster:',
-      `    server: ${server}`,
-      `    certificate-authority-data: ${ca.toString('base64')}`,
-      'users:',
-      '- name: agent',
-      '  user:',
-      `    token: ${agentToken}`,
-      'contexts:',
-      '- name: workload',
-      '  context: {cluster: workload, user: agent}',
-      'current-context: workload',
-      ''
-    ].join('\n'),
+    agentKubeconfig: () =>
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: workload',
+        '  cluster:',
+        `    server: ${server}`,
+        `    certificate-authority-data: ${ca.toString('base64')}`,
+        'users:',
+        '- name: agent',
+        '  user:',
+        `    token: ${agentToken}`,
+        'contexts:',
+        '- name: workload',
+        '  context: {cluster: workload, user: agent}',
+        'current-context: workload',
+        ''
+      ].join('\n'),
     async stop() {
       if (proc !== undefined) await stopProcess(proc)
     },

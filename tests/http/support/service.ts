@@ -28,7 +28,7 @@ const UNSAMPLED = { MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }
 export async function startService(env: Record<string, string>, readyLines: number): Promise<Started> {
   const child = spawn(TSX, ['hooks/main.ts'], { env: { ...process.env, ...UNSAMPLED, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
-  const waiters: { msg: RegExp, resolve: (line: Record<string, unknown>) => void }[] = []
+  const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
   let buffer = ''
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   child.stdout?.on('data', (chunk: Buffer) => {
