@@ -41,9 +41,7 @@ async function helmRun(args: string[]): Promise<string> {
   }
 }
 
-async function getJson(
-  args: string[]
-): Promise<
+async function getJson(args: string[]): Promise<
   Record<string, unknown> & {
     metadata: { name: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> }
   }

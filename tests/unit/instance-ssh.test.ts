@@ -87,9 +87,7 @@ function render(spec: InstanceSpec, type: InstanceTypeSpec, sshImage: string | u
   const input: PodInput = { name: 'nb', namespace: 'team-a', generation: 1, spec: withDefaults(spec), typeName: spec.type, type, sshImage }
   return buildPod(input)
 }
-function containers(
-  pod: KubeObject
-): Array<{
+function containers(pod: KubeObject): Array<{
   name: string
   image?: string
   ports?: unknown
