@@ -37,6 +37,9 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   apps.push(hooks)
   const hooksAddress = await hooks.listen({ host: '::', port: config.port })
   logger.info({ address: hooksAddress }, 'hooks listening over HTTP')
+  // fastify removes its listen-time error listener once listening; a later server error (accept
+  // failing with EMFILE, say) would otherwise crash the process.
+  hooks.server.on('error', (err) => logger.error({ err }, 'hooks listener error'))
 
   if (config.tls === undefined) {
     logger.info('admission listener off: TLS_CERT_FILE and TLS_KEY_FILE are not set')
@@ -46,6 +49,9 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     apps.push(admission)
     const admissionAddress = await admission.listen({ host: '::', port: config.webhookPort })
     logger.info({ address: admissionAddress }, 'admission listening over HTTPS')
+    admission.server.on('error', (err) => logger.error({ err }, 'admission listener error'))
+    // A failed TLS handshake (an API server holding the wrong caBundle) is otherwise silent.
+    admission.server.on('tlsClientError', (err) => logger.warn({ err }, 'TLS handshake failed'))
   }
 
   let closing = false

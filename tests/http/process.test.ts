@@ -8,6 +8,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
@@ -311,6 +312,22 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
   t.same(JSON.parse(answer.body).response, { uid: 'abc-123', allowed: true })
   t.equal((await post('/admission/instance', '{"kind": 1}')).status, 400)
   t.equal((await get(port, '/healthz')).status, 200, 'hooks still on plain HTTP')
+  // Plain HTTP on the HTTPS port fails the handshake: logged, and the service keeps serving.
+  await new Promise<void>((resolve) => {
+    const socket = connect(webhookPort, '127.0.0.1', () => socket.end('GET / HTTP/1.1\r\nHost: x\r\n\r\n'))
+    socket.on('error', () => resolve())
+    socket.on('close', () => resolve())
+    socket.resume()
+  })
+  const logged = async (): Promise<boolean> => {
+    for (let i = 0; i < 100; i++) {
+      if (service.lines().some((l) => l.msg === 'TLS handshake failed')) return true
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    return false
+  }
+  t.ok(await logged(), 'a failed TLS handshake is logged')
+  t.equal((await post('/admission/instance', JSON.stringify(review))).status, 200, 'admission still serves')
   service.child.kill('SIGTERM')
   t.equal(await service.exit, 0)
 })
