@@ -6,7 +6,10 @@
  * to convergence, the hook calls and the hook service's CPU time per controller, and a baseline
  * from the same run: the same Pods and Services applied directly, with no controller.
  *
- *   npm run bench:cluster -- [--instances 200] [--workers 5] [--skip-fresh]
+ *   npm run bench:cluster -- [--instances 200] [--workers 5] [--skip-fresh] [--cells 100] [--skip-instances]
+ *
+ * With `--cells N`, a GPUCellPool of N cells is brought to N Ready cells as well (cellpool-bench.ts),
+ * with KubeSwift's stand-in CRDs installed; `--skip-instances` runs only that pool.
  *
  * Scenarios, each in its own namespace:
  * - labelled: the namespace already carries `gpustack.ai/holds-instances: "true"` (the steady state
@@ -36,6 +39,8 @@ import { isObject, type JsonObject } from '../support/merge.ts'
 import { Driver } from '../cluster/support/driver.ts'
 import { fetchTransport, type HookTransport } from '../cluster/support/driver-protocol.ts'
 import { startEnv, type ClusterEnv } from '../cluster/support/env.ts'
+import { join } from 'node:path'
+import { cellpoolScenario, type CellpoolResult } from './cellpool-bench.ts'
 import type { KubeApi, ResourceRef } from '../cluster/support/kube.ts'
 
 const INSTANCE_CONTROLLER = 'gpuhooks-instance'
@@ -52,6 +57,9 @@ function option(name: string, fallback: number): number {
 const INSTANCES = option('instances', 200)
 const WORKERS = option('workers', 5)
 const SKIP_FRESH = process.argv.includes('--skip-fresh')
+const CELLS = process.argv.includes('--cells') ? option('cells', 100) : 0
+const SKIP_INSTANCES = process.argv.includes('--skip-instances')
+if (SKIP_INSTANCES && CELLS === 0) throw new Error('--skip-instances needs --cells')
 
 // ---- the service process, seen from outside ----
 
@@ -413,8 +421,33 @@ function table(results: readonly Result[]): string[] {
   return [line(head), line(head.map(() => '---')), ...rows.map(line)]
 }
 
+/** The pool row: its calls and CPU charged by the meter, the whole service's CPU over the run. */
+async function poolScenario(
+  env: ClusterEnv,
+  pid: number,
+  meter: Meter
+): Promise<{ result: CellpoolResult; charge: Charge; totalCpuNs: number }> {
+  meter.reset()
+  const cpuBefore = cpuNs(pid)
+  const result = await cellpoolScenario(env, CELLS, meter.transport('cellpool'))
+  const totalCpuNs = cpuNs(pid) - cpuBefore
+  return { result, charge: meter.byController.get('cellpool') ?? { calls: 0, cpuNs: 0 }, totalCpuNs }
+}
+
+function poolTable(p: { result: CellpoolResult; charge: Charge; totalCpuNs: number }): string[] {
+  const r = p.result
+  const kib = (n: number): string => (n / 1024).toFixed(1)
+  return [
+    '| pool | convergence s | rounds | most cells creating at once | cellpool calls (sync) | cellpool CPU ms | service CPU ms | largest sync request KiB | largest sync response KiB | failed syncs |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| ${r.cells} cells to Ready | ${r.seconds.toFixed(1)} | ${r.rounds} | ${r.mostCreating} | ${r.calls} (${r.syncCalls}) | ${ms(p.charge.cpuNs)} | ${ms(p.totalCpuNs)} | ${kib(r.largestSyncRequest)} | ${kib(r.largestSyncResponse)} | ${r.errors} |`
+  ]
+}
+
 async function main(): Promise<void> {
-  const env = await startEnv()
+  const env = await startEnv(
+    CELLS > 0 ? { extraCrds: [join(import.meta.dirname, '..', 'cluster', 'fixtures', 'kubeswift-crds.yaml')] } : {}
+  )
   try {
     const pid = servicePid(new URL(env.service.hooksUrl).port)
     const meter = new Meter(pid)
@@ -438,21 +471,34 @@ async function main(): Promise<void> {
       }
     )
     const results: Result[] = []
-    console.error(`bench:cluster: labelled namespace, ${INSTANCES} Instances …`)
-    results.push(await hookScenario(env, pid, meter, 'labelled', true))
-    console.error('bench:cluster: direct baseline …')
-    const direct = await directScenario(kube, 'bench-labelled')
-    results.push(direct.result)
-    // Node ports are a cluster-wide range: give the baseline's back before the next scenario.
-    await pool(direct.services, 20, async (ref) => {
-      await kube.delete(ref)
-    })
-    if (!SKIP_FRESH) {
+    if (!SKIP_INSTANCES) {
+      console.error(`bench:cluster: labelled namespace, ${INSTANCES} Instances …`)
+      results.push(await hookScenario(env, pid, meter, 'labelled', true))
+      console.error('bench:cluster: direct baseline …')
+      const direct = await directScenario(kube, 'bench-labelled')
+      results.push(direct.result)
+      // Node ports are a cluster-wide range: give the baseline's back before the next scenario.
+      await pool(direct.services, 20, async (ref) => {
+        await kube.delete(ref)
+      })
+    }
+    if (!SKIP_FRESH && !SKIP_INSTANCES) {
       console.error(`bench:cluster: fresh namespace, ${INSTANCES} Instances …`)
       results.push(await hookScenario(env, pid, meter, 'fresh', false))
     }
+    let cellpool: Awaited<ReturnType<typeof poolScenario>> | undefined
+    if (CELLS > 0) {
+      console.error(`bench:cluster: a GPUCellPool of ${CELLS} cells …`)
+      cellpool = await poolScenario(env, pid, meter)
+    }
     const cpus = os.cpus()
-    console.log(`command: npm run bench:cluster -- --instances ${INSTANCES} --workers ${WORKERS}${SKIP_FRESH ? ' --skip-fresh' : ''}`)
+    const flags = [
+      ...(SKIP_INSTANCES ? [] : [`--instances ${INSTANCES} --workers ${WORKERS}`]),
+      ...(SKIP_FRESH && !SKIP_INSTANCES ? ['--skip-fresh'] : []),
+      ...(CELLS > 0 ? [`--cells ${CELLS}`] : []),
+      ...(SKIP_INSTANCES ? ['--skip-instances'] : [])
+    ]
+    console.log(`command: npm run bench:cluster -- ${flags.join(' ')}`)
     console.log(
       `machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os
         .loadavg()
@@ -460,8 +506,14 @@ async function main(): Promise<void> {
         .join(' ')} at the end, Node ${process.version}`
     )
     console.log('')
-    for (const line of table(results)) console.log(line)
-    console.log('')
+    if (results.length > 0) {
+      for (const line of table(results)) console.log(line)
+      console.log('')
+    }
+    if (cellpool !== undefined) {
+      for (const line of poolTable(cellpool)) console.log(line)
+      console.log('')
+    }
     console.log(`Hook service peak RSS over the whole run: ${(peakRss(pid) / 1024 / 1024).toFixed(0)} MiB.`)
   } finally {
     await env.stop()
