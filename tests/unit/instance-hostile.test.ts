@@ -61,7 +61,11 @@ t.test('own-property lookups', async (t) => {
       t.equal(observedObject(objects, name, 'team-a/p'), undefined, 'as a type key')
       t.strictSame(observedOfType(objects, name), [], 'observedOfType by that type key')
       const own = { 'Pod.v1': withOwnKey(name, { metadata: { name } }) } as unknown as TypedObjects
-      t.strictSame(observedObject(own, 'Pod.v1', name), { metadata: { name } }, 'one observed by that name is found')
+      t.strictSame(
+        observedObject(own, 'Pod.v1', name),
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name } },
+        'one observed by that name is found'
+      )
     })
     t.test(`labelOf, annotationOf and ownValue read no inherited ${name}`, async (t) => {
       const object: KubeObject = { metadata: { name: 'x', labels: { a: 'b' }, annotations: { c: 'd' } } }
