@@ -117,9 +117,9 @@ exports[`tests/unit/instance-pod.test.ts > TAP > the rendered bytes of a GPU Ins
     "shareProcessNamespace": true,
     "tolerations": [
       {
+        "effect": "NoSchedule",
         "key": "nvidia.com/gpu",
-        "operator": "Exists",
-        "effect": "NoSchedule"
+        "operator": "Exists"
       }
     ],
     "volumes": [
