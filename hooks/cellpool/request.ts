@@ -24,7 +24,7 @@ import {
   type DemandShape
 } from '../api/cellnodeset.ts'
 import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
-import { isRecord, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
 import { objectKey } from '../metacontroller/observed.ts'
 import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
@@ -105,7 +105,7 @@ export interface PoolView {
   problems: string[]
 }
 
-const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {})
+const rec = asRecord
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
 const own = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)

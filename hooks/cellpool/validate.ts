@@ -20,7 +20,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { Taint } from '../api/cellnodeset.ts'
 import { DURATION_PATTERN, GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { asRecord, isRecord } from '../k8s/objects.ts'
 
 /** One problem of a pool spec: the field at fault and a sentence naming the rule. */
 export interface PoolProblem {
@@ -578,9 +578,7 @@ function stringMap(value: unknown): Record<string, string> {
   return out
 }
 
-function record(value: unknown): Record<string, unknown> {
-  return isRecord(value) ? value : {}
-}
+const record = asRecord
 
 function isSet(object: Record<string, unknown>, field: string): boolean {
   return Object.hasOwn(object, field) && object[field] !== undefined && object[field] !== null

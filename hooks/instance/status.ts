@@ -17,7 +17,7 @@
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
-import { isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { MAIN_CONTAINER } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
@@ -50,7 +50,7 @@ export interface StatusInput {
   drift: Drift
 }
 
-const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {})
+const rec = asRecord
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
 const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 

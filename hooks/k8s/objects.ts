@@ -62,6 +62,11 @@ export function annotationOf(obj: KubeObject | undefined, key: string): string |
   return typeof value === 'string' ? value : undefined
 }
 
+/** `value` when it is a record, else an empty one: a stored object's field read without a throw. */
+export function asRecord(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {}
+}
+
 /**
  * A record with the given entries, built with own data properties only: a key such as
  * `__proto__` becomes an ordinary key instead of replacing the prototype, as `out[key] = v`
