@@ -194,6 +194,42 @@ if (helm === undefined) {
     }
   })
 
+  t.test("each controller's resync period is a value", async (t) => {
+    const periods = (args: string[] = []): Record<string, unknown> => {
+      const all = docs(template(args))
+      return Object.fromEntries(
+        [...find(all, 'CompositeController'), ...find(all, 'DecoratorController')].map((c) => [
+          c.metadata.name,
+          (c as unknown as { spec: { resyncPeriodSeconds?: unknown } }).spec.resyncPeriodSeconds
+        ])
+      )
+    }
+    t.same(periods(), { 'gpuhooks-cellpool': 30, 'gpuhooks-instance': 600, 'gpuhooks-instance-isolation': 300 })
+    t.same(
+      periods([
+        '--set',
+        'controllers.cellpool.resyncPeriodSeconds=45',
+        '--set',
+        'controllers.instance.resyncPeriodSeconds=60',
+        '--set',
+        'controllers.isolation.resyncPeriodSeconds=90'
+      ]),
+      { 'gpuhooks-cellpool': 45, 'gpuhooks-instance': 60, 'gpuhooks-instance-isolation': 90 }
+    )
+  })
+
+  t.test('the agent has a disruption budget when it has a standby, and none with one replica', async (t) => {
+    const [pdb] = find(docs(template()), 'PodDisruptionBudget', 'gpuhooks-agent')
+    t.match(pdb, {
+      metadata: { namespace: 'gpuhooks-system' },
+      spec: {
+        minAvailable: 1,
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'gpuhooks', 'app.kubernetes.io/component': 'agent' } }
+      }
+    })
+    t.same(find(docs(template(['--set', 'agent.replicas=1'])), 'PodDisruptionBudget', 'gpuhooks-agent'), [])
+  })
+
   t.test('namespace users read the resources and write only Instances and GPUCellPools, through the aggregated roles', async (t) => {
     const all = docs(template())
     const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
@@ -322,7 +358,8 @@ if (helm === undefined) {
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')
     t.same((leader as unknown as { rules: unknown[] }).rules, [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['gpuhooks-agent'], verbs: ['get', 'update'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }
     ])
     t.same(
       find(all, 'RoleBinding', 'gpuhooks-agent-leader').map((b) => b.metadata.namespace),
@@ -332,11 +369,17 @@ if (helm === undefined) {
   })
 
   t.test("the chart's agent RBAC grants what deploy/agent-rbac/infrastructure-cluster.yaml does", async (t) => {
-    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] }
+    type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }
     const rules = (all: Doc[], kind: string, name: string): Rule[] =>
       (find(all, kind, name)[0] as unknown as { rules: Rule[] } | undefined)?.rules ?? []
     const norm = (rs: Rule[]): string[] =>
-      rs.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))).sort()
+      rs
+        .flatMap((r) =>
+          r.apiGroups.flatMap((g) =>
+            r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}${r.resourceNames === undefined ? '' : '/<named>'}:${v}`))
+          )
+        )
+        .sort()
     const chart = docs(template())
     const manual = docs(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'infrastructure-cluster.yaml'), 'utf8'))
     t.same(norm(rules(chart, 'ClusterRole', 'gpuhooks-agent')), norm(rules(manual, 'ClusterRole', 'gpuhooks-workload-agent')))

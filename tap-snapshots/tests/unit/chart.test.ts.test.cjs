@@ -7,6 +7,28 @@
 'use strict'
 exports[`tests/unit/chart.test.ts > TAP > helm template with cert-manager (reviewed snapshot) > webhook.certManager.enabled=true 1`] = `
 ---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: agent
+---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -2080,7 +2102,12 @@ metadata:
 rules:
   - apiGroups: [coordination.k8s.io]
     resources: [leases]
-    verbs: [get, create, update, patch]
+    resourceNames: [gpuhooks-agent]
+    verbs: [get, update]
+  # Create cannot be limited by name in Kubernetes RBAC.
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [create]
 ---
 # Source: gpuhooks/templates/agent.yaml
 apiVersion: rbac.authorization.k8s.io/v1
@@ -2692,6 +2719,28 @@ value: ""
 `
 
 exports[`tests/unit/chart.test.ts > TAP > helm template with default values (reviewed snapshot) > default values 1`] = `
+---
+# Source: gpuhooks/templates/agent.yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: gpuhooks-agent
+  namespace: gpuhooks-system
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+    app.kubernetes.io/component: agent
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: gpuhooks
+      app.kubernetes.io/instance: gpuhooks
+      app.kubernetes.io/component: agent
 ---
 # Source: gpuhooks/templates/hooks.yaml
 apiVersion: policy/v1
@@ -4825,7 +4874,12 @@ metadata:
 rules:
   - apiGroups: [coordination.k8s.io]
     resources: [leases]
-    verbs: [get, create, update, patch]
+    resourceNames: [gpuhooks-agent]
+    verbs: [get, update]
+  # Create cannot be limited by name in Kubernetes RBAC.
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [create]
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
