@@ -7,15 +7,13 @@ import t from 'tap'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { sync } from '../../hooks/cellpool/sync.ts'
+import { malformedComposite, poster } from './support/inject.ts'
 import { PoolWorld, T0, joinSecret, poolObject, poolSpec, request } from '../unit/fixtures/cellpool.ts'
 
 const app = await buildApp({ routes, clock: () => T0 })
 t.teardown(() => app.close())
 
-async function post(url: string, payload: unknown) {
-  const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> })
-  return { status: res.statusCode, body: res.json<Record<string, unknown>>() }
-}
+const post = poster(app)
 
 const COMPOSITE = ['children', 'finalized', 'resyncAfterSeconds', 'status']
 const conditionOf = (body: Record<string, unknown>, type: string) =>
@@ -66,27 +64,7 @@ t.test('a spec error is not an HTTP error: 200 with Progressing False, SpecInval
   t.same([conditionOf(res.body, 'Progressing')?.status, conditionOf(res.body, 'Progressing')?.reason], ['False', 'SpecInvalid'])
 })
 
-const malformed: Array<{ name: string; url: string; payload: unknown; field: string }> = [
-  { name: 'a sync without children', url: '/hooks/cellpool/sync', payload: { parent: poolObject() }, field: 'children' },
-  {
-    name: 'a sync whose parent has no namespace',
-    url: '/hooks/cellpool/sync',
-    payload: { parent: { metadata: { name: 'p' }, spec: {} }, children: {} },
-    field: 'parent.metadata.namespace'
-  },
-  {
-    name: 'a sync whose spec is not an object',
-    url: '/hooks/cellpool/sync',
-    payload: { parent: { ...poolObject(), spec: 'x' }, children: {} },
-    field: 'parent.spec'
-  },
-  {
-    name: 'a finalize whose finalizing is not a boolean',
-    url: '/hooks/cellpool/finalize',
-    payload: { parent: poolObject(), children: {}, finalizing: 'yes' },
-    field: 'finalizing'
-  }
-]
+const malformed = malformedComposite('/hooks/cellpool', poolObject())
 for (const row of malformed) {
   t.test(`${row.name} answers 400 naming ${row.field}`, async (t) => {
     const res = await post(row.url, row.payload)

@@ -20,25 +20,9 @@ import { routes } from '../../hooks/server/routes.ts'
 import { InstanceSpecSchema } from '../../hooks/api/instance.ts'
 import { CompositeResponseSchema, CustomizeResponseSchema, DecoratorResponseSchema } from '../../hooks/metacontroller/schemas.ts'
 import { AdmissionResponseSchema } from '../../hooks/admission/review.ts'
-import { buildPod } from '../../hooks/instance/pod.ts'
-import { withDefaults } from '../../hooks/instance/validate.ts'
-import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import {
-  NAME,
-  NOW,
-  NS,
-  POD_STATUS,
-  baseSpec,
-  instance,
-  instanceType,
-  keySecret,
-  namespaceObject,
-  observedPod,
-  observedService,
-  request,
-  setting
-} from '../unit/fixtures/instance.ts'
+import { PRIVILEGED, builtPod, sshRelated } from '../support/instance-requests.ts'
+import { NAME, NOW, NS, POD_STATUS, baseSpec, instance, observedPod, observedService, request, setting } from '../unit/fixtures/instance.ts'
 import { sync as cellpoolSync } from '../../hooks/cellpool/sync.ts'
 import { poolProblems } from '../../hooks/cellpool/validate.ts'
 import { PoolWorld, poolObject, poolSpec } from '../unit/fixtures/cellpool.ts'
@@ -146,16 +130,7 @@ function mutation(base: Json): fc.Arbitrary<{ body: unknown; path: Path }> {
 
 /** Observed children as Metacontroller shows them, and what keeping each as it is must answer. */
 const spec = baseSpec({ ports: [{ port: 8888 }], sshPublicKey: { name: 'keys' }, resources: { accelerator: { count: 1 } } })
-const desiredPod = buildPod({
-  name: NAME,
-  namespace: NS,
-  generation: 1,
-  spec: withDefaults(spec as unknown as InstanceSpec),
-  typeName: 'a100',
-  type: { families: ['Whole', 'Shared'] },
-  sshImage: 'img'
-})
-const pod = observedPod(desiredPod, POD_STATUS.running, { node: 'gpu-1' })
+const pod = observedPod(builtPod(spec, { sshImage: 'img' }), POD_STATUS.running, { node: 'gpu-1' })
 const service = observedService([
   { port: 8888, nodePort: 31000 },
   { port: 22, name: 'ssh', nodePort: 31022 }
@@ -167,12 +142,7 @@ const recordedChildren = [pod, service].map(
 const instanceSync = request({
   parent: instance(spec),
   children: [pod, service],
-  related: [
-    instanceType(),
-    namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }),
-    keySecret('keys'),
-    setting('instance-ssh-server-image', 'img')
-  ]
+  related: sshRelated({ namespaceLabels: PRIVILEGED, extra: [setting('instance-ssh-server-image', 'img')] })
 }) as unknown as Json
 
 /**

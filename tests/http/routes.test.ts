@@ -12,14 +12,12 @@ import { AdmissionResponseSchema } from '../../hooks/admission/review.ts'
 import { CompositeResponseSchema, CustomizeResponseSchema, DecoratorResponseSchema } from '../../hooks/metacontroller/schemas.ts'
 import { NOW, baseSpec, instance, request } from '../unit/fixtures/instance.ts'
 import { answerErrors, ErrorAnswerSchema } from '../support/answers.ts'
+import { malformedComposite, poster, type Malformed } from './support/inject.ts'
 
 const app = await buildApp({ routes, clock: () => NOW })
 t.teardown(() => app.close())
 
-async function post(url: string, payload: unknown) {
-  const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> })
-  return { status: res.statusCode, body: res.json<Record<string, unknown>>() }
-}
+const post = poster(app)
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid' }, status: { phase: 'Active' } }
 const cidrSetting = {
@@ -148,27 +146,9 @@ t.test('admission denies with 422 and every problem joined', async (t) => {
   t.match(response.status.message, /; /, 'problems are joined')
 })
 
-const malformed: Array<{ name: string; url: string; payload: unknown; field: string }> = [
-  { name: 'a sync without children', url: '/hooks/instance/sync', payload: { parent: instance() }, field: 'children' },
-  {
-    name: 'a sync whose parent has no namespace',
-    url: '/hooks/instance/sync',
-    payload: { parent: { metadata: { name: 'a' }, spec: {} }, children: {} },
-    field: 'parent.metadata.namespace'
-  },
-  {
-    name: 'a sync whose spec is not an object',
-    url: '/hooks/instance/sync',
-    payload: { parent: { ...instance(), spec: 'x' }, children: {} },
-    field: 'parent.spec'
-  },
+const malformed: Malformed[] = [
+  ...malformedComposite('/hooks/instance', instance()),
   { name: 'a decorator sync without an object', url: '/hooks/isolation/sync', payload: { attachments: {} }, field: 'object' },
-  {
-    name: 'finalizing that is not a boolean',
-    url: '/hooks/instance/finalize',
-    payload: { parent: instance(), children: {}, finalizing: 'yes' },
-    field: 'finalizing'
-  },
   { name: 'a customize without a parent', url: '/hooks/instance/customize', payload: { controller: {} }, field: 'parent' },
   {
     name: 'an AdmissionReview without a request',

@@ -168,34 +168,17 @@ t.test('JSON nested past JSON_MAX_DEPTH is a 400 at parse time; at the limit it 
   const nested = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`
   // The body object is level 1, `controller`'s value starts level 2.
   const body = (levels: number): string => `{"controller": ${nested(levels)}, "parent": ${JSON.stringify(namespace)}}`
-  const deep = await app.inject({
-    method: 'POST',
-    url: '/hooks/isolation/customize',
-    headers: { 'content-type': 'application/json' },
-    payload: body(40)
-  })
+  /** POSTs `text` as a JSON body to the hook at `url`. */
+  const post = (text: string, url = '/hooks/isolation/customize') =>
+    app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: text })
+  const deep = await post(body(40))
   t.equal(deep.statusCode, 400)
   t.same(deep.json(), { error: 'Bad Request', message: 'body is nested deeper than 40 levels; no Kubernetes object is' })
-  const atLimit = await app.inject({
-    method: 'POST',
-    url: '/hooks/isolation/customize',
-    headers: { 'content-type': 'application/json' },
-    payload: body(39)
-  })
+  const atLimit = await post(body(39))
   t.equal(atLimit.statusCode, 200)
-  const strings = await app.inject({
-    method: 'POST',
-    url: '/hooks/isolation/customize',
-    headers: { 'content-type': 'application/json' },
-    payload: `{"controller": "${'['.repeat(1000)}", "parent": ${JSON.stringify(namespace)}}`
-  })
+  const strings = await post(`{"controller": "${'['.repeat(1000)}", "parent": ${JSON.stringify(namespace)}}`)
   t.equal(strings.statusCode, 200, 'brackets inside strings do not count')
-  const million = await app.inject({
-    method: 'POST',
-    url: '/hooks/isolation/sync',
-    headers: { 'content-type': 'application/json' },
-    payload: nested(1_000_000)
-  })
+  const million = await post(nested(1_000_000), '/hooks/isolation/sync')
   t.equal(million.statusCode, 400, 'a million levels: refused, no stack overflow')
 })
 

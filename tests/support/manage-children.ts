@@ -81,16 +81,7 @@ export function isAttachment(o: JsonObject, parent: JsonObject, decorator: strin
 export async function manageChildren(api: ChildApi, input: ManageInput): Promise<ManageResult> {
   const steps = manageSteps(input)
   let step = steps.next()
-  while (step.done !== true) {
-    const write = step.value
-    let failure: { err: unknown } | undefined
-    try {
-      await api[write.verb](write.object)
-    } catch (err) {
-      failure = { err }
-    }
-    step = failure === undefined ? steps.next() : steps.throw(failure.err)
-  }
+  while (step.done !== true) step = resume(steps, await settle(api, step.value))
   return step.value
 }
 
@@ -98,16 +89,7 @@ export async function manageChildren(api: ChildApi, input: ManageInput): Promise
 export function manageChildrenSync(api: SyncChildApi, input: ManageInput): ManageResult {
   const steps = manageSteps(input)
   let step = steps.next()
-  while (step.done !== true) {
-    const write = step.value
-    let failure: { err: unknown } | undefined
-    try {
-      api[write.verb](write.object)
-    } catch (err) {
-      failure = { err }
-    }
-    step = failure === undefined ? steps.next() : steps.throw(failure.err)
-  }
+  while (step.done !== true) step = resume(steps, attempt(api, step.value))
   return step.value
 }
 
@@ -116,6 +98,34 @@ interface Write {
   verb: keyof ChildApi
   object: JsonObject
 }
+
+/** A write that failed, with what it threw. */
+interface Failure {
+  err: unknown
+}
+
+/** `write` against an asynchronous API: its failure, if any. */
+const settle = (api: ChildApi, write: Write): Promise<Failure | undefined> =>
+  Promise.resolve()
+    .then(() => api[write.verb](write.object))
+    .then(
+      () => undefined,
+      (err: unknown) => ({ err })
+    )
+
+/** `write` against an API that answers at once: its failure, if any. */
+function attempt(api: SyncChildApi, write: Write): Failure | undefined {
+  try {
+    api[write.verb](write.object)
+    return undefined
+  } catch (err) {
+    return { err }
+  }
+}
+
+/** The rules' next write after one: on after a success, the error thrown back in at the `yield` after a failure. */
+const resume = (steps: Generator<Write, ManageResult, void>, failure: Failure | undefined): IteratorResult<Write, ManageResult> =>
+  failure === undefined ? steps.next() : steps.throw(failure.err)
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? (apiVersion.split('/')[0] as string) : '')
 // GetAllGVKs order: group, then version, then kind; objects by name (byte order, as Go sorts).

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { AdmissionRequest } from '../../hooks/admission/review.ts'
+import { admissionRequests } from '../support/admission.ts'
 import { reviewCellPool } from '../../hooks/cellpool/admission.ts'
 import { customize } from '../../hooks/cellpool/customize.ts'
 import { buildApp } from '../../hooks/server/app.ts'
@@ -23,17 +23,7 @@ function pool(s: Record<string, unknown>, name = 'inference'): Record<string, un
   return { apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', metadata: { name, namespace: 'ml' }, spec: s }
 }
 
-function request(operation: AdmissionRequest['operation'], object: unknown, oldObject?: unknown): AdmissionRequest {
-  return {
-    uid: 'u-1',
-    kind,
-    operation,
-    namespace: 'ml',
-    name: 'inference',
-    ...(object !== undefined ? { object: object as Record<string, unknown> | null } : {}),
-    ...(oldObject !== undefined ? { oldObject: oldObject as Record<string, unknown> | null } : {})
-  }
-}
+const request = admissionRequests({ kind, namespace: 'ml', name: 'inference' })
 
 t.test('a valid pool is admitted on create and update', async (t) => {
   t.same(reviewCellPool(request('CREATE', pool(spec()))), { problems: [], warnings: [] })

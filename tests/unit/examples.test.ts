@@ -179,125 +179,40 @@ t.test('the schemas reject bad objects at the field at fault', async (t) => {
   const instanceType = ofKind<InstanceType>('InstanceType').find((x) => x.file === 'hami.yaml')?.object
   const setting = ofKind<Setting>('Setting')[0]?.object
   if (instance === undefined || instanceType === undefined || setting === undefined) throw new Error('examples missing')
-  const cases: Array<{ name: string; schema: TSchema; given: unknown; path: string }> = [
+  // Each row replaces spec fields of the example (undefined removes one) and names the path at fault.
+  const instanceRows: SpecRow[] = [
     {
       name: 'an unknown family',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.resources = { accelerator: { family: 'Fractional' as 'Whole' } }
-      }),
+      spec: { resources: { accelerator: { family: 'Fractional' } } },
       path: '/spec/resources/accelerator/family'
     },
-    {
-      name: 'a port above 65535',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.ports = [{ port: 70000 }]
-      }),
-      path: '/spec/ports/0/port'
-    },
-    {
-      name: 'a port name over 15 characters',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.ports = [{ port: 80, name: 'a-very-long-port-name' }]
-      }),
-      path: '/spec/ports/0/name'
-    },
-    {
-      name: 'no image',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        delete (i.spec as Partial<Instance['spec']>).image
-      }),
-      path: '/spec/image'
-    },
-    {
-      name: 'a cpu that is not a quantity',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.resources = { cpu: 'lots' }
-      }),
-      path: '/spec/resources/cpu'
-    },
+    { name: 'a port above 65535', spec: { ports: [{ port: 70000 }] }, path: '/spec/ports/0/port' },
+    { name: 'a port name over 15 characters', spec: { ports: [{ port: 80, name: 'a-very-long-port-name' }] }, path: '/spec/ports/0/name' },
+    { name: 'no image', spec: { image: undefined }, path: '/spec/image' },
+    { name: 'a cpu that is not a quantity', spec: { resources: { cpu: 'lots' } }, path: '/spec/resources/cpu' },
     {
       name: 'a memory share of 0%',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.resources = { accelerator: { family: 'Sliced', memoryPercentage: 0 } }
-      }),
+      spec: { resources: { accelerator: { family: 'Sliced', memoryPercentage: 0 } } },
       path: '/spec/resources/accelerator/memoryPercentage'
     },
-    {
-      name: 'a negative count',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.resources = { accelerator: { count: -1 } }
-      }),
-      path: '/spec/resources/accelerator/count'
-    },
-    {
-      name: 'a relative mount path',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        i.spec.workspace = { mountPath: 'work' }
-      }),
-      path: '/spec/workspace/mountPath'
-    },
-    {
-      name: 'stop as a string',
-      schema: InstanceSchema,
-      given: patch(instance, (i) => {
-        ;(i.spec as Record<string, unknown>).stop = 'yes'
-      }),
-      path: '/spec/stop'
-    },
-    {
-      name: 'an unknown device plugin',
-      schema: InstanceTypeSchema,
-      given: patch(instanceType, (x) => {
-        x.spec.devicePlugin = 'AMD' as 'HAMi'
-      }),
-      path: '/spec/devicePlugin'
-    },
-    {
-      name: 'no families',
-      schema: InstanceTypeSchema,
-      given: patch(instanceType, (x) => {
-        x.spec.families = []
-      }),
-      path: '/spec/families'
-    },
-    {
-      name: 'a node selector value that is not a string',
-      schema: InstanceTypeSchema,
-      given: patch(instanceType, (x) => {
-        x.spec.nodeSelector = { gpu: true as unknown as string }
-      }),
-      path: '/spec/nodeSelector/gpu'
-    },
-    {
-      name: 'a resource name without a domain',
-      schema: InstanceTypeSchema,
-      given: patch(instanceType, (x) => {
-        x.spec.resourceName = 'gpu'
-      }),
-      path: '/spec/resourceName'
-    },
-    {
-      name: 'a maxCount of 0',
-      schema: InstanceTypeSchema,
-      given: patch(instanceType, (x) => {
-        x.spec.maxCount = 0
-      }),
-      path: '/spec/maxCount'
-    },
+    { name: 'a negative count', spec: { resources: { accelerator: { count: -1 } } }, path: '/spec/resources/accelerator/count' },
+    { name: 'a relative mount path', spec: { workspace: { mountPath: 'work' } }, path: '/spec/workspace/mountPath' },
+    { name: 'stop as a string', spec: { stop: 'yes' }, path: '/spec/stop' }
+  ]
+  const instanceTypeRows: SpecRow[] = [
+    { name: 'an unknown device plugin', spec: { devicePlugin: 'AMD' }, path: '/spec/devicePlugin' },
+    { name: 'no families', spec: { families: [] }, path: '/spec/families' },
+    { name: 'a node selector value that is not a string', spec: { nodeSelector: { gpu: true } }, path: '/spec/nodeSelector/gpu' },
+    { name: 'a resource name without a domain', spec: { resourceName: 'gpu' }, path: '/spec/resourceName' },
+    { name: 'a maxCount of 0', spec: { maxCount: 0 }, path: '/spec/maxCount' }
+  ]
+  const cases: Array<{ name: string; schema: TSchema; given: unknown; path: string }> = [
+    ...instanceRows.map((r) => ({ name: r.name, schema: InstanceSchema, given: withSpec(instance, r.spec), path: r.path })),
+    ...instanceTypeRows.map((r) => ({ name: r.name, schema: InstanceTypeSchema, given: withSpec(instanceType, r.spec), path: r.path })),
     {
       name: 'a setting value over 4096 characters',
       schema: SettingSchema,
-      given: patch(setting, (s) => {
-        s.value = 'x'.repeat(4097)
-      }),
+      given: { ...structuredClone(setting), value: 'x'.repeat(4097) },
       path: '/value'
     }
   ]
@@ -312,10 +227,20 @@ t.test('the schemas reject bad objects at the field at fault', async (t) => {
   }
 })
 
-/** A changed deep copy of an example. */
-function patch<T>(value: T, change: (copy: T) => void): T {
-  const copy = structuredClone(value)
-  change(copy)
+/** A bad spec: the fields it replaces in an example, and the path its error must be reported at. */
+interface SpecRow {
+  name: string
+  spec: Record<string, unknown>
+  path: string
+}
+
+/** A deep copy of an example with `fields` of its spec replaced (an undefined field is removed). */
+function withSpec(value: { spec: object }, fields: Record<string, unknown>): unknown {
+  const copy = structuredClone(value) as { spec: Record<string, unknown> }
+  for (const [key, field] of Object.entries(fields)) {
+    if (field === undefined) delete copy.spec[key]
+    else copy.spec[key] = field
+  }
   return copy
 }
 

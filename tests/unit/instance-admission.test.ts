@@ -1,6 +1,7 @@
 import t from 'tap'
 import { reviewInstance } from '../../hooks/instance/admission.ts'
 import type { AdmissionRequest, Verdict } from '../../hooks/admission/review.ts'
+import { admissionRequests } from '../support/admission.ts'
 
 const kind = { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' }
 const spec = { type: 'a100', image: 'pytorch:2', ports: [{ port: 8888, protocol: 'TCP' }], stop: false }
@@ -11,17 +12,7 @@ function instance(s: Record<string, unknown>, extra: Record<string, unknown> = {
 const running = (s: Record<string, unknown>): Record<string, unknown> => instance(s, { status: { phase: 'Running', podName: 'nb' } })
 const neverRan = (s: Record<string, unknown>): Record<string, unknown> => instance(s, { status: { phase: 'Failed' } })
 
-function request(operation: AdmissionRequest['operation'], object: unknown, oldObject?: unknown): AdmissionRequest {
-  return {
-    uid: 'u-1',
-    kind,
-    operation,
-    namespace: 'team-a',
-    name: 'nb',
-    ...(object !== undefined ? { object: object as Record<string, unknown> | null } : {}),
-    ...(oldObject !== undefined ? { oldObject: oldObject as Record<string, unknown> | null } : {})
-  }
-}
+const request = admissionRequests({ kind, namespace: 'team-a', name: 'nb' })
 
 const lock = (field: string): string => `spec.${field} cannot change while the Instance is running; set spec.stop: true first`
 

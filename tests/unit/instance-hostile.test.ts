@@ -9,16 +9,13 @@ import { finalize } from '../../hooks/instance/finalize.ts'
 import { customize } from '../../hooks/instance/customize.ts'
 import { readInstanceType, readView } from '../../hooks/instance/request.ts'
 import { podAccelerator, statusPorts } from '../../hooks/instance/status.ts'
-import { buildPod } from '../../hooks/instance/pod.ts'
-import { withDefaults } from '../../hooks/instance/validate.ts'
 import { reviewInstance } from '../../hooks/instance/admission.ts'
 import { admissionResponse } from '../../hooks/admission/review.ts'
-import type { InstanceSpec } from '../../hooks/api/instance.ts'
-import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 import { annotationOf, labelOf, ownValue, sortedRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { canonicalJson } from '../../hooks/k8s/hash.ts'
 import { keepAsIs, observedObject, observedOfType, LAST_APPLIED_ANNOTATION } from '../../hooks/metacontroller/observed.ts'
 import type { TypedObjects } from '../../hooks/metacontroller/schemas.ts'
+import { PRIVILEGED, builtPod, sshRelated } from '../support/instance-requests.ts'
 import {
   NAME,
   NOW,
@@ -99,19 +96,7 @@ t.test('an Instance whose spec.type is a prototype name has no InstanceType and 
     })
   }
   t.test('a running Pod is kept while spec.type names nothing, and a stored one with 8 GPUs is never rendered', async (t) => {
-    const pod = observedPod(
-      buildPod({
-        name: NAME,
-        namespace: NS,
-        generation: 1,
-        spec: withDefaults(baseSpec() as unknown as InstanceSpec),
-        typeName: 'a100',
-        type: {},
-        sshImage: undefined
-      }),
-      POD_STATUS.running,
-      { node: 'n' }
-    )
+    const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'n' })
     const answer = sync(request({ parent: instance(baseSpec({ type: 'constructor' }), { generation: 2 }), children: [pod] }))
     t.strictSame(answer.children, [keepAsIs(pod)])
   })
@@ -142,7 +127,7 @@ t.test('an SSH key Secret named constructor that does not exist is SSHKeyMissing
     const answer = sync(
       request({
         parent: instance(baseSpec({ sshPublicKey: { name } })),
-        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' })]
+        related: [instanceType(), namespaceObject(PRIVILEGED)]
       })
     )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
@@ -154,7 +139,7 @@ t.test('an SSH key Secret named constructor that does not exist is SSHKeyMissing
     const answer = sync(
       request({
         parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
-        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret]
+        related: sshRelated({ namespaceLabels: PRIVILEGED, key: secret })
       })
     )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
@@ -205,16 +190,7 @@ t.test('accelerator resources keyed by prototype names are reported as own keys'
 })
 
 t.test('an InstanceType nodeSelector with a __proto__ key keeps it as a key on the Pod', async (t) => {
-  const type = { families: ['Whole'], nodeSelector: withOwnKey('__proto__', 'x') } as unknown as InstanceTypeSpec
-  const pod = buildPod({
-    name: NAME,
-    namespace: NS,
-    generation: 1,
-    spec: withDefaults(baseSpec() as unknown as InstanceSpec),
-    typeName: 'a100',
-    type,
-    sshImage: undefined
-  })
+  const pod = builtPod(baseSpec(), { type: { families: ['Whole'], nodeSelector: withOwnKey('__proto__', 'x') } })
   const selector = (pod.spec as { nodeSelector: Record<string, string> }).nodeSelector
   t.ok(Object.hasOwn(selector, '__proto__'))
   t.equal(Object.getPrototypeOf(selector), Object.prototype)
@@ -269,19 +245,7 @@ t.test('related objects of an unexpected shape', async (t) => {
     t.test(`an InstanceType with ${row.name} is a spec error naming the InstanceType and the field; the Pod is kept`, async (t) => {
       const type = instanceType({})
       type.spec = row.spec
-      const pod = observedPod(
-        buildPod({
-          name: NAME,
-          namespace: NS,
-          generation: 1,
-          spec: withDefaults(baseSpec() as unknown as InstanceSpec),
-          typeName: 'a100',
-          type: {},
-          sshImage: undefined
-        }),
-        POD_STATUS.running,
-        { node: 'n' }
-      )
+      const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'n' })
       const answer = sync(request({ related: [type, namespaceObject()], children: [pod] }))
       t.strictSame(answer.children, [keepAsIs(pod)])
       const specValid = condition(answer.status, 'SpecValid')
@@ -308,7 +272,7 @@ t.test('related objects of an unexpected shape', async (t) => {
     const answer = sync(
       request({
         parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
-        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), keySecret('keys'), bad]
+        related: sshRelated({ namespaceLabels: PRIVILEGED, extra: [bad] })
       })
     )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SettingInvalid')
@@ -324,7 +288,7 @@ t.test('related objects of an unexpected shape', async (t) => {
     const answer = sync(
       request({
         parent: instance(baseSpec({ sshPublicKey: { name: 'keys' } })),
-        related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'privileged' }), secret]
+        related: sshRelated({ namespaceLabels: PRIVILEGED, key: secret })
       })
     )
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'SSHKeyMissing')
@@ -345,18 +309,7 @@ t.test('related objects of an unexpected shape', async (t) => {
     t.strictSame(finalized.children, [keepAsIs(service)])
   })
   t.test('a last-applied record nested past the bound is no record: the child is kept as observed', async (t) => {
-    const pod = observedPod(
-      buildPod({
-        name: NAME,
-        namespace: NS,
-        generation: 1,
-        spec: withDefaults(baseSpec() as unknown as InstanceSpec),
-        typeName: 'a100',
-        type: {},
-        sshImage: undefined
-      }),
-      POD_STATUS.running
-    )
+    const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running)
     const deep = `${'['.repeat(100000)}${']'.repeat(100000)}`
     ;(pod.metadata.annotations as Record<string, string>)[LAST_APPLIED_ANNOTATION] = deep
     const kept = keepAsIs(pod)

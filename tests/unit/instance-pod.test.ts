@@ -76,8 +76,8 @@ t.test('a CPU-only Instance renders main with the type defaults and an ephemeral
 })
 
 t.test('a GPU Instance carries everything the spec and the type say', async (t) => {
-  const spec: InstanceSpec = {
-    type: 'a100',
+  // The fields main carries exactly as the spec gives them.
+  const verbatim: Pick<InstanceSpec, 'image' | 'imagePullPolicy' | 'command' | 'args' | 'env'> = {
     image: 'pytorch:2',
     imagePullPolicy: 'Always',
     command: ['python'],
@@ -85,7 +85,11 @@ t.test('a GPU Instance carries everything the spec and the type say', async (t) 
     env: [
       { name: 'MODE', value: 'dev' },
       { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }
-    ],
+    ]
+  }
+  const spec: InstanceSpec = {
+    type: 'a100',
+    ...verbatim,
     imagePullSecrets: [{ name: 'registry' }],
     ports: [
       { port: 8888, name: 'jupyter' },
@@ -109,14 +113,7 @@ t.test('a GPU Instance carries everything the spec and the type say', async (t) 
     containers: [
       {
         name: 'main',
-        image: 'pytorch:2',
-        imagePullPolicy: 'Always',
-        command: ['python'],
-        args: ['-m', 'http.server'],
-        env: [
-          { name: 'MODE', value: 'dev' },
-          { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }
-        ],
+        ...verbatim,
         ports: [
           { containerPort: 8888, name: 'jupyter', protocol: 'TCP' },
           { containerPort: 9000, protocol: 'UDP' }

@@ -2,16 +2,20 @@ import t from 'tap'
 import { buildService, observedNodePorts, runningPortIdentities, servicePortName, type ServiceInput } from '../../hooks/instance/service.ts'
 import type { ResolvedPort } from '../../hooks/instance/validate.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { NAME, NS, observedService } from './fixtures/instance.ts'
+import { NAME, NS, observedService, type ObservedPort } from './fixtures/instance.ts'
 import { reversedKeys } from '../support/fields.ts'
 
-const input = (ports: ResolvedPort[], options: { stop?: boolean; ssh?: boolean; observed?: KubeObject } = {}): ServiceInput => ({
+/** The hook's input for `ports`; `observed` lists the ports of the Service as the API server stores it. */
+const input = (ports: ResolvedPort[], options: { stop?: boolean; ssh?: boolean; observed?: ObservedPort[] } = {}): ServiceInput => ({
   name: NAME,
   namespace: NS,
   spec: { ports, stop: options.stop ?? false },
   ssh: options.ssh ?? false,
-  observed: options.observed
+  observed: options.observed === undefined ? undefined : observedService(options.observed)
 })
+/** The input of a stopped Instance with `ports` in its spec and the Service `observed`, if any. */
+const stopped = (ports: ResolvedPort[], observed?: ObservedPort[], options: { ssh?: boolean } = {}): ServiceInput =>
+  input(ports, { ...options, stop: true, ...(observed !== undefined ? { observed } : {}) })
 const tcp = (port: number, name?: string): ResolvedPort =>
   name === undefined ? { port, protocol: 'TCP' } : { port, protocol: 'TCP', name }
 const portsOf = (svc: KubeObject | undefined): unknown => (svc === undefined ? undefined : (svc.spec as { ports: unknown }).ports)
@@ -32,135 +36,122 @@ t.test('the Service is a NodePort Service named after the Instance with Local tr
   })
 })
 
+/** A Service port as the hook should render it: targetPort = port, and the node port it keeps, if any. */
+const entry = (name: string, port: number, protocol: string, nodePort?: number): Record<string, unknown> => ({
+  name,
+  port,
+  protocol,
+  targetPort: port,
+  ...(nodePort !== undefined ? { nodePort } : {})
+})
+
 const rows: Array<{ name: string; given: ServiceInput; expected: unknown }> = [
   {
     name: 'a running Instance exposes exactly spec.ports, named <protocol>-<port> with targetPort = port',
     given: input([tcp(8888, 'jupyter'), { port: 5353, protocol: 'UDP' }, { port: 9999, protocol: 'SCTP' }]),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 },
-      { name: 'udp-5353', port: 5353, protocol: 'UDP', targetPort: 5353 },
-      { name: 'sctp-9999', port: 9999, protocol: 'SCTP', targetPort: 9999 }
-    ]
+    expected: [entry('tcp-8888', 8888, 'TCP'), entry('udp-5353', 5353, 'UDP'), entry('sctp-9999', 9999, 'SCTP')]
   },
   {
     name: 'the user port name never names the Service port',
     given: input([tcp(80, 'web')]),
-    expected: [{ name: 'tcp-80', port: 80, protocol: 'TCP', targetPort: 80 }]
+    expected: [entry('tcp-80', 80, 'TCP')]
   },
   {
     name: 'SSH on adds ssh 22/TCP after the spec ports',
     given: input([tcp(8888)], { ssh: true }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 },
-      { name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22 }
-    ]
+    expected: [entry('tcp-8888', 8888, 'TCP'), entry('ssh', 22, 'TCP')]
   },
   {
     name: 'a spec entry 22/TCP with SSH on is the one ssh entry',
     given: input([tcp(22, 'shell'), tcp(8888)], { ssh: true }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888 },
-      { name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22 }
-    ]
+    expected: [entry('tcp-8888', 8888, 'TCP'), entry('ssh', 22, 'TCP')]
   },
   {
     name: 'without SSH a spec entry 22/TCP is an ordinary port',
     given: input([tcp(22)]),
-    expected: [{ name: 'tcp-22', port: 22, protocol: 'TCP', targetPort: 22 }]
+    expected: [entry('tcp-22', 22, 'TCP')]
   },
   {
     name: 'SSH alone makes a Service with the ssh port only',
     given: input([], { ssh: true }),
-    expected: [{ name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22 }]
+    expected: [entry('ssh', 22, 'TCP')]
   },
   {
     name: 'an unchanged port keeps the node port of the observed Service',
     given: input([tcp(8888), tcp(6006)], {
-      observed: observedService([
+      observed: [
         { port: 8888, nodePort: 31001 },
         { port: 6006, nodePort: 31002 }
-      ])
+      ]
     }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
-      { name: 'tcp-6006', port: 6006, protocol: 'TCP', targetPort: 6006, nodePort: 31002 }
-    ]
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001), entry('tcp-6006', 6006, 'TCP', 31002)]
   },
   {
     name: 'node ports are found by (port, protocol), not by name',
-    given: input([tcp(8888)], { observed: observedService([{ port: 8888, name: 'renamed-by-hand', nodePort: 31001 }]) }),
-    expected: [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }]
+    given: input([tcp(8888)], { observed: [{ port: 8888, name: 'renamed-by-hand', nodePort: 31001 }] }),
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001)]
   },
   {
     name: 'a port whose protocol changed is a new port and carries no node port',
-    given: input([{ port: 8888, protocol: 'UDP' }], { observed: observedService([{ port: 8888, nodePort: 31001 }]) }),
-    expected: [{ name: 'udp-8888', port: 8888, protocol: 'UDP', targetPort: 8888 }]
+    given: input([{ port: 8888, protocol: 'UDP' }], { observed: [{ port: 8888, nodePort: 31001 }] }),
+    expected: [entry('udp-8888', 8888, 'UDP')]
   },
   {
     name: 'a port added while running is left for the API server to allocate',
-    given: input([tcp(8888), tcp(7000)], { observed: observedService([{ port: 8888, nodePort: 31001 }]) }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
-      { name: 'tcp-7000', port: 7000, protocol: 'TCP', targetPort: 7000 }
-    ]
+    given: input([tcp(8888), tcp(7000)], { observed: [{ port: 8888, nodePort: 31001 }] }),
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001), entry('tcp-7000', 7000, 'TCP')]
   },
   {
     name: 'a port removed from spec.ports is dropped from the Service',
     given: input([tcp(8888)], {
-      observed: observedService([
+      observed: [
         { port: 8888, nodePort: 31001 },
         { port: 6006, nodePort: 31002 }
-      ])
+      ]
     }),
-    expected: [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }]
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001)]
   },
   {
     name: 'the ssh entry keeps its node port',
-    given: input([], { ssh: true, observed: observedService([{ port: 22, name: 'ssh', nodePort: 30022 }]) }),
-    expected: [{ name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22, nodePort: 30022 }]
+    given: input([], { ssh: true, observed: [{ port: 22, name: 'ssh', nodePort: 30022 }] }),
+    expected: [entry('ssh', 22, 'TCP', 30022)]
   },
   {
     name: 'running with no ports and no SSH means no Service',
-    given: input([], { observed: observedService([{ port: 8888, nodePort: 31001 }]) }),
+    given: input([], { observed: [{ port: 8888, nodePort: 31001 }] }),
     expected: undefined
   },
   {
     name: 'stopped, the Service is rendered from the observed ports and node ports whatever spec.ports says',
-    given: input([tcp(9000)], {
-      stop: true,
-      observed: observedService([
+    given: stopped(
+      [tcp(9000)],
+      [
         { port: 8888, nodePort: 31001 },
         { port: 5353, protocol: 'UDP', nodePort: 31002 }
-      ])
-    }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
-      { name: 'udp-5353', port: 5353, protocol: 'UDP', targetPort: 5353, nodePort: 31002 }
-    ]
+      ]
+    ),
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001), entry('udp-5353', 5353, 'UDP', 31002)]
   },
   {
     name: 'stopped with spec.ports cleared, the Service stays',
-    given: input([], { stop: true, observed: observedService([{ port: 8888, nodePort: 31001 }]) }),
-    expected: [{ name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 }]
+    given: stopped([], [{ port: 8888, nodePort: 31001 }]),
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001)]
   },
   {
     name: 'stopped, an observed ssh entry stays ssh even when SSH was turned off',
-    given: input([], {
-      stop: true,
-      ssh: false,
-      observed: observedService([
+    given: stopped(
+      [],
+      [
         { port: 8888, nodePort: 31001 },
         { port: 22, name: 'ssh', nodePort: 30022 }
-      ])
-    }),
-    expected: [
-      { name: 'tcp-8888', port: 8888, protocol: 'TCP', targetPort: 8888, nodePort: 31001 },
-      { name: 'ssh', port: 22, protocol: 'TCP', targetPort: 22, nodePort: 30022 }
-    ]
+      ],
+      { ssh: false }
+    ),
+    expected: [entry('tcp-8888', 8888, 'TCP', 31001), entry('ssh', 22, 'TCP', 30022)]
   },
   {
     name: 'stopped with no Service observed, none is made',
-    given: input([tcp(8888)], { stop: true }),
+    given: stopped([tcp(8888)]),
     expected: undefined
   }
 ]
@@ -204,7 +195,7 @@ t.test('runningPortIdentities lists a duplicated identity once', async (t) => {
 t.test('the rendered bytes do not depend on the key order of the input', async (t) => {
   const given = input([tcp(8888), { port: 53, protocol: 'UDP' }], {
     ssh: true,
-    observed: observedService([{ port: 8888, nodePort: 31001 }])
+    observed: [{ port: 8888, nodePort: 31001 }]
   })
   const reordered = reversedKeys(given)
   t.not(JSON.stringify(reordered), JSON.stringify(given), 'the two inputs differ in key order')

@@ -172,66 +172,60 @@ for (const row of phases) {
   })
 }
 
-const ready: Array<{ name: string; given: Parameters<typeof readyCondition>; expected: { status: string; reason: string } }> = [
-  { name: 'Ready is True iff Running', given: ['Running', 'm', pod(POD_STATUS.running)], expected: { status: 'True', reason: 'Running' } },
+/** A container status of `name`, waiting with `reason` or running. */
+const container = (name: string, waiting?: string): Record<string, unknown> => ({
+  name,
+  state: waiting === undefined ? { running: {} } : { waiting: { reason: waiting } }
+})
+
+/** Ready for the phase and Pod of each row; the message is the one passed in. */
+const ready: Array<{
+  name: string
+  phase: Parameters<typeof readyCondition>[0]
+  pod: Parameters<typeof readyCondition>[2]
+  expected: { status: string; reason: string }
+}> = [
+  { name: 'Ready is True iff Running', phase: 'Running', pod: pod(POD_STATUS.running), expected: { status: 'True', reason: 'Running' } },
   {
     name: 'Ready takes ImagePullBackOff from the waiting container',
-    given: ['Starting', 'm', pod(POD_STATUS.pulling)],
+    phase: 'Starting',
+    pod: pod(POD_STATUS.pulling),
     expected: { status: 'False', reason: 'ImagePullBackOff' }
   },
   {
     name: 'Ready takes CrashLoopBackOff from the waiting container',
-    given: [
-      'Starting',
-      'm',
-      pod({ phase: 'Running', containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CrashLoopBackOff' } } }] })
-    ],
+    phase: 'Starting',
+    pod: pod({ phase: 'Running', containerStatuses: [container('main', 'CrashLoopBackOff')] }),
     expected: { status: 'False', reason: 'CrashLoopBackOff' }
   },
   {
     name: 'Ready takes CreateContainerConfigError from a sidecar when main is not waiting',
-    given: [
-      'Starting',
-      'm',
-      pod({
-        phase: 'Pending',
-        containerStatuses: [
-          { name: 'sshd', state: { waiting: { reason: 'CreateContainerConfigError' } } },
-          { name: 'main', state: { running: {} } }
-        ]
-      })
-    ],
+    phase: 'Starting',
+    pod: pod({ phase: 'Pending', containerStatuses: [container('sshd', 'CreateContainerConfigError'), container('main')] }),
     expected: { status: 'False', reason: 'CreateContainerConfigError' }
   },
   {
     name: 'Ready prefers the main container waiting reason',
-    given: [
-      'Starting',
-      'm',
-      pod({
-        phase: 'Pending',
-        containerStatuses: [
-          { name: 'sshd', state: { waiting: { reason: 'ContainerCreating' } } },
-          { name: 'main', state: { waiting: { reason: 'ErrImagePull' } } }
-        ]
-      })
-    ],
+    phase: 'Starting',
+    pod: pod({ phase: 'Pending', containerStatuses: [container('sshd', 'ContainerCreating'), container('main', 'ErrImagePull')] }),
     expected: { status: 'False', reason: 'ErrImagePull' }
   },
   {
     name: 'Ready without a waiting container gives the phase as reason',
-    given: ['Pending', 'm', undefined],
+    phase: 'Pending',
+    pod: undefined,
     expected: { status: 'False', reason: 'Pending' }
   },
   {
     name: 'Ready while stopping gives the phase even if a container waits',
-    given: ['Stopping', 'm', pod(POD_STATUS.pulling)],
+    phase: 'Stopping',
+    pod: pod(POD_STATUS.pulling),
     expected: { status: 'False', reason: 'Stopping' }
   }
 ]
 for (const row of ready) {
   t.test(row.name, async (t) => {
-    t.strictSame(readyCondition(...row.given), { type: 'Ready', ...row.expected, message: 'm' })
+    t.strictSame(readyCondition(row.phase, 'm', row.pod), { type: 'Ready', ...row.expected, message: 'm' })
   })
 }
 

@@ -1,13 +1,10 @@
 import t from 'tap'
 import { DEFAULT_SSH_SERVER_IMAGE } from '../../hooks/api/setting.ts'
-import { buildPod } from '../../hooks/instance/pod.ts'
 import { sync as syncHook, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
-import { withDefaults } from '../../hooks/instance/validate.ts'
-import type { InstanceSpec } from '../../hooks/api/instance.ts'
-import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { contentHash } from '../../hooks/k8s/hash.ts'
 import { reversedKeys } from '../support/fields.ts'
+import { TYPE_SPEC, builtPod, sshRelated } from '../support/instance-requests.ts'
 import {
   NAME,
   NOW,
@@ -17,7 +14,6 @@ import {
   baseSpec,
   instance,
   instanceType,
-  keySecret,
   namespaceObject,
   observedPod,
   observedService,
@@ -26,30 +22,10 @@ import {
   setting
 } from './fixtures/instance.ts'
 
-const TYPE_SPEC = { families: ['Whole', 'Shared'] }
-
 /** The sync hook, children typed as the open objects they are. */
 function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[]; status: Record<string, unknown> } {
   const answer = syncHook(req, now)
   return { ...answer, children: answer.children }
-}
-
-/** The Pod the hook builds for `spec` at `generation`. */
-function built(
-  spec: Record<string, unknown>,
-  generation = 1,
-  options: { type?: Record<string, unknown>; sshImage?: string } = {}
-): KubeObject {
-  const resolved = withDefaults(spec as unknown as InstanceSpec)
-  return buildPod({
-    name: NAME,
-    namespace: NS,
-    generation,
-    spec: resolved,
-    typeName: TYPE,
-    type: (options.type ?? TYPE_SPEC) as InstanceTypeSpec,
-    sshImage: resolved.sshPublicKey !== undefined ? (options.sshImage ?? DEFAULT_SSH_SERVER_IMAGE) : undefined
-  })
 }
 
 /**
@@ -132,7 +108,7 @@ t.test('the Service selects the labels the Pod carries', async (t) => {
 
 t.test('a live Pod of the current generation is kept as it is', async (t) => {
   const spec = baseSpec(ports)
-  const pod = observedPod(built(spec, 4), POD_STATUS.running, { node: 'gpu-1' })
+  const pod = observedPod(builtPod(spec, { generation: 4 }), POD_STATUS.running, { node: 'gpu-1' })
   const answer = sync(
     request({ parent: instance(spec, { generation: 4 }), children: [pod, observedService([{ port: 8888, nodePort: 31001 }])] }),
     NOW
@@ -145,31 +121,31 @@ t.test('a live Pod of the current generation is kept as it is', async (t) => {
 const replaced: Array<{ name: string; pod: KubeObject; message: string; upToDate: unknown }> = [
   {
     name: 'a Pod built from an older generation is left out and none is rendered this round',
-    pod: observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' }),
+    pod: observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'gpu-1' }),
     message: 'Replacing Pod ws: it was built from generation 1 and the spec is at generation 2.',
     upToDate: { status: 'False', reason: 'SpecChanged' }
   },
   {
     name: 'a Pod that ended (Failed, evicted) is left out',
-    pod: observedPod(built(baseSpec(), 2), POD_STATUS.evicted, { node: 'gpu-1' }),
+    pod: observedPod(builtPod(baseSpec(), { generation: 2 }), POD_STATUS.evicted, { node: 'gpu-1' }),
     message: 'Replacing Pod ws: it ended with phase Failed (Evicted).',
     upToDate: { status: 'True', reason: 'UpToDate' }
   },
   {
     name: 'a Pod that ended (Succeeded) is left out',
-    pod: observedPod(built(baseSpec(), 2), { phase: 'Succeeded' }, { node: 'gpu-1' }),
+    pod: observedPod(builtPod(baseSpec(), { generation: 2 }), { phase: 'Succeeded' }, { node: 'gpu-1' }),
     message: 'Replacing Pod ws: it ended with phase Succeeded.',
     upToDate: { status: 'True', reason: 'UpToDate' }
   },
   {
     name: 'a Pod being deleted by hand is left out',
-    pod: observedPod(built(baseSpec(), 2), POD_STATUS.running, { node: 'gpu-1', deleting: true }),
+    pod: observedPod(builtPod(baseSpec(), { generation: 2 }), POD_STATUS.running, { node: 'gpu-1', deleting: true }),
     message: 'Replacing Pod ws: it is being deleted.',
     upToDate: { status: 'True', reason: 'UpToDate' }
   },
   {
     name: 'a Pod without a generation annotation counts as outdated',
-    pod: observedPod({ ...built(baseSpec(), 2), metadata: { name: NAME, namespace: NS } }, POD_STATUS.running),
+    pod: observedPod({ ...builtPod(baseSpec(), { generation: 2 }), metadata: { name: NAME, namespace: NS } }, POD_STATUS.running),
     message: 'Replacing Pod ws: it was built from generation unknown and the spec is at generation 2.',
     upToDate: { status: 'False', reason: 'SpecChanged' }
   }
@@ -190,7 +166,7 @@ t.test('once the old Pod is gone a new one is built for the current generation',
 })
 
 t.test('an InstanceType change keeps the running Pod and reports InstanceTypeChanged', async (t) => {
-  const pod = observedPod(built(baseSpec(), 1, { type: { ...TYPE_SPEC, nodeSelector: { pool: 'old' } } }), POD_STATUS.running, {
+  const pod = observedPod(builtPod(baseSpec(), { type: { ...TYPE_SPEC, nodeSelector: { pool: 'old' } } }), POD_STATUS.running, {
     node: 'gpu-1'
   })
   const answer = sync(request({ children: [pod] }), NOW)
@@ -200,8 +176,8 @@ t.test('an InstanceType change keeps the running Pod and reports InstanceTypeCha
 })
 
 t.test('an SSH image Setting change keeps the running Pod and reports SettingChanged', async (t) => {
-  const pod = observedPod(built(sshSpec, 1, { sshImage: 'sshd:1' }), POD_STATUS.running, { node: 'gpu-1' })
-  const related = [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:2')]
+  const pod = observedPod(builtPod(sshSpec, { sshImage: 'sshd:1' }), POD_STATUS.running, { node: 'gpu-1' })
+  const related = sshRelated({ extra: [setting('instance-ssh-server-image', 'sshd:2')] })
   const answer = sync(request({ parent: instance(sshSpec), children: [pod], related }), NOW)
   t.strictSame(kinds(answer.children), ['Pod/ws', 'Service/ws'])
   t.strictSame(answer.children[0], recorded(pod))
@@ -223,17 +199,14 @@ const images: Array<{ name: string; related: KubeObject[]; expected: string }> =
 ]
 for (const row of images) {
   t.test(row.name, async (t) => {
-    const answer = sync(
-      request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret(), ...row.related] }),
-      NOW
-    )
+    const answer = sync(request({ parent: instance(sshSpec), related: sshRelated({ extra: row.related }) }), NOW)
     const containers = (answer.children[0]?.spec as { containers: Array<{ name: string; image: string }> }).containers
     t.equal(containers.find((c) => c.name === 'sshd')?.image, row.expected)
   })
 }
 
 t.test('SSH adds the ssh port to the Service', async (t) => {
-  const answer = sync(request({ parent: instance(sshSpec), related: [instanceType(), namespaceObject(), keySecret()] }), NOW)
+  const answer = sync(request({ parent: instance(sshSpec), related: sshRelated() }), NOW)
   t.strictSame(
     (answer.children[1]?.spec as { ports: Array<{ name: string }> }).ports.map((p) => p.name),
     ['tcp-8888', 'ssh']
@@ -242,7 +215,7 @@ t.test('SSH adds the ssh port to the Service', async (t) => {
 
 t.test('stopping leaves the Pod out and keeps the Service', async (t) => {
   const spec = baseSpec({ ...ports, stop: true })
-  const pod = observedPod(built(baseSpec(ports), 1), POD_STATUS.running, { node: 'gpu-1' })
+  const pod = observedPod(builtPod(baseSpec(ports)), POD_STATUS.running, { node: 'gpu-1' })
   const svc = observedService([{ port: 8888, nodePort: 31001 }])
   const answer = sync(request({ parent: instance(spec, { generation: 2 }), children: [pod, svc] }), NOW)
   t.strictSame(kinds(answer.children), ['Service/ws'])
@@ -284,21 +257,21 @@ const errors: Array<{ name: string; spec?: Record<string, unknown>; related?: Ku
   {
     name: 'a key Secret without authorized_keys is SSHKeyMissing',
     spec: sshSpec,
-    related: [instanceType(), namespaceObject(), secret('keys', { id_rsa: 'eA==' })],
+    related: sshRelated({ key: secret('keys', { id_rsa: 'eA==' }) }),
     reason: 'SSHKeyMissing',
     message: /has no key authorized_keys \(it has id_rsa\)/
   },
   {
     name: 'a key Secret with an empty authorized_keys is SSHKeyMissing',
     spec: sshSpec,
-    related: [instanceType(), namespaceObject(), secret('keys', { authorized_keys: '' })],
+    related: sshRelated({ key: secret('keys', { authorized_keys: '' }) }),
     reason: 'SSHKeyMissing',
     message: /has an empty authorized_keys/
   },
   {
     name: 'a namespace enforcing Pod Security baseline refuses SSH with PodSecurityForbidsSSH',
     spec: sshSpec,
-    related: [instanceType(), namespaceObject({ 'pod-security.kubernetes.io/enforce': 'baseline' }), keySecret()],
+    related: sshRelated({ namespaceLabels: { 'pod-security.kubernetes.io/enforce': 'baseline' } }),
     reason: 'PodSecurityForbidsSSH',
     message: /pod-security\.kubernetes\.io\/enforce/
   },
@@ -323,7 +296,7 @@ for (const row of errors) {
     if (row.message !== undefined) t.match(String(specValid?.message), row.message)
   })
   t.test(`${row.name}, and every observed child is kept unchanged`, async (t) => {
-    const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
+    const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'gpu-1' })
     const svc = observedService([{ port: 8888, nodePort: 31001 }])
     // A foreign Service is related but not a child; the kept children then are the Pod only.
     const children = row.reason === 'ServiceNameTaken' ? [pod] : [pod, svc]
@@ -351,7 +324,7 @@ t.test('every problem is reported, the first one giving the reason', async (t) =
 })
 
 t.test('stop still stops with a spec error: the Pod goes, the Service stays exactly as it is', async (t) => {
-  const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
+  const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'gpu-1' })
   const svc = observedService([{ port: 8888, nodePort: 31001 }])
   const answer = sync(request({ parent: instance({ type: TYPE, stop: true }, { generation: 2 }), children: [pod, svc] }), NOW)
   t.strictSame(answer.children, [recorded(svc)])
@@ -360,7 +333,7 @@ t.test('stop still stops with a spec error: the Pod goes, the Service stays exac
 })
 
 t.test('a spec error while running does not delete the Pod', async (t) => {
-  const pod = observedPod(built(baseSpec(), 1), POD_STATUS.running, { node: 'gpu-1' })
+  const pod = observedPod(builtPod(baseSpec()), POD_STATUS.running, { node: 'gpu-1' })
   const answer = sync(request({ parent: instance({ type: TYPE, stop: false }, { generation: 2 }), children: [pod] }), NOW)
   t.strictSame(answer.children, [recorded(pod)])
 })
@@ -388,7 +361,7 @@ t.test('previous transition times are carried over', async (t) => {
 
 t.test('sync is deterministic byte for byte: the order of keys in the request does not show in the answer', async (t) => {
   const children = [
-    observedPod(built(sshSpec), POD_STATUS.running, { node: 'gpu-1' }),
+    observedPod(builtPod(sshSpec), POD_STATUS.running, { node: 'gpu-1' }),
     observedService([
       { port: 8888, nodePort: 31001 },
       { port: 22, nodePort: 31002 }
@@ -397,7 +370,7 @@ t.test('sync is deterministic byte for byte: the order of keys in the request do
   const req = request({
     parent: instance(sshSpec),
     children,
-    related: [instanceType(), namespaceObject(), keySecret(), setting('instance-ssh-server-image', 'sshd:9')]
+    related: sshRelated({ extra: [setting('instance-ssh-server-image', 'sshd:9')] })
   })
   const reordered = reversedKeys(req)
   t.not(JSON.stringify(reordered), JSON.stringify(req), 'the two requests differ in key order')
@@ -407,7 +380,7 @@ t.test('sync is deterministic byte for byte: the order of keys in the request do
 t.test('sync does not change its request', async (t) => {
   const req = request({
     parent: instance(baseSpec(ports)),
-    children: [observedPod(built(baseSpec(ports)), POD_STATUS.running), observedService([{ port: 8888, nodePort: 31001 }])]
+    children: [observedPod(builtPod(baseSpec(ports)), POD_STATUS.running), observedService([{ port: 8888, nodePort: 31001 }])]
   })
   const copy = structuredClone(req)
   sync(req, NOW)

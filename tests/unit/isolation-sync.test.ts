@@ -155,6 +155,17 @@ interface Expected {
   status: null
 }
 
+/** The answer when the Setting does not parse: `attachments` as observed, the holds label, and the annotation saying `why`. */
+const refused = (attachments: unknown[], why: string): Expected => ({
+  attachments,
+  annotations: { [ANNOTATION]: errorPrefix + why },
+  labels: HOLDS,
+  status: null
+})
+/** The error for entry `n`, `value`, which is no CIDR at all. */
+const notACidr = (n: number, value: string): string =>
+  `entry ${n} "${value}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`
+
 const cases: Array<{ name: string; given: Given; expected: Expected }> = [
   {
     name: 'a blank setting renders no policy',
@@ -229,55 +240,25 @@ const cases: Array<{ name: string; given: Given; expected: Expected }> = [
   {
     name: 'an unparseable value changes nothing and says why in the annotation',
     given: { setting: '10.244.0.1/16,pods', instanceNamespaces: [NS], policies: [oldPolicy] },
-    expected: {
-      attachments: [recorded(oldPolicy)],
-      annotations: {
-        [ANNOTATION]:
-          errorPrefix +
-          'entry 1 "10.244.0.1/16" has bits set beyond the prefix length; write 10.244.0.0/16; ' +
-          'entry 2 "pods" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)'
-      },
-      labels: HOLDS,
-      status: null
-    }
+    expected: refused(
+      [recorded(oldPolicy)],
+      'entry 1 "10.244.0.1/16" has bits set beyond the prefix length; write 10.244.0.0/16; ' + notACidr(2, 'pods')
+    )
   },
   {
     name: 'an unparseable value renders no policy where none exists',
     given: { setting: '10.244.0.0/16,', instanceNamespaces: [NS] },
-    expected: {
-      attachments: [],
-      annotations: { [ANNOTATION]: errorPrefix + 'entry 2 "" is empty; remove the extra comma' },
-      labels: HOLDS,
-      status: null
-    }
+    expected: refused([], 'entry 2 "" is empty; remove the extra comma')
   },
   {
     name: 'an unparseable value keeps every observed attachment, whatever its name',
     given: { setting: 'x', instanceNamespaces: [NS], policies: [currentPolicy, strayPolicy] },
-    expected: {
-      attachments: [recorded(currentPolicy), recorded(strayPolicy)],
-      annotations: { [ANNOTATION]: errorPrefix + 'entry 1 "x" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)' },
-      labels: HOLDS,
-      status: null
-    }
+    expected: refused([recorded(currentPolicy), recorded(strayPolicy)], notACidr(1, 'x'))
   },
   {
     name: 'an error report names the first ten bad entries and counts the rest',
     given: { setting: Array.from({ length: 12 }, (_, i) => `x${i}`).join(','), instanceNamespaces: [NS] },
-    expected: {
-      attachments: [],
-      annotations: {
-        [ANNOTATION]:
-          errorPrefix +
-          Array.from(
-            { length: 10 },
-            (_, i) => `entry ${i + 1} "x${i}" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)`
-          ).join('; ') +
-          '; and 2 more bad entries'
-      },
-      labels: HOLDS,
-      status: null
-    }
+    expected: refused([], Array.from({ length: 10 }, (_, i) => notACidr(i + 1, `x${i}`)).join('; ') + '; and 2 more bad entries')
   },
   {
     name: 'a valid value collects an attachment of another name',
@@ -337,12 +318,7 @@ const cases: Array<{ name: string; given: Given; expected: Expected }> = [
   {
     name: 'an Instance is labelled for whatever the setting says, even when it is unparseable',
     given: { setting: 'pods', instanceNamespaces: [NS] },
-    expected: {
-      attachments: [],
-      annotations: { [ANNOTATION]: errorPrefix + 'entry 1 "pods" is not an IPv4 or IPv6 CIDR (like 10.244.0.0/16 or fd00:10:244::/56)' },
-      labels: HOLDS,
-      status: null
-    }
+    expected: refused([], notACidr(1, 'pods'))
   }
 ]
 

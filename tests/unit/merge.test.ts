@@ -24,6 +24,11 @@ interface MergeRow {
   expected: JsonObject
 }
 
+/** A spec with containers of these names, each with its own image (`a` runs x, `b` runs y). */
+const containers = (...names: Array<'a' | 'b'>): JsonObject => ({
+  spec: { containers: names.map((name) => ({ name, image: name === 'a' ? 'x' : 'y' })) }
+})
+
 const mergeRows: MergeRow[] = [
   {
     name: 'a key never set is kept',
@@ -129,40 +134,8 @@ const mergeRows: MergeRow[] = [
   },
   {
     name: 'reordering desired items changes nothing: observed order is kept',
-    given: {
-      observed: {
-        spec: {
-          containers: [
-            { name: 'a', image: 'x' },
-            { name: 'b', image: 'y' }
-          ]
-        }
-      },
-      lastApplied: {
-        spec: {
-          containers: [
-            { name: 'a', image: 'x' },
-            { name: 'b', image: 'y' }
-          ]
-        }
-      },
-      desired: {
-        spec: {
-          containers: [
-            { name: 'b', image: 'y' },
-            { name: 'a', image: 'x' }
-          ]
-        }
-      }
-    },
-    expected: {
-      spec: {
-        containers: [
-          { name: 'a', image: 'x' },
-          { name: 'b', image: 'y' }
-        ]
-      }
-    }
+    given: { observed: containers('a', 'b'), lastApplied: containers('a', 'b'), desired: containers('b', 'a') },
+    expected: containers('a', 'b')
   },
   {
     name: 'an item applied before and now omitted is removed, an item never applied is kept',

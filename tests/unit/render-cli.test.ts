@@ -60,22 +60,28 @@ const stderrOf = (): { lines: string[]; io: { stderr: (s: string) => void } } =>
   return { lines, io: { stderr: (s: string) => lines.push(s) } }
 }
 
+/**
+ * The request Metacontroller v2 sends for \`instance\` with the related and children files: every
+ * declared type keyed, the Service under its object key, only the InstanceType customize names.
+ */
+const instanceRequest = {
+  controller: { metadata: { name: 'gpuhooks-instance' } },
+  parent: instance,
+  children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
+  related: {
+    'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
+    'Setting.gpustack.ai/v1alpha1': {},
+    'Namespace.v1': { 'team-a': namespace },
+    'Service.v1': {},
+    'RuntimeClass.node.k8s.io/v1': {}
+  },
+  finalizing: false
+}
+
 t.test('an Instance request has every declared type, v2 keys, and the related objects customize selects', async (t) => {
   const { lines, io } = stderrOf()
   const { request } = buildRequest(parseArgs([instanceFile, '--related', relatedFile, '--children', childrenFile], NOW), io)
-  t.same(request, {
-    controller: { metadata: { name: 'gpuhooks-instance' } },
-    parent: instance,
-    children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
-    related: {
-      'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
-      'Setting.gpustack.ai/v1alpha1': {},
-      'Namespace.v1': { 'team-a': namespace },
-      'Service.v1': {},
-      'RuntimeClass.node.k8s.io/v1': {}
-    },
-    finalizing: false
-  })
+  t.same(request, instanceRequest)
   t.same(lines, [
     `gpuhooks render: ${relatedFile}: InstanceType.worker.gpustack.ai/v1alpha1 large ignored: the customize hook does not relate it\n`
   ])
@@ -88,22 +94,7 @@ t.test("the output is the sync hook's answer to that request, as YAML", async (t
     stderr: () => {}
   })
   t.equal(code, 0)
-  const expected = instanceSync(
-    {
-      controller: { metadata: { name: 'gpuhooks-instance' } },
-      parent: instance,
-      children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
-      related: {
-        'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
-        'Setting.gpustack.ai/v1alpha1': {},
-        'Namespace.v1': { 'team-a': namespace },
-        'Service.v1': {},
-        'RuntimeClass.node.k8s.io/v1': {}
-      },
-      finalizing: false
-    },
-    NOW
-  )
+  const expected = instanceSync(instanceRequest, NOW)
   t.same(parse(out), JSON.parse(JSON.stringify(expected)))
   const children = (parse(out) as { children: { kind: string; metadata: { name: string } }[] }).children
   t.same(children.map((c) => `${c.kind}/${c.metadata.name}`).sort(), ['Pod/nb', 'Service/nb'])

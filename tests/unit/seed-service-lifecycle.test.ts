@@ -19,6 +19,18 @@ function running(spec: Record<string, unknown> = baseSpec(twoPorts)): InstanceWo
   world.settle(sync)
   return world
 }
+/** Stops the Instance and lets the stop settle. */
+function stop(world: InstanceWorld): void {
+  world.edit({ stop: true })
+  world.settle(sync)
+}
+/** Stops the Instance, sets spec.ports while it is stopped (undefined clears them), and starts it again. */
+function restartWithPorts(world: InstanceWorld, ports: unknown[] | undefined): void {
+  stop(world)
+  world.edit({ ports })
+  world.edit({ stop: false })
+  world.settle(sync)
+}
 const statusPorts = (world: InstanceWorld): unknown =>
   world.parent.status === undefined ? undefined : (world.parent.status as { ports?: unknown }).ports
 const selector = (svc: KubeObject | undefined): Record<string, string> => (svc?.spec as { selector: Record<string, string> }).selector
@@ -45,8 +57,7 @@ t.test('status.ports reports the node port allocated for each of them', async (t
 
 t.test('stopping the Instance deletes the Pod but retains the Service', async (t) => {
   const world = running()
-  world.edit({ stop: true })
-  world.settle(sync)
+  stop(world)
   t.equal(world.pod(), undefined)
   t.not(world.service(), undefined)
   t.equal((world.parent.status as { phase: string }).phase, 'Stopped')
@@ -55,8 +66,7 @@ t.test('stopping the Instance deletes the Pod but retains the Service', async (t
 t.test('the node ports a user already connected to stay allocated while stopped', async (t) => {
   const world = running()
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
+  stop(world)
   t.strictSame(world.nodePorts(), before)
 })
 
@@ -64,8 +74,7 @@ t.test('starting it again builds a new Pod and reports the same node ports', asy
   const world = running()
   const oldPodUid = world.pod()?.metadata.uid
   const reported = statusPorts(world)
-  world.edit({ stop: true })
-  world.settle(sync)
+  stop(world)
   world.edit({ stop: false })
   world.settle(sync)
   world.stampPod(POD_STATUS.running)
@@ -86,8 +95,7 @@ t.test('the Service keeps routing across the Pod replacement and a change of the
   const world = running()
   const svcUid = world.service()?.metadata.uid
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
+  stop(world)
   world.edit({ type: 'h100' })
   world.settle(sync)
   world.edit({ stop: false })
@@ -101,8 +109,7 @@ t.test('the Service keeps routing across the Pod replacement and a change of the
 t.test('spec.ports edited while stopped takes effect on the Service only when the Instance starts again', async (t) => {
   const world = running()
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
+  stop(world)
   world.edit({ ports: [{ port: 8888 }, { port: 7000 }] })
   world.settle(sync)
   t.strictSame(world.nodePorts(), before, 'no change while stopped')
@@ -114,22 +121,14 @@ t.test('spec.ports edited while stopped takes effect on the Service only when th
 t.test('ports left unchanged keep their allocated node port', async (t) => {
   const world = running()
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
-  world.edit({ ports: [{ port: 8888 }, { port: 7000, protocol: 'UDP' }] })
-  world.edit({ stop: false })
-  world.settle(sync)
+  restartWithPorts(world, [{ port: 8888 }, { port: 7000, protocol: 'UDP' }])
   t.equal(world.nodePorts()['8888/TCP'], before['8888/TCP'])
 })
 
 t.test('a port added while stopped is allocated a new one at start', async (t) => {
   const world = running()
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
-  world.edit({ ports: [...twoPorts.ports, { port: 7000 }] })
-  world.edit({ stop: false })
-  world.settle(sync)
+  restartWithPorts(world, [...twoPorts.ports, { port: 7000 }])
   const added = world.nodePorts()['7000/TCP']
   t.ok(added !== undefined && added >= 30000, 'allocated')
   t.notOk(Object.values(before).includes(added as number), 'a new node port')
@@ -138,33 +137,21 @@ t.test('a port added while stopped is allocated a new one at start', async (t) =
 t.test('a port whose protocol changed is allocated a new node port at start', async (t) => {
   const world = running(baseSpec({ ports: [{ port: 8888 }, { port: 5000 }] }))
   const before = world.nodePorts()
-  world.edit({ stop: true })
-  world.settle(sync)
-  world.edit({ ports: [{ port: 8888 }, { port: 5000, protocol: 'UDP' }] })
-  world.edit({ stop: false })
-  world.settle(sync)
+  restartWithPorts(world, [{ port: 8888 }, { port: 5000, protocol: 'UDP' }])
   t.strictSame(Object.keys(world.nodePorts()), ['8888/TCP', '5000/UDP'])
   t.not(world.nodePorts()['5000/UDP'], before['5000/TCP'])
 })
 
 t.test('a port removed from spec.ports is dropped from the Service', async (t) => {
   const world = running()
-  world.edit({ stop: true })
-  world.settle(sync)
-  world.edit({ ports: [{ port: 8888 }] })
-  world.edit({ stop: false })
-  world.settle(sync)
+  restartWithPorts(world, [{ port: 8888 }])
   t.strictSame(Object.keys(world.nodePorts()), ['8888/TCP'])
 })
 
 t.test('clearing spec.ports deletes the Service along with its allocations', async (t) => {
   const world = running()
   const before = Object.values(world.nodePorts())
-  world.edit({ stop: true })
-  world.settle(sync)
-  world.edit({ ports: undefined })
-  world.edit({ stop: false })
-  world.settle(sync)
+  restartWithPorts(world, undefined)
   t.equal(world.service(), undefined)
   t.equal((world.parent.status as { ports?: unknown }).ports, undefined)
   // The allocations are free again: the server can hand them to another Service.

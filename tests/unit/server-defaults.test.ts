@@ -21,6 +21,9 @@ const service = (spec: JsonObject, name = 'web'): JsonObject => ({
   metadata: { name, namespace: 'ns' },
   spec
 })
+/** A NodePort Service with a TCP port per entry (port name to number), in the entries' order. */
+const nodePortService = (ports: Record<string, number>): JsonObject =>
+  service({ type: 'NodePort', ports: Object.entries(ports).map(([name, port]) => ({ name, port })) })
 const policy = (spec: JsonObject): JsonObject => ({
   apiVersion: 'networking.k8s.io/v1',
   kind: 'NetworkPolicy',
@@ -373,27 +376,8 @@ t.test('defaultOnUpdate', async (t) => {
   })
   t.test('an update without nodePort or clusterIP keeps them, node ports by port name', async (t) => {
     const server = new FakeServer()
-    const stored = defaultOnCreate(
-      service({
-        type: 'NodePort',
-        ports: [
-          { name: 'ssh', port: 22 },
-          { name: 'web', port: 80 }
-        ]
-      }),
-      server
-    )
-    const updated = defaultOnUpdate(
-      stored,
-      service({
-        type: 'NodePort',
-        ports: [
-          { name: 'web', port: 8080 },
-          { name: 'ssh', port: 2222 }
-        ]
-      }),
-      server
-    )
+    const stored = defaultOnCreate(nodePortService({ ssh: 22, web: 80 }), server)
+    const updated = defaultOnUpdate(stored, nodePortService({ web: 8080, ssh: 2222 }), server)
     t.equal(at(updated, 'spec.clusterIP'), at(stored, 'spec.clusterIP'))
     t.equal(at(updated, 'spec.ports.0.nodePort'), at(stored, 'spec.ports.1.nodePort'))
     t.equal(at(updated, 'spec.ports.1.nodePort'), at(stored, 'spec.ports.0.nodePort'))
@@ -466,15 +450,7 @@ t.test('simulateMetacontroller', async (t) => {
   const convergence: { name: string; given: JsonObject[]; expected: number[] }[] = [
     {
       name: 'a Service answered without its defaults converges: the second pass writes nothing',
-      given: [
-        service({
-          type: 'NodePort',
-          ports: [
-            { name: 'ssh', port: 22 },
-            { name: 'web', port: 80 }
-          ]
-        })
-      ],
+      given: [nodePortService({ ssh: 22, web: 80 })],
       expected: [1, 0, 0]
     },
     {
