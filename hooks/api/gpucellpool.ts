@@ -14,7 +14,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { TaintSchema } from './cellnodeset.ts'
-import { OpenObject, StringEnum, cel, conditionSchema, listMap, type CelRule } from './kit.ts'
+import { CustomResource, OpenObject, StringEnum, cel, conditionSchema, listMap, type CelRule } from './kit.ts'
 
 /** Type key of GPUCellPools in a v2 hook request. */
 export const GPU_CELL_POOL_TYPE_KEY = 'GPUCellPool.cells.kubeswift.io/v1alpha1'
@@ -520,14 +520,8 @@ export const GPUCellPoolStatusSchema = Type.Object(
 export type GPUCellPoolStatus = Static<typeof GPUCellPoolStatusSchema>
 
 /** GPUCellPool as stored. */
-export const GPUCellPoolSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: GPUCellPoolSpecSchema,
-    status: Type.Optional(GPUCellPoolStatusSchema)
-  },
+export const GPUCellPoolSchema = CustomResource(
+  { spec: GPUCellPoolSpecSchema, status: Type.Optional(GPUCellPoolStatusSchema) },
   {
     description: 'A pool of GPU cells: KubeSwift VMs with one whole GPU each, joined to a workload cluster as nodes that HAMi shares.',
     // Cell names <pool>-<index> are VM hostnames and Node names: DNS labels of at most 63.

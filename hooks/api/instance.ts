@@ -8,7 +8,7 @@
  * rules again (`hooks/instance/validate.ts`) to explain them in status.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { conditionSchema, OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
+import { conditionSchema, CustomResource, OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
@@ -320,14 +320,8 @@ export const InstanceStatusSchema = Type.Object(
 export type InstanceStatus = Static<typeof InstanceStatusSchema>
 
 /** Instance as stored. */
-export const InstanceSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: InstanceSpecSchema,
-    status: Type.Optional(InstanceStatusSchema)
-  },
+export const InstanceSchema = CustomResource(
+  { spec: InstanceSpecSchema, status: Type.Optional(InstanceStatusSchema) },
   {
     description: 'A container workspace backed by a Pod with an accelerator, reached through a NodePort Service.',
     // The name becomes the part-of label value (at most 63) and the Service name (a DNS-1035

@@ -3,7 +3,7 @@
  * placed on, written by the cluster admin. It decides placement and how accelerators are requested.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { Quantity, StringEnum, cel } from './kit.ts'
+import { CustomResource, Quantity, StringEnum, cel } from './kit.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
@@ -122,13 +122,8 @@ export const InstanceTypeSpecSchema = Type.Object(
 export type InstanceTypeSpec = Static<typeof InstanceTypeSpecSchema>
 
 /** InstanceType as stored. */
-export const InstanceTypeSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: InstanceTypeSpecSchema
-  },
+export const InstanceTypeSchema = CustomResource(
+  { spec: InstanceTypeSpecSchema },
   { description: 'A class of GPU nodes that Instances can be placed on.' }
 )
 export type InstanceType = Static<typeof InstanceTypeSchema>

@@ -6,7 +6,16 @@
  * stays inside what a structural CRD schema can say, and carries the Kubernetes extensions
  * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
  */
-import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import {
+  Kind,
+  Type,
+  TypeRegistry,
+  type ObjectOptions,
+  type SchemaOptions,
+  type TProperties,
+  type TSchema,
+  type TUnsafe
+} from '@sinclair/typebox'
 
 TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) => typeof value === 'string' && schema.enum.includes(value))
 
@@ -77,6 +86,24 @@ export function conditionSchema(types: string) {
       observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
     },
     { description: 'A standard condition.' }
+  )
+}
+
+/**
+ * A custom resource as stored: optional `apiVersion` and `kind`, an open `metadata` (the API server
+ * validates ObjectMeta itself, and the CRD root may not constrain it), then the kind's own fields
+ * (`spec` and `status`, or a Setting's `value`). A field of `fields` named like a header field
+ * replaces it in place.
+ */
+export function CustomResource<T extends TProperties>(fields: T, options: ObjectOptions) {
+  return Type.Object(
+    {
+      apiVersion: Type.Optional(Type.String()),
+      kind: Type.Optional(Type.String()),
+      metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      ...fields
+    },
+    options
   )
 }
 
