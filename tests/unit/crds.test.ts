@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
-import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
+import { crdFor, renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
 import { CELL_NODE_SET_CRD, CRDS, GPU_CELL_POOL_CRD, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
@@ -261,6 +261,26 @@ t.test('names, scope, version and subresources are as api.md fixes them', async 
     statusReplicasPath: '.status.replicas',
     labelSelectorPath: '.status.selector'
   })
+})
+
+t.test('crdFor names a kind after its lower case unless given a plural, and refuses an apiVersion that is not group/version', async (t) => {
+  const schema = Type.Object({ apiVersion: Type.String(), kind: Type.String(), metadata: Type.Object({}) })
+  const options = { kind: 'NetworkPolicy', scope: 'Cluster', schema, statusSubresource: false, printerColumns: [] } as const
+  const policy = crdFor({ ...options, apiVersion: 'example.com/v2', plural: 'networkpolicies' })
+  t.equal(policy.metadata.name, 'networkpolicies.example.com')
+  t.same(policy.spec.names, { kind: 'NetworkPolicy', listKind: 'NetworkPolicyList', plural: 'networkpolicies', singular: 'networkpolicy' })
+  t.same(
+    policy.spec.versions.map((v) => v.name),
+    ['v2']
+  )
+  t.equal(
+    crdFor({ ...options, apiVersion: 'example.com/v2' }).spec.names.plural,
+    'networkpolicys',
+    'without a plural: the lower case and an s'
+  )
+  for (const apiVersion of ['v1', 'example.com/v1/extra', '', '/v1', 'example.com/']) {
+    t.throws(() => crdFor({ ...options, apiVersion }), { message: `not a group/version: ${apiVersion}` }, JSON.stringify(apiVersion))
+  }
 })
 
 t.test('printer columns are the ones api.md lists', async (t) => {
