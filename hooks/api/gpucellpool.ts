@@ -14,7 +14,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { TaintSchema } from './cellnodeset.ts'
-import { CustomResource, OpenObject, StringEnum, cel, conditionSchema, listMap, type CelRule } from './kit.ts'
+import { CustomResource, DNS_LABEL_PATTERN, OpenObject, StringEnum, cel, conditionSchema, listMap, nameRule, type CelRule } from './kit.ts'
 
 /** Type key of GPUCellPools in a v2 hook request. */
 export const GPU_CELL_POOL_TYPE_KEY = 'GPUCellPool.cells.kubeswift.io/v1alpha1'
@@ -525,12 +525,14 @@ export const GPUCellPoolSchema = CustomResource(
   {
     description: 'A pool of GPU cells: KubeSwift VMs with one whole GPU each, joined to a workload cluster as nodes that HAMi shares.',
     // Cell names <pool>-<index> are VM hostnames and Node names: DNS labels of at most 63.
-    ...cel({
-      rule: `size(self.metadata.name) <= ${POOL_NAME_MAX} && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,
-      message:
+    ...cel(
+      nameRule(
+        POOL_NAME_MAX,
+        DNS_LABEL_PATTERN,
         `a GPUCellPool name must be a DNS label of at most ${POOL_NAME_MAX} characters (lower-case letters, digits and -, ` +
-        'starting and ending with a letter or digit), so that its cell names <pool>-<index> stay Node names'
-    })
+          'starting and ending with a letter or digit), so that its cell names <pool>-<index> stay Node names'
+      )
+    )
   }
 )
 export type GPUCellPool = Static<typeof GPUCellPoolSchema>

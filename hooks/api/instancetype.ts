@@ -3,7 +3,7 @@
  * placed on, written by the cluster admin. It decides placement and how accelerators are requested.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { CustomResource, Quantity, StringEnum, cel } from './kit.ts'
+import { CustomResource, DNS_LABEL_PATTERN, Quantity, StringEnum, cel } from './kit.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
@@ -59,7 +59,7 @@ export const InstanceTypeSpecSchema = Type.Object(
     manufacturer: Type.Optional(
       Type.String({
         default: 'nvidia',
-        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        pattern: DNS_LABEL_PATTERN,
         maxLength: 63,
         description: 'Accelerator manufacturer, used in the GPUStack visibility resource name.'
       })

@@ -55,6 +55,9 @@ export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions =
   return Type.Unsafe<T>({ ...options, [Kind]: 'OpenObject', type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
 }
 
+/** A DNS label (RFC 1123): lower-case letters, digits and -, starting and ending with a letter or digit. */
+export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
+
 /** A CEL rule on a schema node, as `x-kubernetes-validations` takes it. */
 export interface CelRule {
   rule: string
@@ -67,6 +70,15 @@ export interface CelRule {
 /** Schema options carrying CEL rules. */
 export function cel(...rules: CelRule[]): { 'x-kubernetes-validations': CelRule[] } {
   return { 'x-kubernetes-validations': rules }
+}
+
+/**
+ * A CEL rule for the root of a custom resource schema: the object name has at most `maxLength`
+ * characters and matches `pattern`. The API server itself asks only a DNS subdomain of a custom
+ * resource name; a kind whose name goes into a label value, a Service or a Node name needs more.
+ */
+export function nameRule(maxLength: number, pattern: string, message: string): CelRule {
+  return { rule: `size(self.metadata.name) <= ${maxLength} && self.metadata.name.matches('${pattern}')`, message }
 }
 
 /** Marks a schema as a list-map keyed by `keys` (server-side apply merges by them). */

@@ -265,7 +265,7 @@ t.test('names, scope, version and subresources are as api.md fixes them', async 
 
 t.test('crdFor names a kind after its lower case unless given a plural, and refuses an apiVersion that is not group/version', async (t) => {
   const schema = Type.Object({ apiVersion: Type.String(), kind: Type.String(), metadata: Type.Object({}) })
-  const options = { kind: 'NetworkPolicy', scope: 'Cluster', schema, statusSubresource: false, printerColumns: [] } as const
+  const options = { kind: 'NetworkPolicy', scope: 'Cluster' as const, schema, statusSubresource: false, printerColumns: [] }
   const policy = crdFor({ ...options, apiVersion: 'example.com/v2', plural: 'networkpolicies' })
   t.equal(policy.metadata.name, 'networkpolicies.example.com')
   t.same(policy.spec.names, { kind: 'NetworkPolicy', listKind: 'NetworkPolicyList', plural: 'networkpolicies', singular: 'networkpolicy' })
