@@ -8,7 +8,7 @@
  * between the two: the schema, the label and annotation keys both sides use, and the type keys.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { CustomResource, StringEnum, conditionSchema, listMap } from './kit.ts'
+import { CustomResource, StringEnum, StringMap, TAINT_EFFECTS, conditionSchema, listMap } from './kit.ts'
 
 /** API group and version of GPUCellPool and CellNodeSet. */
 export const CELLS_API_VERSION = 'cells.kubeswift.io/v1alpha1'
@@ -43,15 +43,13 @@ export const TaintSchema = Type.Object(
   {
     key: Type.String({ minLength: 1, description: 'The taint key.' }),
     value: Type.Optional(Type.String({ description: 'The taint value (may be empty).' })),
-    effect: StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+    effect: StringEnum(TAINT_EFFECTS, {
       description: 'NoSchedule, PreferNoSchedule or NoExecute.'
     })
   },
   { description: 'A Node taint; taints are matched by key and effect.' }
 )
 export type Taint = Static<typeof TaintSchema>
-
-const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description })
 
 /** One Node the pool expects: one per cell the pool holds, draining ones included. */
 export const CellNodeSchema = Type.Object(

@@ -14,7 +14,18 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { TaintSchema } from './cellnodeset.ts'
-import { CustomResource, DNS_LABEL_PATTERN, OpenObject, StringEnum, cel, conditionSchema, listMap, nameRule, type CelRule } from './kit.ts'
+import {
+  CustomResource,
+  DNS_LABEL_PATTERN,
+  OpenObject,
+  StringEnum,
+  StringMap,
+  cel,
+  conditionSchema,
+  listMap,
+  nameRule,
+  type CelRule
+} from './kit.ts'
 
 /** Type key of GPUCellPools in a v2 hook request. */
 export const GPU_CELL_POOL_TYPE_KEY = 'GPUCellPool.cells.kubeswift.io/v1alpha1'
@@ -78,8 +89,6 @@ const LocalRef = (description: string) =>
     { name: Type.String({ maxLength: 253, description: 'Name of the referent, in the pool namespace.' }) },
     { description, 'x-kubernetes-map-type': 'atomic' }
   )
-
-const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description })
 
 /** The DRA claim wiring of a cell's GPU (KubeSwift `spec.gpuResourceClaim`). */
 export const CellGpuDraSchema = Type.Object(

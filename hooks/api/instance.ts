@@ -8,7 +8,18 @@
  * rules again (`hooks/instance/validate.ts`) to explain them in status.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { conditionSchema, CustomResource, DNS_LABEL_PATTERN, OpenObject, Quantity, StringEnum, cel, listMap, nameRule } from './kit.ts'
+import {
+  conditionSchema,
+  CustomResource,
+  DNS_LABEL_PATTERN,
+  OpenObject,
+  Quantity,
+  StringEnum,
+  StringMap,
+  cel,
+  listMap,
+  nameRule
+} from './kit.ts'
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
@@ -305,7 +316,7 @@ export const InstanceStatusSchema = Type.Object(
         {
           family: Type.String({ description: 'The accelerator family.' }),
           count: Type.Integer({ description: 'Number of accelerators.' }),
-          resources: Type.Record(Type.String(), Type.String(), { description: 'Extended resources requested by the main container.' })
+          resources: StringMap('Extended resources requested by the main container.')
         },
         { description: 'What the observed Pod requests for the workload container.' }
       )

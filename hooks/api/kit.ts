@@ -55,6 +55,14 @@ export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions =
   return Type.Unsafe<T>({ ...options, [Kind]: 'OpenObject', type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
 }
 
+/** A string-to-string map (labels, annotations, a node selector), rendered as `additionalProperties`. */
+export function StringMap(description: string) {
+  return Type.Record(Type.String(), Type.String(), { description })
+}
+
+/** The effects a Node taint may have, and so a toleration may match. */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const
+
 /** A DNS label (RFC 1123): lower-case letters, digits and -, starting and ending with a letter or digit. */
 export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 
