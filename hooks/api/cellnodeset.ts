@@ -8,7 +8,7 @@
  * between the two: the schema, the label and annotation keys both sides use, and the type keys.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { StringEnum, conditionSchema, listMap } from './kit.ts'
+import { CustomResource, StringEnum, StringMap, TAINT_EFFECTS, conditionSchema, listMap } from './kit.ts'
 
 /** API group and version of GPUCellPool and CellNodeSet. */
 export const CELLS_API_VERSION = 'cells.kubeswift.io/v1alpha1'
@@ -43,15 +43,13 @@ export const TaintSchema = Type.Object(
   {
     key: Type.String({ minLength: 1, description: 'The taint key.' }),
     value: Type.Optional(Type.String({ description: 'The taint value (may be empty).' })),
-    effect: StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+    effect: StringEnum(TAINT_EFFECTS, {
       description: 'NoSchedule, PreferNoSchedule or NoExecute.'
     })
   },
   { description: 'A Node taint; taints are matched by key and effect.' }
 )
 export type Taint = Static<typeof TaintSchema>
-
-const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description })
 
 /** One Node the pool expects: one per cell the pool holds, draining ones included. */
 export const CellNodeSchema = Type.Object(
@@ -219,14 +217,8 @@ export const CellNodeSetStatusSchema = Type.Object(
 export type CellNodeSetStatus = Static<typeof CellNodeSetStatusSchema>
 
 /** CellNodeSet as stored. */
-export const CellNodeSetSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: CellNodeSetSpecSchema,
-    status: Type.Optional(CellNodeSetStatusSchema)
-  },
+export const CellNodeSetSchema = CustomResource(
+  { spec: CellNodeSetSpecSchema, status: Type.Optional(CellNodeSetStatusSchema) },
   {
     description:
       'A GPU cell pool request to its workload cluster (spec, written by the cellpool controller) and what the ' +

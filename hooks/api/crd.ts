@@ -289,11 +289,11 @@ export interface PrinterColumn {
 
 /** What one CustomResourceDefinition of the product is made of. */
 export interface CrdOptions {
-  group: string
-  version: string
+  /** `<group>/<version>` of the kind: the CRD's group and its one version. */
+  apiVersion: string
+  /** The kind; the singular is its lower case, and the plural that with an `s` unless `plural` says otherwise. */
   kind: string
-  plural: string
-  singular: string
+  plural?: string
   shortNames?: string[]
   categories?: string[]
   scope: 'Namespaced' | 'Cluster'
@@ -371,36 +371,43 @@ export function renderRootSchema(schema: TSchema, apiVersion: string, kind: stri
 
 /** Builds the CustomResourceDefinition of one kind, with a single served and stored version. */
 export function crdFor(options: CrdOptions): CustomResourceDefinition {
-  const apiVersion = `${options.group}/${options.version}`
-  const names: CustomResourceDefinition['spec']['names'] = {
-    kind: options.kind,
-    listKind: `${options.kind}List`,
-    plural: options.plural,
-    singular: options.singular
+  const [group, version, ...rest] = options.apiVersion.split('/')
+  if (group === undefined || group === '' || version === undefined || version === '' || rest.length > 0) {
+    throw new Error(`not a group/version: ${options.apiVersion}`)
   }
+  const singular = options.kind.toLowerCase()
+  const plural = options.plural ?? `${singular}s`
+  const names: CustomResourceDefinition['spec']['names'] = { kind: options.kind, listKind: `${options.kind}List`, plural, singular }
   if (options.shortNames !== undefined) names.shortNames = [...options.shortNames]
   if (options.categories !== undefined) names.categories = [...options.categories]
-  const version: CustomResourceDefinition['spec']['versions'][number] = {
-    name: options.version,
+  const crdVersion: CustomResourceDefinition['spec']['versions'][number] = {
+    name: version,
     served: true,
     storage: true,
-    schema: { openAPIV3Schema: renderRootSchema(options.schema, apiVersion, options.kind) },
-    additionalPrinterColumns: options.printerColumns.map((column) => ({ ...column }))
+    schema: { openAPIV3Schema: renderRootSchema(options.schema, options.apiVersion, options.kind) },
+    additionalPrinterColumns: options.printerColumns.map((printerColumn) => ({ ...printerColumn }))
   }
-  if (options.statusSubresource) version.subresources = { status: {} }
-  if (options.scaleSubresource !== undefined) version.subresources = { ...version.subresources, scale: { ...options.scaleSubresource } }
+  if (options.statusSubresource) crdVersion.subresources = { status: {} }
+  if (options.scaleSubresource !== undefined) {
+    crdVersion.subresources = { ...crdVersion.subresources, scale: { ...options.scaleSubresource } }
+  }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${options.plural}.${options.group}`,
+      name: `${plural}.${group}`,
       labels: { 'app.kubernetes.io/part-of': 'gpuhooks' }
     },
     spec: {
-      group: options.group,
+      group,
       names,
       scope: options.scope,
-      versions: [version]
+      versions: [crdVersion]
     }
   }
+}
+
+/** A printer column (`kubectl get`), in the order name, type, JSON path, description. */
+export function column(name: string, type: PrinterColumn['type'], jsonPath: string, description: string): PrinterColumn {
+  return { name, type, jsonPath, description }
 }

@@ -3,49 +3,31 @@
  * writes them to `crds/`; a unit test fails when the committed files differ.
  */
 import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'
-import { crdFor, type CustomResourceDefinition, type PrinterColumn } from './crd.ts'
+import { column, crdFor, type CustomResourceDefinition } from './crd.ts'
 import { GPUCellPoolSchema } from './gpucellpool.ts'
 import { InstanceSchema, WORKER_API_VERSION } from './instance.ts'
 import { InstanceTypeSchema } from './instancetype.ts'
 import { SETTING_API_VERSION, SettingSchema } from './setting.ts'
 
-function groupAndVersion(apiVersion: string): { group: string; version: string } {
-  const [group, version] = apiVersion.split('/')
-  if (group === undefined || version === undefined) throw new Error(`not a group/version: ${apiVersion}`)
-  return { group, version }
-}
-
-const AGE: PrinterColumn = {
-  name: 'Age',
-  type: 'date',
-  jsonPath: '.metadata.creationTimestamp',
-  description: 'Time since the object was created.'
-}
+const AGE = column('Age', 'date', '.metadata.creationTimestamp', 'Time since the object was created.')
 
 /**
  * Instance: namespaced, the parent of the Instance CompositeController, so it has the status
  * subresource (Metacontroller ignores a parent without it and writes status through it).
  */
 export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
-  ...groupAndVersion(WORKER_API_VERSION),
+  apiVersion: WORKER_API_VERSION,
   kind: 'Instance',
-  plural: 'instances',
-  singular: 'instance',
   shortNames: ['inst'],
   categories: ['gpustack'],
   scope: 'Namespaced',
   schema: InstanceSchema,
   statusSubresource: true,
   printerColumns: [
-    { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'The InstanceType.' },
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the workspace is in its life.' },
-    {
-      name: 'Ports',
-      type: 'string',
-      jsonPath: '.status.nodePorts',
-      description: 'Allocated node ports, <port>:<nodePort>/<protocol>.'
-    },
-    { name: 'Node', type: 'string', jsonPath: '.status.nodeName', description: 'Node of the observed Pod.' },
+    column('Type', 'string', '.spec.type', 'The InstanceType.'),
+    column('Phase', 'string', '.status.phase', 'Where the workspace is in its life.'),
+    column('Ports', 'string', '.status.nodePorts', 'Allocated node ports, <port>:<nodePort>/<protocol>.'),
+    column('Node', 'string', '.status.nodeName', 'Node of the observed Pod.'),
     AGE
   ]
 })
@@ -56,33 +38,29 @@ export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
  * subresource would only make the main endpoint drop status writes nobody makes.
  */
 export const INSTANCE_TYPE_CRD: CustomResourceDefinition = crdFor({
-  ...groupAndVersion(WORKER_API_VERSION),
+  apiVersion: WORKER_API_VERSION,
   kind: 'InstanceType',
-  plural: 'instancetypes',
-  singular: 'instancetype',
   categories: ['gpustack'],
   scope: 'Cluster',
   schema: InstanceTypeSchema,
   statusSubresource: false,
   printerColumns: [
-    { name: 'Plugin', type: 'string', jsonPath: '.spec.devicePlugin', description: 'Device plugin on the nodes of this type.' },
-    { name: 'Families', type: 'string', jsonPath: '.spec.families', description: 'Accelerator families Instances of this type may use.' },
+    column('Plugin', 'string', '.spec.devicePlugin', 'Device plugin on the nodes of this type.'),
+    column('Families', 'string', '.spec.families', 'Accelerator families Instances of this type may use.'),
     AGE
   ]
 })
 
 /** Setting: cluster-scoped, one object per knob; its value is the top-level field `value`. */
 export const SETTING_CRD: CustomResourceDefinition = crdFor({
-  ...groupAndVersion(SETTING_API_VERSION),
+  apiVersion: SETTING_API_VERSION,
   kind: 'Setting',
-  plural: 'settings',
-  singular: 'setting',
   shortNames: ['set'],
   categories: ['gpustack'],
   scope: 'Cluster',
   schema: SettingSchema,
   statusSubresource: false,
-  printerColumns: [{ name: 'Value', type: 'string', jsonPath: '.value', description: 'The value of the setting.' }, AGE]
+  printerColumns: [column('Value', 'string', '.value', 'The value of the setting.'), AGE]
 })
 
 /**
@@ -90,24 +68,17 @@ export const SETTING_CRD: CustomResourceDefinition = crdFor({
  * workload agent writes through the status subresource, so neither side overwrites the other.
  */
 export const CELL_NODE_SET_CRD: CustomResourceDefinition = crdFor({
-  ...groupAndVersion(CELLS_API_VERSION),
+  apiVersion: CELLS_API_VERSION,
   kind: 'CellNodeSet',
-  plural: 'cellnodesets',
-  singular: 'cellnodeset',
   shortNames: ['cns'],
   categories: ['kubeswift'],
   scope: 'Namespaced',
   schema: CellNodeSetSchema,
   statusSubresource: true,
   printerColumns: [
-    {
-      name: 'Reachable',
-      type: 'string',
-      jsonPath: '.status.conditions[?(@.type=="Reachable")].status',
-      description: 'The workload cluster answered the agent.'
-    },
-    { name: 'Nodes', type: 'integer', jsonPath: '.status.nodeCount', description: 'Nodes carrying the pool uid label.' },
-    { name: 'Observed', type: 'date', jsonPath: '.status.observedTime', description: 'The agent last complete observation.' },
+    column('Reachable', 'string', '.status.conditions[?(@.type=="Reachable")].status', 'The workload cluster answered the agent.'),
+    column('Nodes', 'integer', '.status.nodeCount', 'Nodes carrying the pool uid label.'),
+    column('Observed', 'date', '.status.observedTime', 'The agent last complete observation.'),
     AGE
   ]
 })
@@ -118,10 +89,8 @@ export const CELL_NODE_SET_CRD: CustomResourceDefinition = crdFor({
  * `spec.replicas` and read the cell count and the cells' selector.
  */
 export const GPU_CELL_POOL_CRD: CustomResourceDefinition = crdFor({
-  ...groupAndVersion(CELLS_API_VERSION),
+  apiVersion: CELLS_API_VERSION,
   kind: 'GPUCellPool',
-  plural: 'gpucellpools',
-  singular: 'gpucellpool',
   shortNames: ['cellpool'],
   categories: ['kubeswift'],
   scope: 'Namespaced',
@@ -133,14 +102,9 @@ export const GPU_CELL_POOL_CRD: CustomResourceDefinition = crdFor({
     labelSelectorPath: '.status.selector'
   },
   printerColumns: [
-    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'Cells asked for in spec.replicas.' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyCells', description: 'Cells in phase Ready.' },
-    {
-      name: 'Available',
-      type: 'string',
-      jsonPath: '.status.conditions[?(@.type=="Ready")].status',
-      description: 'The Ready condition: enough cells are Ready.'
-    },
+    column('Desired', 'integer', '.spec.replicas', 'Cells asked for in spec.replicas.'),
+    column('Ready', 'integer', '.status.readyCells', 'Cells in phase Ready.'),
+    column('Available', 'string', '.status.conditions[?(@.type=="Ready")].status', 'The Ready condition: enough cells are Ready.'),
     AGE
   ]
 })

@@ -14,7 +14,18 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { TaintSchema } from './cellnodeset.ts'
-import { OpenObject, StringEnum, cel, conditionSchema, listMap, type CelRule } from './kit.ts'
+import {
+  CustomResource,
+  DNS_LABEL_PATTERN,
+  OpenObject,
+  StringEnum,
+  StringMap,
+  cel,
+  conditionSchema,
+  listMap,
+  nameRule,
+  type CelRule
+} from './kit.ts'
 
 /** Type key of GPUCellPools in a v2 hook request. */
 export const GPU_CELL_POOL_TYPE_KEY = 'GPUCellPool.cells.kubeswift.io/v1alpha1'
@@ -60,7 +71,11 @@ export const MAX_CELLS = 100000
  */
 export const DURATION_PATTERN = '^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$'
 
-function Duration(defaultValue: string, description: string, positive: boolean) {
+/**
+ * An optional duration field: it always has a default, which the API server fills in, so no pool
+ * has to state it. `positive` refuses 0 (a budget); otherwise 0 turns the wait off.
+ */
+function DefaultedDuration(defaultValue: string, description: string, positive: boolean) {
   const rule: CelRule = positive
     ? {
         rule: `self.matches('${DURATION_PATTERN}') && duration(self) > duration('0s')`,
@@ -70,7 +85,7 @@ function Duration(defaultValue: string, description: string, positive: boolean) 
         rule: `self.matches('${DURATION_PATTERN}') && duration(self) >= duration('0s')`,
         message: 'must be a duration such as 0s, 90s, 15m or 1h30m'
       }
-  return Type.String({ maxLength: 64, default: defaultValue, description, ...cel(rule) })
+  return Type.Optional(Type.String({ maxLength: 64, default: defaultValue, description, ...cel(rule) }))
 }
 
 const LocalRef = (description: string) =>
@@ -78,8 +93,6 @@ const LocalRef = (description: string) =>
     { name: Type.String({ maxLength: 253, description: 'Name of the referent, in the pool namespace.' }) },
     { description, 'x-kubernetes-map-type': 'atomic' }
   )
-
-const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description })
 
 /** The DRA claim wiring of a cell's GPU (KubeSwift `spec.gpuResourceClaim`). */
 export const CellGpuDraSchema = Type.Object(
@@ -249,8 +262,10 @@ export const BootstrapSpecSchema = Type.Object(
           'CellName: the guest hostname, and so the Node name, is the cell name (through the seed metadata). None: the image decides.'
       })
     ),
-    readyTimeout: Type.Optional(
-      Duration('15m', 'Budget of each phase up to Joining before a cell first becomes Ready; past it the cell fails.', true)
+    readyTimeout: DefaultedDuration(
+      '15m',
+      'Budget of each phase up to Joining before a cell first becomes Ready; past it the cell fails.',
+      true
     )
   },
   { description: 'How a cell joins the workload cluster.' }
@@ -299,8 +314,10 @@ export const CapacitySpecSchema = Type.Object(
     provider: Type.Optional(
       StringEnum(['HAMi'], { default: 'HAMi', description: 'The GPU sharing layer inside the cells; HAMi is the only value.' })
     ),
-    readyTimeout: Type.Optional(
-      Duration('5m', 'Budget of AwaitingGPUCapacity (Node Ready, GPU not yet registered by HAMi) before a cell first becomes Ready.', true)
+    readyTimeout: DefaultedDuration(
+      '5m',
+      'Budget of AwaitingGPUCapacity (Node Ready, GPU not yet registered by HAMi) before a cell first becomes Ready.',
+      true
     ),
     hami: Type.Optional(
       Type.Object(
@@ -351,15 +368,17 @@ export const AutoscalingSpecSchema = Type.Object(
       Type.Integer({ minimum: 0, maximum: MAX_CELLS, description: 'Floor; default spec.replicas. Required with scaleDown Auto.' })
     ),
     maxReplicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CELLS, description: 'Ceiling; required when enabled.' })),
-    stabilizationWindow: Type.Optional(Duration('10m', 'Time after a scale-up before the next scale-up.', false)),
+    stabilizationWindow: DefaultedDuration('10m', 'Time after a scale-up before the next scale-up.', false),
     scaleDown: Type.Optional(
       StringEnum(['Manual', 'Auto'], {
         default: 'Manual',
         description: 'Manual: only spec changes shrink the pool. Auto: an idle cell drains once demand is gone.'
       })
     ),
-    scaleDownStabilizationWindow: Type.Optional(
-      Duration('30m', 'How long demand must stay absent, and the time since the last scale action, before a scale-down.', false)
+    scaleDownStabilizationWindow: DefaultedDuration(
+      '30m',
+      'How long demand must stay absent, and the time since the last scale action, before a scale-down.',
+      false
     )
   },
   {
@@ -403,8 +422,10 @@ export const GPUCellPoolSpecSchema = Type.Object(
               description: 'Drain: deleting the pool waits for each cell GPU Pods to end (up to drainTimeout). Force: cells go at once.'
             })
           ),
-          drainTimeout: Type.Optional(
-            Duration('10m', 'Longest wait for draining after the pool deletion, measured from its deletionTimestamp.', false)
+          drainTimeout: DefaultedDuration(
+            '10m',
+            'Longest wait for draining after the pool deletion, measured from its deletionTimestamp.',
+            false
           )
         },
         { description: 'What deleting the pool does to cells still in use.' }
@@ -520,23 +541,19 @@ export const GPUCellPoolStatusSchema = Type.Object(
 export type GPUCellPoolStatus = Static<typeof GPUCellPoolStatusSchema>
 
 /** GPUCellPool as stored. */
-export const GPUCellPoolSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: GPUCellPoolSpecSchema,
-    status: Type.Optional(GPUCellPoolStatusSchema)
-  },
+export const GPUCellPoolSchema = CustomResource(
+  { spec: GPUCellPoolSpecSchema, status: Type.Optional(GPUCellPoolStatusSchema) },
   {
     description: 'A pool of GPU cells: KubeSwift VMs with one whole GPU each, joined to a workload cluster as nodes that HAMi shares.',
     // Cell names <pool>-<index> are VM hostnames and Node names: DNS labels of at most 63.
-    ...cel({
-      rule: `size(self.metadata.name) <= ${POOL_NAME_MAX} && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,
-      message:
+    ...cel(
+      nameRule(
+        POOL_NAME_MAX,
+        DNS_LABEL_PATTERN,
         `a GPUCellPool name must be a DNS label of at most ${POOL_NAME_MAX} characters (lower-case letters, digits and -, ` +
-        'starting and ending with a letter or digit), so that its cell names <pool>-<index> stay Node names'
-    })
+          'starting and ending with a letter or digit), so that its cell names <pool>-<index> stay Node names'
+      )
+    )
   }
 )
 export type GPUCellPool = Static<typeof GPUCellPoolSchema>

@@ -8,7 +8,18 @@
  * rules again (`hooks/instance/validate.ts`) to explain them in status.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { conditionSchema, OpenObject, Quantity, StringEnum, cel, listMap } from './kit.ts'
+import {
+  conditionSchema,
+  CustomResource,
+  DNS_LABEL_PATTERN,
+  OpenObject,
+  Quantity,
+  StringEnum,
+  StringMap,
+  cel,
+  listMap,
+  nameRule
+} from './kit.ts'
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
@@ -38,7 +49,7 @@ export type InstancePhase = (typeof INSTANCE_PHASES)[number]
 /** The port name the SSH sidecar's 22/TCP takes, on the container and on the Service. */
 export const SSH_PORT_NAME = 'ssh'
 
-const IANA_SVC_NAME_RULE = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--')"
+const IANA_SVC_NAME_RULE = `self.matches('${DNS_LABEL_PATTERN}') && self.matches('[a-z]') && !self.contains('--')`
 
 /** One exposed port. */
 export const InstancePortSchema = Type.Object(
@@ -305,7 +316,7 @@ export const InstanceStatusSchema = Type.Object(
         {
           family: Type.String({ description: 'The accelerator family.' }),
           count: Type.Integer({ description: 'Number of accelerators.' }),
-          resources: Type.Record(Type.String(), Type.String(), { description: 'Extended resources requested by the main container.' })
+          resources: StringMap('Extended resources requested by the main container.')
         },
         { description: 'What the observed Pod requests for the workload container.' }
       )
@@ -320,24 +331,20 @@ export const InstanceStatusSchema = Type.Object(
 export type InstanceStatus = Static<typeof InstanceStatusSchema>
 
 /** Instance as stored. */
-export const InstanceSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: InstanceSpecSchema,
-    status: Type.Optional(InstanceStatusSchema)
-  },
+export const InstanceSchema = CustomResource(
+  { spec: InstanceSpecSchema, status: Type.Optional(InstanceStatusSchema) },
   {
     description: 'A container workspace backed by a Pod with an accelerator, reached through a NodePort Service.',
     // The name becomes the part-of label value (at most 63) and the Service name (a DNS-1035
     // label); the API server itself only asks a DNS subdomain of custom resources.
-    ...cel({
-      rule: "size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-      message:
+    ...cel(
+      nameRule(
+        63,
+        '^[a-z]([-a-z0-9]*[a-z0-9])?$',
         'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting ' +
-        'with a letter and ending with a letter or digit (it names the Pod label and the Service)'
-    })
+          'with a letter and ending with a letter or digit (it names the Pod label and the Service)'
+      )
+    )
   }
 )
 export type Instance = Static<typeof InstanceSchema>

@@ -3,7 +3,7 @@
  * placed on, written by the cluster admin. It decides placement and how accelerators are requested.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { Quantity, StringEnum, cel } from './kit.ts'
+import { CustomResource, DNS_LABEL_PATTERN, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } from './kit.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
@@ -25,7 +25,7 @@ export const TolerationSchema = Type.Object(
     operator: Type.Optional(StringEnum(['Exists', 'Equal'], { description: 'Exists or Equal (the default when absent).' })),
     value: Type.Optional(Type.String({ description: 'Taint value to match with operator Equal.' })),
     effect: Type.Optional(
-      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+      StringEnum(TAINT_EFFECTS, {
         description: 'Taint effect to match; empty matches every effect.'
       })
     ),
@@ -59,7 +59,7 @@ export const InstanceTypeSpecSchema = Type.Object(
     manufacturer: Type.Optional(
       Type.String({
         default: 'nvidia',
-        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        pattern: DNS_LABEL_PATTERN,
         maxLength: 63,
         description: 'Accelerator manufacturer, used in the GPUStack visibility resource name.'
       })
@@ -82,9 +82,7 @@ export const InstanceTypeSpecSchema = Type.Object(
     maxCount: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Most accelerators one Instance of this type may take; absent means no limit.' })
     ),
-    nodeSelector: Type.Optional(
-      Type.Record(Type.String(), Type.String(), { description: 'Node labels an Instance Pod of this type must match.' })
-    ),
+    nodeSelector: Type.Optional(StringMap('Node labels an Instance Pod of this type must match.')),
     tolerations: Type.Optional(
       Type.Array(TolerationSchema, { maxItems: 64, description: 'Tolerations copied onto every Instance Pod of this type.' })
     ),
@@ -122,13 +120,8 @@ export const InstanceTypeSpecSchema = Type.Object(
 export type InstanceTypeSpec = Static<typeof InstanceTypeSpecSchema>
 
 /** InstanceType as stored. */
-export const InstanceTypeSchema = Type.Object(
-  {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    spec: InstanceTypeSpecSchema
-  },
+export const InstanceTypeSchema = CustomResource(
+  { spec: InstanceTypeSpecSchema },
   { description: 'A class of GPU nodes that Instances can be placed on.' }
 )
 export type InstanceType = Static<typeof InstanceTypeSchema>

@@ -6,7 +6,16 @@
  * stays inside what a structural CRD schema can say, and carries the Kubernetes extensions
  * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
  */
-import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import {
+  Kind,
+  Type,
+  TypeRegistry,
+  type ObjectOptions,
+  type SchemaOptions,
+  type TProperties,
+  type TSchema,
+  type TUnsafe
+} from '@sinclair/typebox'
 
 TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) => typeof value === 'string' && schema.enum.includes(value))
 
@@ -46,6 +55,17 @@ export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions =
   return Type.Unsafe<T>({ ...options, [Kind]: 'OpenObject', type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
 }
 
+/** A string-to-string map (labels, annotations, a node selector), rendered as `additionalProperties`. */
+export function StringMap(description: string) {
+  return Type.Record(Type.String(), Type.String(), { description })
+}
+
+/** The effects a Node taint may have, and so a toleration may match. */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const
+
+/** A DNS label (RFC 1123): lower-case letters, digits and -, starting and ending with a letter or digit. */
+export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
+
 /** A CEL rule on a schema node, as `x-kubernetes-validations` takes it. */
 export interface CelRule {
   rule: string
@@ -58,6 +78,15 @@ export interface CelRule {
 /** Schema options carrying CEL rules. */
 export function cel(...rules: CelRule[]): { 'x-kubernetes-validations': CelRule[] } {
   return { 'x-kubernetes-validations': rules }
+}
+
+/**
+ * A CEL rule for the root of a custom resource schema: the object name has at most `maxLength`
+ * characters and matches `pattern`. The API server itself asks only a DNS subdomain of a custom
+ * resource name; a kind whose name goes into a label value, a Service or a Node name needs more.
+ */
+export function nameRule(maxLength: number, pattern: string, message: string): CelRule {
+  return { rule: `size(self.metadata.name) <= ${maxLength} && self.metadata.name.matches('${pattern}')`, message }
 }
 
 /** Marks a schema as a list-map keyed by `keys` (server-side apply merges by them). */
@@ -77,6 +106,24 @@ export function conditionSchema(types: string) {
       observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this condition describes.' }))
     },
     { description: 'A standard condition.' }
+  )
+}
+
+/**
+ * A custom resource as stored: optional `apiVersion` and `kind`, an open `metadata` (the API server
+ * validates ObjectMeta itself, and the CRD root may not constrain it), then the kind's own fields
+ * (`spec` and `status`, or a Setting's `value`). A field of `fields` named like a header field
+ * replaces it in place.
+ */
+export function CustomResource<T extends TProperties>(fields: T, options: ObjectOptions) {
+  return Type.Object(
+    {
+      apiVersion: Type.Optional(Type.String()),
+      kind: Type.Optional(Type.String()),
+      metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      ...fields
+    },
+    options
   )
 }
 

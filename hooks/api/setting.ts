@@ -6,7 +6,7 @@
  * re-synced by Metacontroller when it changes.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { cel } from './kit.ts'
+import { CustomResource, cel } from './kit.ts'
 
 /** API group and version of Setting. */
 export const SETTING_API_VERSION = 'gpustack.ai/v1alpha1'
@@ -35,11 +35,10 @@ const podCidrsRule =
   'string(cidr(c.trim()).masked()) == c.trim())'
 
 /** Setting: `metadata.name` is the setting, `value` its value. */
-export const SettingSchema = Type.Object(
+export const SettingSchema = CustomResource(
   {
     apiVersion: Type.Optional(Type.String({ description: 'gpustack.ai/v1alpha1' })),
     kind: Type.Optional(Type.String({ description: 'Setting' })),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
     value: Type.Optional(
       Type.String({
         maxLength: 4096,

@@ -7,7 +7,7 @@
  * unknown top-level fields (Metacontroller may add some) are ignored. Responses carry only the
  * documented fields, because v2 decodes them strictly.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { KubeObject } from '../k8s/objects.ts'
 
 const metaFields = {
@@ -120,25 +120,36 @@ export const CustomizeResponseSchema = Type.Object(
 )
 export type CustomizeResponse = Static<typeof CustomizeResponseSchema>
 
-/** CompositeController sync and finalize request. */
-export function compositeRequestSchema<P extends TSchema>(parent: P) {
+/**
+ * A sync or finalize request, for composite and decorator controllers alike: the controller,
+ * `fields` (the hooked object and its children or attachments), then the related objects and the
+ * finalizing flag.
+ */
+function syncRequestSchema<T extends TProperties>(fields: T) {
   return Type.Object(
     {
       controller: ControllerSchema,
-      parent,
-      children: TypedObjectsSchema,
+      ...fields,
       related: Type.Optional(Type.Union([TypedObjectsSchema, Type.Null()])),
       finalizing: Type.Optional(Type.Boolean())
     },
     { additionalProperties: true }
   )
 }
-export interface CompositeRequest<P> {
+/** The fields of {@link syncRequestSchema} beside the hooked object and its children or attachments. */
+interface SyncRequestCommon {
   controller?: unknown
-  parent: P
-  children: TypedObjects
   related?: TypedObjects | null
   finalizing?: boolean
+}
+
+/** CompositeController sync and finalize request. */
+export function compositeRequestSchema<P extends TSchema>(parent: P) {
+  return syncRequestSchema({ parent, children: TypedObjectsSchema })
+}
+export interface CompositeRequest<P> extends SyncRequestCommon {
+  parent: P
+  children: TypedObjects
 }
 
 /** A child or attachment in an answer: Metacontroller finds its REST path from apiVersion and kind. */
@@ -161,23 +172,11 @@ export type CompositeResponse = Static<typeof CompositeResponseSchema>
 
 /** DecoratorController sync request. */
 export function decoratorRequestSchema<P extends TSchema>(object: P) {
-  return Type.Object(
-    {
-      controller: ControllerSchema,
-      object,
-      attachments: TypedObjectsSchema,
-      related: Type.Optional(Type.Union([TypedObjectsSchema, Type.Null()])),
-      finalizing: Type.Optional(Type.Boolean())
-    },
-    { additionalProperties: true }
-  )
+  return syncRequestSchema({ object, attachments: TypedObjectsSchema })
 }
-export interface DecoratorRequest<P> {
-  controller?: unknown
+export interface DecoratorRequest<P> extends SyncRequestCommon {
   object: P
   attachments: TypedObjects
-  related?: TypedObjects | null
-  finalizing?: boolean
 }
 
 /** DecoratorController sync answer; a null label or annotation value removes the key. */

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
-import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
+import { crdFor, renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
 import { CELL_NODE_SET_CRD, CRDS, GPU_CELL_POOL_CRD, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
@@ -49,62 +49,66 @@ function walk(root: OpenApiSchema): Visit[] {
 }
 
 const SCALARS = new Set(['string', 'integer', 'number', 'boolean'])
-/** Keywords of a structural schema (apiextensions-apiserver, pkg/apiserver/schema/structural.go). */
-const ALLOWED_KEYWORDS = new Set([
-  'type',
-  'description',
-  'title',
+/**
+ * The value validations of a structural schema (apiextensions-apiserver,
+ * `pkg/apiserver/schema/structural.go` ValueValidation, in its order); uniqueItems and the junctors
+ * other than anyOf are left out, as the renderer refuses them.
+ */
+const VALUE_VALIDATIONS = [
   'format',
-  'default',
-  'example',
-  'enum',
-  'nullable',
-  'minimum',
   'maximum',
-  'exclusiveMinimum',
   'exclusiveMaximum',
-  'multipleOf',
-  'minLength',
+  'minimum',
+  'exclusiveMinimum',
   'maxLength',
+  'minLength',
   'pattern',
-  'minItems',
   'maxItems',
-  'minProperties',
+  'minItems',
+  'multipleOf',
+  'enum',
   'maxProperties',
+  'minProperties',
   'required',
-  'properties',
-  'additionalProperties',
+  'anyOf'
+]
+/**
+ * Keywords of a structural schema: those of structural.go's Structural, Generic and Extensions
+ * structs and the value validations, plus `example`, which the CRD API accepts beside them.
+ */
+const ALLOWED_KEYWORDS = new Set([
   'items',
-  'anyOf',
+  'properties',
+  'description',
+  'type',
+  'title',
+  'default',
+  'additionalProperties',
+  'nullable',
   'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-int-or-string',
   'x-kubernetes-embedded-resource',
-  'x-kubernetes-list-type',
+  'x-kubernetes-int-or-string',
   'x-kubernetes-list-map-keys',
+  'x-kubernetes-list-type',
   'x-kubernetes-map-type',
-  'x-kubernetes-validations'
+  'x-kubernetes-validations',
+  ...VALUE_VALIDATIONS,
+  'example'
 ])
-/** Root keywords the API server allows beside the status subresource (validation.go allowedFieldsAtRootSchema). */
+/**
+ * Root keywords the API server allows beside the status subresource (validation.go
+ * allowedFieldsAtRootSchema): every value validation but enum, maxProperties, minProperties and
+ * anyOf, and of the rest only these.
+ */
 const ROOT_KEYWORDS_WITH_STATUS = new Set([
   'description',
   'type',
-  'format',
   'title',
-  'maximum',
-  'exclusiveMaximum',
-  'minimum',
-  'exclusiveMinimum',
-  'maxLength',
-  'minLength',
-  'pattern',
-  'maxItems',
-  'minItems',
-  'multipleOf',
-  'required',
   'items',
   'properties',
   'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-validations'
+  'x-kubernetes-validations',
+  ...VALUE_VALIDATIONS.filter((key) => !['enum', 'maxProperties', 'minProperties', 'anyOf'].includes(key))
 ])
 /** Formats a CRD validates (apiextensions-apiserver, pkg/apiserver/validation/formats.go); others are dropped. */
 const STRING_FORMATS = new Set([
@@ -226,78 +230,57 @@ t.test('each committed CRD file parses back to the CRD object', async (t) => {
 })
 
 t.test('names, scope, version and subresources are as api.md fixes them', async (t) => {
-  const summary = (crd: CRD) => ({
-    name: crd.metadata.name,
-    group: crd.spec.group,
-    names: crd.spec.names,
-    scope: crd.spec.scope,
-    versions: crd.spec.versions.map((v) => ({ name: v.name, served: v.served, storage: v.storage, subresources: v.subresources }))
+  const summary = (crd: CRD) => [
+    crd.spec.group,
+    crd.spec.scope,
+    crd.spec.names.kind,
+    crd.spec.names.plural,
+    crd.spec.names.singular,
+    crd.spec.names.shortNames,
+    crd.spec.names.categories,
+    Object.keys(crd.spec.versions[0]?.subresources ?? {})
+  ]
+  // group, scope, kind, plural, singular, short names, categories, subresources
+  t.same(CRDS.map(summary), [
+    ['worker.gpustack.ai', 'Namespaced', 'Instance', 'instances', 'instance', ['inst'], ['gpustack'], ['status']],
+    ['worker.gpustack.ai', 'Cluster', 'InstanceType', 'instancetypes', 'instancetype', undefined, ['gpustack'], []],
+    ['gpustack.ai', 'Cluster', 'Setting', 'settings', 'setting', ['set'], ['gpustack'], []],
+    ['cells.kubeswift.io', 'Namespaced', 'CellNodeSet', 'cellnodesets', 'cellnodeset', ['cns'], ['kubeswift'], ['status']],
+    ['cells.kubeswift.io', 'Namespaced', 'GPUCellPool', 'gpucellpools', 'gpucellpool', ['cellpool'], ['kubeswift'], ['status', 'scale']]
+  ])
+  for (const crd of CRDS) {
+    const name = crd.metadata.name
+    t.equal(name, `${crd.spec.names.plural}.${crd.spec.group}`, `${name}: the name is <plural>.<group>`)
+    t.equal(crd.spec.names.listKind, `${crd.spec.names.kind}List`, `${name}: listKind`)
+    const versions = crd.spec.versions.map((v) => ({ name: v.name, served: v.served, storage: v.storage }))
+    t.same(versions, [{ name: 'v1alpha1', served: true, storage: true }], `${name}: one served and stored version`)
+    if (crd.spec.versions[0]?.subresources?.status !== undefined) t.same(crd.spec.versions[0].subresources.status, {}, `${name}: status`)
+  }
+  t.same(GPU_CELL_POOL_CRD.spec.versions[0]?.subresources?.scale, {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector'
   })
-  t.same(summary(INSTANCE_CRD), {
-    name: 'instances.worker.gpustack.ai',
-    group: 'worker.gpustack.ai',
-    names: {
-      kind: 'Instance',
-      listKind: 'InstanceList',
-      plural: 'instances',
-      singular: 'instance',
-      shortNames: ['inst'],
-      categories: ['gpustack']
-    },
-    scope: 'Namespaced',
-    versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } }]
-  })
-  t.same(summary(INSTANCE_TYPE_CRD), {
-    name: 'instancetypes.worker.gpustack.ai',
-    group: 'worker.gpustack.ai',
-    names: {
-      kind: 'InstanceType',
-      listKind: 'InstanceTypeList',
-      plural: 'instancetypes',
-      singular: 'instancetype',
-      categories: ['gpustack']
-    },
-    scope: 'Cluster',
-    versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
-  })
-  t.same(summary(SETTING_CRD), {
-    name: 'settings.gpustack.ai',
-    group: 'gpustack.ai',
-    names: {
-      kind: 'Setting',
-      listKind: 'SettingList',
-      plural: 'settings',
-      singular: 'setting',
-      shortNames: ['set'],
-      categories: ['gpustack']
-    },
-    scope: 'Cluster',
-    versions: [{ name: 'v1alpha1', served: true, storage: true, subresources: undefined }]
-  })
-  t.same(summary(GPU_CELL_POOL_CRD), {
-    name: 'gpucellpools.cells.kubeswift.io',
-    group: 'cells.kubeswift.io',
-    names: {
-      kind: 'GPUCellPool',
-      listKind: 'GPUCellPoolList',
-      plural: 'gpucellpools',
-      singular: 'gpucellpool',
-      shortNames: ['cellpool'],
-      categories: ['kubeswift']
-    },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: {
-          status: {},
-          scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' }
-        }
-      }
-    ]
-  })
+})
+
+t.test('crdFor names a kind after its lower case unless given a plural, and refuses an apiVersion that is not group/version', async (t) => {
+  const schema = Type.Object({ apiVersion: Type.String(), kind: Type.String(), metadata: Type.Object({}) })
+  const options = { kind: 'NetworkPolicy', scope: 'Cluster' as const, schema, statusSubresource: false, printerColumns: [] }
+  const policy = crdFor({ ...options, apiVersion: 'example.com/v2', plural: 'networkpolicies' })
+  t.equal(policy.metadata.name, 'networkpolicies.example.com')
+  t.same(policy.spec.names, { kind: 'NetworkPolicy', listKind: 'NetworkPolicyList', plural: 'networkpolicies', singular: 'networkpolicy' })
+  t.same(
+    policy.spec.versions.map((v) => v.name),
+    ['v2']
+  )
+  t.equal(
+    crdFor({ ...options, apiVersion: 'example.com/v2' }).spec.names.plural,
+    'networkpolicys',
+    'without a plural: the lower case and an s'
+  )
+  for (const apiVersion of ['v1', 'example.com/v1/extra', '', '/v1', 'example.com/']) {
+    t.throws(() => crdFor({ ...options, apiVersion }), { message: `not a group/version: ${apiVersion}` }, JSON.stringify(apiVersion))
+  }
 })
 
 t.test('printer columns are the ones api.md lists', async (t) => {
@@ -468,76 +451,64 @@ t.test('the Setting value is limited to 4096 characters', async (t) => {
   t.equal(nodeAt(rootOf(SETTING_CRD), 'value').type, 'string')
 })
 
-t.test('the Instance CompositeController drives the Instance CRD', async (t) => {
-  const controller = parse(readFileSync(new URL('../../metacontroller/instance.yaml', import.meta.url), 'utf8'), { version: '1.1' })
-  t.match(controller, {
-    apiVersion: 'metacontroller.k8s.io/v1alpha1',
-    kind: 'CompositeController',
-    metadata: { name: 'gpuhooks-instance' },
-    spec: {
-      parentResource: { apiVersion: `${INSTANCE_CRD.spec.group}/v1alpha1`, resource: INSTANCE_CRD.spec.names.plural },
-      childResources: [
-        { apiVersion: 'v1', resource: 'pods', updateStrategy: { method: 'OnDelete' } },
-        { apiVersion: 'v1', resource: 'services', updateStrategy: { method: 'InPlace' } }
-      ],
-      generateSelector: true,
-      resyncPeriodSeconds: Number
-    }
-  })
-  t.ok(INSTANCE_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
-  for (const hook of ['customize', 'sync', 'finalize']) {
-    t.same(
-      controller.spec.hooks[hook],
-      {
-        version: 'v2',
-        webhook: {
-          service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
-          path: `/hooks/instance/${hook}`,
-          timeout: '10s'
-        }
-      },
-      `the ${hook} hook`
-    )
+const inPlace = (apiVersion: string, resource: string) => ({ apiVersion, resource, updateStrategy: { method: 'InPlace' } })
+const compositeControllers = [
+  {
+    name: 'the Instance CompositeController drives the Instance CRD',
+    file: 'instance.yaml',
+    controller: 'gpuhooks-instance',
+    crd: INSTANCE_CRD,
+    hookPath: '/hooks/instance',
+    childResources: [{ apiVersion: 'v1', resource: 'pods', updateStrategy: { method: 'OnDelete' } }, inPlace('v1', 'services')],
+    resyncPeriodSeconds: Number
+  },
+  {
+    name: 'the cellpool CompositeController drives the GPUCellPool CRD and its four child types',
+    file: 'cellpool.yaml',
+    controller: 'gpuhooks-cellpool',
+    crd: GPU_CELL_POOL_CRD,
+    hookPath: '/hooks/cellpool',
+    childResources: [
+      inPlace('v1', 'secrets'),
+      inPlace('seed.kubeswift.io/v1alpha1', 'swiftseedprofiles'),
+      inPlace('swift.kubeswift.io/v1alpha1', 'swiftguests'),
+      inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets')
+    ],
+    resyncPeriodSeconds: 30
   }
-  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
-})
-
-t.test('the cellpool CompositeController drives the GPUCellPool CRD and its four child types', async (t) => {
-  const controller = parse(readFileSync(new URL('../../metacontroller/cellpool.yaml', import.meta.url), 'utf8'), { version: '1.1' })
-  const inPlace = (apiVersion: string, resource: string) => ({ apiVersion, resource, updateStrategy: { method: 'InPlace' } })
-  t.same(controller.spec.childResources, [
-    inPlace('v1', 'secrets'),
-    inPlace('seed.kubeswift.io/v1alpha1', 'swiftseedprofiles'),
-    inPlace('swift.kubeswift.io/v1alpha1', 'swiftguests'),
-    inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets')
-  ])
-  t.match(controller, {
-    apiVersion: 'metacontroller.k8s.io/v1alpha1',
-    kind: 'CompositeController',
-    metadata: { name: 'gpuhooks-cellpool' },
-    spec: {
-      parentResource: { apiVersion: `${GPU_CELL_POOL_CRD.spec.group}/v1alpha1`, resource: GPU_CELL_POOL_CRD.spec.names.plural },
-      generateSelector: true,
-      resyncPeriodSeconds: 30
+]
+for (const c of compositeControllers) {
+  t.test(c.name, async (t) => {
+    const controller = parse(readFileSync(new URL(`../../metacontroller/${c.file}`, import.meta.url), 'utf8'), { version: '1.1' })
+    t.same(controller.spec.childResources, c.childResources)
+    t.match(controller, {
+      apiVersion: 'metacontroller.k8s.io/v1alpha1',
+      kind: 'CompositeController',
+      metadata: { name: c.controller },
+      spec: {
+        parentResource: { apiVersion: `${c.crd.spec.group}/v1alpha1`, resource: c.crd.spec.names.plural },
+        generateSelector: true,
+        resyncPeriodSeconds: c.resyncPeriodSeconds
+      }
+    })
+    t.ok(c.crd.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
+    for (const hook of ['customize', 'sync', 'finalize']) {
+      t.same(
+        controller.spec.hooks[hook],
+        {
+          version: 'v2',
+          webhook: {
+            service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
+            path: `${c.hookPath}/${hook}`,
+            timeout: '10s'
+          }
+        },
+        `the ${hook} hook`
+      )
     }
+    t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
   })
-  t.ok(GPU_CELL_POOL_CRD.spec.versions[0]?.subresources?.status, 'Metacontroller ignores a parent without the status subresource')
-  for (const hook of ['customize', 'sync', 'finalize']) {
-    t.same(
-      controller.spec.hooks[hook],
-      {
-        version: 'v2',
-        webhook: {
-          service: { name: 'gpuhooks', namespace: 'gpuhooks-system', port: 80, protocol: 'http' },
-          path: `/hooks/cellpool/${hook}`,
-          timeout: '10s'
-        }
-      },
-      `the ${hook} hook`
-    )
-  }
-  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
-})
+}
 
 t.test('renderSchema', async (t) => {
   const cases: Array<{ name: string; given: Parameters<typeof renderSchema>[0]; expected: OpenApiSchema }> = [
