@@ -16,7 +16,7 @@
  *   left of the delay.
  */
 import { readFileSync } from 'node:fs'
-import { pino } from 'pino'
+import { processLogger } from './logger.ts'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './server/app.ts'
 import { readConfig } from './server/config.ts'
@@ -26,7 +26,7 @@ import { routes } from './server/routes.ts'
 /** Starts both listeners and installs the signal handlers. */
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readConfig(env)
-  const logger = pino({ level: config.logLevel })
+  const logger = processLogger({ level: config.logLevel })
   const metrics = createMetrics(true)
   let draining = false
   const ready = (): boolean => !draining

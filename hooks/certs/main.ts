@@ -22,7 +22,8 @@ import {
   setHeaderOptions,
   type V1Secret
 } from '@kubernetes/client-node'
-import { pino } from 'pino'
+import type { Logger } from 'pino'
+import { processLogger } from '../logger.ts'
 import { carryOut, plan, type CertBundle } from './issue.ts'
 import { readCertsConfig, type CertsConfig } from './config.ts'
 
@@ -35,7 +36,7 @@ function isStatus(err: unknown, code: number): boolean {
   return err instanceof ApiException && err.code === code
 }
 
-async function run(config: CertsConfig, kc: KubeConfig, log: pino.Logger): Promise<void> {
+async function run(config: CertsConfig, kc: KubeConfig, log: Logger): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api)
   const admission = kc.makeApiClient(AdmissionregistrationV1Api)
   const apps = kc.makeApiClient(AppsV1Api)
@@ -117,7 +118,7 @@ async function run(config: CertsConfig, kc: KubeConfig, log: pino.Logger): Promi
 }
 
 async function main(): Promise<void> {
-  const log = pino({ level: process.env['LOG_LEVEL'] ?? 'info' })
+  const log = processLogger({ level: process.env['LOG_LEVEL'] ?? 'info' })
   const config = readCertsConfig(process.env)
   const kc = new KubeConfig()
   kc.loadFromDefault()
