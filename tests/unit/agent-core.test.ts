@@ -478,100 +478,70 @@ t.test('the row reports what the agent saw', async (t) => {
 })
 
 t.test('allocations', async (t) => {
-  const allocated = 'GPU-a,NVIDIA,1000,10:;'
-  const p = (annotations: Record<string, string>, spec: Record<string, unknown>, phase = 'Running'): Record<string, unknown> => ({
+  const ALLOCATED = 'hami.io/vgpu-devices-allocated'
+  const TO_ALLOCATE = 'hami.io/vgpu-devices-to-allocate'
+  const device = 'GPU-a,NVIDIA,1000,10:;'
+  /** A Pod in `phase` with these annotations, bound to the cell's Node by spec.nodeName. */
+  const onNode = (annotations: Record<string, string>, phase = 'Running') => ({
     metadata: { name: 'p', annotations },
-    spec,
+    spec: { nodeName: 'pool-a-0' },
     status: { phase }
   })
+  /** A pending, unbound Pod that HAMi has annotated (hami.io/vgpu-node) for `node`. */
+  const annotatedFor = (node: string, annotations: Record<string, string>) => ({
+    metadata: { name: 'p', annotations: { 'hami.io/vgpu-node': node, ...annotations } },
+    spec: {},
+    status: { phase: 'Pending' }
+  })
+  const NONE = { read: true, pods: 0, inFlight: false }
+  const ONE = { read: true, pods: 1, inFlight: false }
+  const UNREAD = { read: false, pods: 0, inFlight: false }
   const cases: Array<{
     name: string
-    bound: unknown[]
-    unbound: unknown[]
+    bound?: unknown[]
+    unbound?: unknown[]
     boundRead?: boolean
     unboundRead?: boolean
     expected: { read: boolean; pods: number; inFlight: boolean }
   }> = [
-    {
-      name: 'a Pod bound by spec.nodeName with a device counts',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' })],
-      unbound: [],
-      expected: { read: true, pods: 1, inFlight: false }
-    },
+    { name: 'a Pod bound by spec.nodeName with a device counts', bound: [onNode({ [ALLOCATED]: device })], expected: ONE },
     {
       name: 'a Pod HAMi annotated for the Node (hami.io/vgpu-node) before binding counts',
-      bound: [],
-      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')],
-      expected: { read: true, pods: 1, inFlight: false }
+      unbound: [annotatedFor('pool-a-0', { [ALLOCATED]: device })],
+      expected: ONE
     },
     {
       name: 'a Pod annotated for another Node does not count',
-      bound: [],
-      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-1', 'hami.io/vgpu-devices-allocated': allocated }, {}, 'Pending')],
-      expected: { read: true, pods: 0, inFlight: false }
+      unbound: [annotatedFor('pool-a-1', { [ALLOCATED]: device })],
+      expected: NONE
     },
-    {
-      name: 'a Succeeded Pod does not count',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Succeeded')],
-      unbound: [],
-      expected: { read: true, pods: 0, inFlight: false }
-    },
-    {
-      name: 'a Failed Pod does not count',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated }, { nodeName: 'pool-a-0' }, 'Failed')],
-      unbound: [],
-      expected: { read: true, pods: 0, inFlight: false }
-    },
-    {
-      name: 'a Pod without the allocated annotation does not count',
-      bound: [p({}, { nodeName: 'pool-a-0' })],
-      unbound: [],
-      expected: { read: true, pods: 0, inFlight: false }
-    },
-    {
-      name: 'an allocated annotation with no device (";") does not count',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': ';' }, { nodeName: 'pool-a-0' })],
-      unbound: [],
-      expected: { read: true, pods: 0, inFlight: false }
-    },
+    { name: 'a Succeeded Pod does not count', bound: [onNode({ [ALLOCATED]: device }, 'Succeeded')], expected: NONE },
+    { name: 'a Failed Pod does not count', bound: [onNode({ [ALLOCATED]: device }, 'Failed')], expected: NONE },
+    { name: 'a Pod without the allocated annotation does not count', bound: [onNode({})], expected: NONE },
+    { name: 'an allocated annotation with no device (";") does not count', bound: [onNode({ [ALLOCATED]: ';' })], expected: NONE },
     {
       name: 'an allocated annotation that does not decode counts (a drain waits rather than guesses)',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': 'junk' }, { nodeName: 'pool-a-0' })],
-      unbound: [],
-      expected: { read: true, pods: 1, inFlight: false }
+      bound: [onNode({ [ALLOCATED]: 'junk' })],
+      expected: ONE
     },
     {
       name: 'to-allocate holding a device is in flight',
-      bound: [],
-      unbound: [p({ 'hami.io/vgpu-node': 'pool-a-0', 'hami.io/vgpu-devices-to-allocate': allocated }, {}, 'Pending')],
+      unbound: [annotatedFor('pool-a-0', { [TO_ALLOCATE]: device })],
       expected: { read: true, pods: 0, inFlight: true }
     },
     {
       name: 'to-allocate left as ";" by the device plugin is not in flight',
-      bound: [p({ 'hami.io/vgpu-devices-allocated': allocated, 'hami.io/vgpu-devices-to-allocate': ';' }, { nodeName: 'pool-a-0' })],
-      unbound: [],
-      expected: { read: true, pods: 1, inFlight: false }
+      bound: [onNode({ [ALLOCATED]: device, [TO_ALLOCATE]: ';' })],
+      expected: ONE
     },
-    {
-      name: "a failed list of the Node's Pods is read: false",
-      bound: [],
-      unbound: [],
-      boundRead: false,
-      expected: { read: false, pods: 0, inFlight: false }
-    },
-    {
-      name: 'a failed list of pending Pods is read: false',
-      bound: [],
-      unbound: [],
-      unboundRead: false,
-      expected: { read: false, pods: 0, inFlight: false }
-    }
+    { name: "a failed list of the Node's Pods is read: false", boundRead: false, expected: UNREAD },
+    { name: 'a failed list of pending Pods is read: false', unboundRead: false, expected: UNREAD }
   ]
   for (const c of cases) {
     t.test(c.name, async (t) => {
       const decision = decide(
         cns([entry()]),
-        snap([settled({ pods: c.bound, podsRead: c.boundRead ?? true })], c.unbound, c.unboundRead ?? true),
+        snap([settled({ pods: c.bound ?? [], podsRead: c.boundRead ?? true })], c.unbound ?? [], c.unboundRead ?? true),
         NOW
       )
       t.same(decision.status.nodes?.[0]?.allocations, c.expected)

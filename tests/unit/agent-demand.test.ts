@@ -12,168 +12,124 @@ const SPEC: DemandSpec = {
     { key: 'soft', effect: 'PreferNoSchedule' }
   ]
 }
-const TOLERATE_GPU = [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }]
+/** What the default Pod's one container asks for: a slice of one GPU. */
+const GPU_SLICE = { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '3000', 'nvidia.com/gpucores': '30' } }
 
-/** A pending, unschedulable Pod asking for one GPU that fits the pool; `edit` changes it. */
-function pod(edit: (p: Record<string, any>) => void = () => {}): Record<string, unknown> {
-  const p: Record<string, any> = {
+/**
+ * A pending, unschedulable Pod whose container `main` asks for `resources` (by default a GPU slice that
+ * fits the pool) and which tolerates the pool's NoSchedule taint; `spec` and `status` fields replace the defaults.
+ */
+function pod(o: { resources?: unknown; spec?: Record<string, unknown>; status?: Record<string, unknown> } = {}): Record<string, unknown> {
+  return {
     metadata: { name: 'p', namespace: 'ns' },
     spec: {
-      containers: [
-        { name: 'main', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '3000', 'nvidia.com/gpucores': '30' } } }
-      ],
-      tolerations: structuredClone(TOLERATE_GPU)
+      containers: [{ name: 'main', resources: o.resources ?? GPU_SLICE }],
+      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
+      ...o.spec
     },
-    status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
+    status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }], ...o.status }
   }
-  edit(p)
-  return p
 }
+
+/** Pod spec fields for a required node affinity of these terms (ORed). */
+const required = (...nodeSelectorTerms: unknown[]) => ({
+  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms } } }
+})
+
 const ONE: Demand = { pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 3000, cores: 30, pods: 1 }] }
 const NONE: Demand = { pendingPods: 0, shapes: [] }
 
 const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
   { name: 'a pending unschedulable Pod that fits counts', given: [pod()], expected: ONE },
-  {
-    name: 'a Pod with a nodeName does not count',
-    given: [
-      pod((p) => {
-        p.spec.nodeName = 'n1'
-      })
-    ],
-    expected: NONE
-  },
-  {
-    name: 'a Pod not Pending does not count',
-    given: [
-      pod((p) => {
-        p.status.phase = 'Running'
-      })
-    ],
-    expected: NONE
-  },
-  {
-    name: 'a Pod without PodScheduled=False does not count',
-    given: [
-      pod((p) => {
-        p.status.conditions = []
-      })
-    ],
-    expected: NONE
-  },
+  { name: 'a Pod with a nodeName does not count', given: [pod({ spec: { nodeName: 'n1' } })], expected: NONE },
+  { name: 'a Pod not Pending does not count', given: [pod({ status: { phase: 'Running' } })], expected: NONE },
+  { name: 'a Pod without PodScheduled=False does not count', given: [pod({ status: { conditions: [] } })], expected: NONE },
   {
     name: 'a Pod unscheduled for another reason (SchedulingGated) does not count',
-    given: [
-      pod((p) => {
-        p.status.conditions[0].reason = 'SchedulingGated'
-      })
-    ],
+    given: [pod({ status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] } })],
     expected: NONE
   },
-  {
-    name: 'a Pod asking for no demand resource does not count',
-    given: [
-      pod((p) => {
-        p.spec.containers[0].resources = { limits: { cpu: '1' } }
-      })
-    ],
-    expected: NONE
-  },
+  { name: 'a Pod asking for no demand resource does not count', given: [pod({ resources: { limits: { cpu: '1' } } })], expected: NONE },
   {
     name: 'requests count when there are no limits',
-    given: [
-      pod((p) => {
-        p.spec.containers[0].resources = { requests: { 'nvidia.com/gpu': '2' } }
-      })
-    ],
+    given: [pod({ resources: { requests: { 'nvidia.com/gpu': '2' } } })],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 0, cores: 0, pods: 1 }] }
   },
   {
     name: 'limits win over requests',
-    given: [
-      pod((p) => {
-        p.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '1' } }
-      })
-    ],
+    given: [pod({ resources: { limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '1' } } })],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 0, cores: 0, pods: 1 }] }
   },
   {
     name: 'init containers are ignored',
-    given: [
-      pod((p) => {
-        p.spec.containers[0].resources = {}
-        p.spec.initContainers = [{ name: 'init', resources: { limits: { 'nvidia.com/gpu': '1' } } }]
-      })
-    ],
+    given: [pod({ resources: {}, spec: { initContainers: [{ name: 'init', resources: { limits: { 'nvidia.com/gpu': '1' } } }] } })],
     expected: NONE
   },
   {
     name: 'containers are summed per Pod',
     given: [
-      pod((p) => {
-        p.spec.containers.push({ name: 'b', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '1000' } } })
+      pod({
+        spec: {
+          containers: [
+            { name: 'main', resources: GPU_SLICE },
+            { name: 'b', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '1000' } } }
+          ]
+        }
       })
     ],
     expected: { pendingPods: 1, shapes: [{ devices: 2, memoryMiB: 4000, cores: 30, pods: 1 }] }
   },
   {
     name: 'a nodeSelector the pool labels satisfy counts',
-    given: [
-      pod((p) => {
-        p.spec.nodeSelector = { 'gpu.pool': 'a100' }
-      })
-    ],
+    given: [pod({ spec: { nodeSelector: { 'gpu.pool': 'a100' } } })],
     expected: ONE
   },
   {
     name: 'a nodeSelector on a label the pool lacks does not count',
-    given: [
-      pod((p) => {
-        p.spec.nodeSelector = { 'gpu.pool': 'h100' }
-      })
-    ],
+    given: [pod({ spec: { nodeSelector: { 'gpu.pool': 'h100' } } })],
     expected: NONE
   },
   {
     name: 'required affinity In on a pool label counts',
-    given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1', 'z2'] }] }]
-            }
-          }
-        }
-      })
-    ],
+    given: [pod({ spec: required({ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1', 'z2'] }] }) })],
     expected: ONE
   },
   {
     name: 'required affinity NotIn on the pool value does not count',
-    given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['z1'] }] }]
-            }
-          }
-        }
-      })
-    ],
+    given: [pod({ spec: required({ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['z1'] }] }) })],
     expected: NONE
   },
   {
     name: 'required affinity terms are ORed: one matching term is enough',
     given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [
-                { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] },
-                { matchExpressions: [{ key: 'rank', operator: 'Gt', values: ['3'] }] }
+      pod({
+        spec: required(
+          { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] },
+          { matchExpressions: [{ key: 'rank', operator: 'Gt', values: ['3'] }] }
+        )
+      })
+    ],
+    expected: ONE
+  },
+  {
+    name: 'required affinity DoesNotExist on a pool label does not count',
+    given: [pod({ spec: required({ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }) })],
+    expected: NONE
+  },
+  {
+    name: 'required affinity on a Node name (matchFields) does not count: a new Node has another name',
+    given: [pod({ spec: required({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['elsewhere'] }] }) })],
+    expected: NONE
+  },
+  {
+    name: 'preferred affinity alone does not filter',
+    given: [
+      pod({
+        spec: {
+          affinity: {
+            nodeAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 1, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] } }
               ]
             }
           }
@@ -183,93 +139,28 @@ const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
     expected: ONE
   },
   {
-    name: 'required affinity DoesNotExist on a pool label does not count',
-    given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }]
-            }
-          }
-        }
-      })
-    ],
-    expected: NONE
-  },
-  {
-    name: 'required affinity on a Node name (matchFields) does not count: a new Node has another name',
-    given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['elsewhere'] }] }]
-            }
-          }
-        }
-      })
-    ],
-    expected: NONE
-  },
-  {
-    name: 'preferred affinity alone does not filter',
-    given: [
-      pod((p) => {
-        p.spec.affinity = {
-          nodeAffinity: {
-            preferredDuringSchedulingIgnoredDuringExecution: [
-              { weight: 1, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z9'] }] } }
-            ]
-          }
-        }
-      })
-    ],
-    expected: ONE
-  },
-  {
     name: 'a Pod that does not tolerate the pool NoSchedule taint does not count',
-    given: [
-      pod((p) => {
-        p.spec.tolerations = []
-      })
-    ],
+    given: [pod({ spec: { tolerations: [] } })],
     expected: NONE
   },
   {
     name: 'a toleration with another value does not tolerate',
-    given: [
-      pod((p) => {
-        p.spec.tolerations[0].value = 'false'
-      })
-    ],
+    given: [pod({ spec: { tolerations: [{ key: 'gpu', operator: 'Equal', value: 'false', effect: 'NoSchedule' }] } })],
     expected: NONE
   },
   {
     name: 'an Exists toleration without key tolerates everything',
-    given: [
-      pod((p) => {
-        p.spec.tolerations = [{ operator: 'Exists' }]
-      })
-    ],
+    given: [pod({ spec: { tolerations: [{ operator: 'Exists' }] } })],
     expected: ONE
   },
   {
     name: 'an Exists toleration for the key tolerates it',
-    given: [
-      pod((p) => {
-        p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }]
-      })
-    ],
+    given: [pod({ spec: { tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }] } })],
     expected: ONE
   },
   {
     name: 'a toleration for another effect does not tolerate',
-    given: [
-      pod((p) => {
-        p.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoExecute' }]
-      })
-    ],
+    given: [pod({ spec: { tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoExecute' }] } })],
     expected: NONE
   },
   {
@@ -277,12 +168,8 @@ const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
     given: [
       pod(),
       pod(),
-      pod((p) => {
-        p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '2' }
-      }),
-      pod((p) => {
-        p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8000' }
-      })
+      pod({ resources: { limits: { 'nvidia.com/gpu': '2' } } }),
+      pod({ resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8000' } } })
     ],
     expected: {
       pendingPods: 4,
@@ -295,11 +182,7 @@ const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
   },
   {
     name: 'a Pod asking only for memory gets one device, as HAMi gives it',
-    given: [
-      pod((p) => {
-        p.spec.containers[0].resources.limits = { 'nvidia.com/gpumem': '2000' }
-      })
-    ],
+    given: [pod({ resources: { limits: { 'nvidia.com/gpumem': '2000' } } })],
     expected: { pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 2000, cores: 0, pods: 1 }] }
   },
   { name: 'garbage entries are skipped', given: [null, 'x', 7, { spec: 'no' }, pod()], expected: ONE }
@@ -313,9 +196,7 @@ for (const c of cases) {
 
 t.test('at most 50 shapes, while pendingPods counts every Pod', async (t) => {
   const pods = Array.from({ length: 60 }, (_, i) =>
-    pod((p) => {
-      p.spec.containers[0].resources.limits = { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': String(1000 + i) }
-    })
+    pod({ resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': String(1000 + i) } } })
   )
   const demand = readDemand(pods, SPEC)
   t.equal(demand.pendingPods, 60)

@@ -225,34 +225,38 @@ t.test('a deleting CellNodeSet with a live Node left after 15 minutes: Warning E
   t.ok(infra.calls.includes('finalizers ["cells.kubeswift.io/workload-nodes"] -> []'))
 })
 
-t.test('a Node already deleted by someone else is neither an error nor recorded as swept', async (t) => {
-  const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
-  const workload = new FakeWorkload()
-  workload.deleteNode = async () => {
-    throw Object.assign(new Error('NotFound'), { code: 404 })
+const refusedDeletions = [
+  {
+    name: 'a Node already deleted by someone else is neither an error nor recorded as swept',
+    error: Object.assign(new Error('NotFound'), { code: 404 }),
+    failedCodes: []
+  },
+  {
+    name: 'a refused deletion (the Node changed since it was read: 409) is reported and not recorded as swept',
+    error: Object.assign(new Error('Precondition failed'), { code: 409 }),
+    failedCodes: [409]
   }
-  const outcome = await applyNodeActions(
-    workload,
-    [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }],
-    () => new Date(NOW)
-  )
-  t.same(outcome, { done: [], failed: [], swept: [] })
-})
-
-t.test('a refused deletion (the Node changed since it was read: 409) is reported and not recorded as swept', async (t) => {
-  const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
-  const workload = new FakeWorkload()
-  workload.deleteNode = async () => {
-    throw Object.assign(new Error('Precondition failed'), { code: 409 })
-  }
-  const outcome = await applyNodeActions(
-    workload,
-    [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }],
-    () => new Date(NOW)
-  )
-  t.equal(outcome.swept.length, 0)
-  t.equal(outcome.failed[0]?.code, 409)
-})
+]
+for (const c of refusedDeletions) {
+  t.test(c.name, async (t) => {
+    const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
+    const workload = new FakeWorkload()
+    workload.deleteNode = async () => {
+      throw c.error
+    }
+    const outcome = await applyNodeActions(
+      workload,
+      [{ type: 'deleteNode', name: 'pool-0', uid: 'u', resourceVersion: '1', reason: 'Orphan', instance: 'g' }],
+      () => new Date(NOW)
+    )
+    t.same(outcome.swept, [], 'nothing recorded as swept')
+    t.same(outcome.done, [])
+    t.same(
+      outcome.failed.map((f) => f.code),
+      c.failedCodes
+    )
+  })
+}
 
 t.test('an unreadable Lease falls back to the Ready heartbeat; a failed Pod list is read: false', async (t) => {
   const workload = new FakeWorkload()

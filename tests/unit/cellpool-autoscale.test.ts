@@ -13,10 +13,8 @@ import {
   type AutoscaleInput
 } from '../../hooks/cellpool/autoscale.ts'
 import type { CellPhase } from '../../hooks/cellpool/phases.ts'
+import { T0 as NOW, T0_STAMP as NOW_STAMP, ago } from './fixtures/cellpool.ts'
 
-const NOW = new Date('2026-03-01T10:00:00.000Z')
-const ago = (seconds: number): string => new Date(NOW.getTime() - seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
-const NOW_STAMP = '2026-03-01T10:00:00Z'
 const A100 = { id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }
 
 const CONFIG: AutoscaleConfig = {
@@ -32,11 +30,15 @@ function cell(index: number, phase: CellPhase, idle = false): AutoscaleCell {
   return { name: `p-${index}`, index, phase, idle, devices: phase === 'Ready' ? [{ ...A100 }] : [] }
 }
 
-const pending = (pods: number, shape = { devices: 1, memoryMiB: 8192, cores: 30 }) => ({
+/** Demand read from the workload cluster: `pods` pending, by default each asking for a slice of one device. */
+const pending = (pods: number, shapes = pods > 0 ? [{ devices: 1, memoryMiB: 8192, cores: 30, pods }] : []) => ({
   read: true,
   pendingPods: pods,
-  shapes: pods > 0 ? [{ ...shape, pods }] : []
+  shapes
 })
+
+/** The autoscaler's decision at NOW for {@link input}. */
+const decide = (extra: Partial<AutoscaleInput> = {}) => autoscale(input(extra), NOW)
 
 function input(extra: Partial<AutoscaleInput> = {}): AutoscaleInput {
   return {
@@ -53,19 +55,16 @@ function input(extra: Partial<AutoscaleInput> = {}): AutoscaleInput {
 t.test('floor, ceiling and base', async (t) => {
   t.test('base counts cells neither Failed, Draining nor Deleting', async (t) => {
     const cells = [cell(0, 'Ready'), cell(1, 'Draining'), cell(2, 'Deleting'), cell(3, 'Failed'), cell(4, 'Joining')]
-    const got = autoscale(input({ cells, demand: undefined }), NOW)
+    const got = decide({ cells, demand: undefined })
     t.equal(got.base, 2)
     t.equal(got.desiredReplicas, 2)
   })
   t.test('base is clamped to [floor, ceiling]', async (t) => {
-    t.equal(autoscale(input({ cells: [], demand: undefined, config: { ...CONFIG, minReplicas: 2 } }), NOW).base, 2)
-    t.equal(autoscale(input({ cells: [0, 1, 2, 3, 4, 5].map((i) => cell(i, 'Ready')), demand: undefined }), NOW).base, 4)
+    t.equal(decide({ cells: [], demand: undefined, config: { ...CONFIG, minReplicas: 2 } }).base, 2)
+    t.equal(decide({ cells: [0, 1, 2, 3, 4, 5].map((i) => cell(i, 'Ready')), demand: undefined }).base, 4)
   })
   t.test('floor is spec.replicas when minReplicas is unset; the ceiling never below the floor', async (t) => {
-    const got = autoscale(
-      input({ cells: [], demand: undefined, config: { ...CONFIG, replicas: 3, minReplicas: undefined, maxReplicas: 2 } }),
-      NOW
-    )
+    const got = decide({ cells: [], demand: undefined, config: { ...CONFIG, replicas: 3, minReplicas: undefined, maxReplicas: 2 } })
     t.same([got.floor, got.ceiling, got.base], [3, 3, 3])
   })
 })
@@ -78,7 +77,7 @@ t.test('the cell shape is the device of a Ready cell, remembered', async (t) => 
   t.equal(satisfiable({ devices: 2, memoryMiB: 1, cores: 1, pods: 1 }, { memoryMiB: 81920, cores: 100 }), false, 'more than one device')
   t.equal(satisfiable({ devices: 1, memoryMiB: 81921, cores: 1, pods: 1 }, { memoryMiB: 81920, cores: 100 }), false, 'more memory')
   t.equal(satisfiable({ devices: 1, memoryMiB: 1, cores: 101, pods: 1 }, { memoryMiB: 81920, cores: 100 }), false, 'more cores')
-  const got = autoscale(input({ cells: [cell(0, 'Joining')], memory: { cellDeviceShape: { memoryMiB: 1024, cores: 10 } } }), NOW)
+  const got = decide({ cells: [cell(0, 'Joining')], memory: { cellDeviceShape: { memoryMiB: 1024, cores: 10 } } })
   t.same(got.cellDeviceShape, { memoryMiB: 1024, cores: 10 }, 'kept in status')
 })
 
@@ -89,6 +88,16 @@ interface Row {
   reason: string
   cellToDrain?: string
   fields?: Record<string, unknown>
+}
+
+/** Two idle Ready cells with no Pod pending, kept at 2 by the window that `memory` leaves open. */
+function heldByWindow(name: string, memory: AutoscaleInput['memory']): Row {
+  return {
+    name,
+    given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { ...memory, desiredReplicas: 2 } },
+    desired: 2,
+    reason: 'Stabilizing'
+  }
 }
 
 const rows: Row[] = [
@@ -112,7 +121,7 @@ const rows: Row[] = [
   },
   {
     name: 'pending Pods, none satisfiable: DemandUnsatisfiable',
-    given: { demand: pending(2, { devices: 2, memoryMiB: 1, cores: 1 }) },
+    given: { demand: pending(2, [{ devices: 2, memoryMiB: 1, cores: 1, pods: 2 }]) },
     desired: 2,
     reason: 'DemandUnsatisfiable'
   },
@@ -144,30 +153,12 @@ const rows: Row[] = [
   },
   { name: 'no Pod pending at the floor: AtMinReplicas', given: { cells: [cell(0, 'Ready', true)] }, desired: 1, reason: 'AtMinReplicas' },
   { name: 'no Pod pending, no idle cell: NoIdleCell', given: { memory: { demandFreeSince: ago(7200) } }, desired: 2, reason: 'NoIdleCell' },
-  {
-    name: 'demand-free for less than scaleDownStabilizationWindow: Stabilizing',
-    given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)], memory: { demandFreeSince: ago(1799), desiredReplicas: 2 } },
-    desired: 2,
-    reason: 'Stabilizing'
-  },
-  {
-    name: 'a scale-up within scaleDownStabilizationWindow: Stabilizing',
-    given: {
-      cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)],
-      memory: { demandFreeSince: ago(7200), lastScaleUpTime: ago(1000), desiredReplicas: 2 }
-    },
-    desired: 2,
-    reason: 'Stabilizing'
-  },
-  {
-    name: 'a scale-down within scaleDownStabilizationWindow: Stabilizing',
-    given: {
-      cells: [cell(0, 'Ready', true), cell(1, 'Ready', true)],
-      memory: { demandFreeSince: ago(7200), lastScaleDownTime: ago(1000), desiredReplicas: 2 }
-    },
-    desired: 2,
-    reason: 'Stabilizing'
-  },
+  heldByWindow('demand-free for less than scaleDownStabilizationWindow: Stabilizing', { demandFreeSince: ago(1799) }),
+  heldByWindow('a scale-up within scaleDownStabilizationWindow: Stabilizing', { demandFreeSince: ago(7200), lastScaleUpTime: ago(1000) }),
+  heldByWindow('a scale-down within scaleDownStabilizationWindow: Stabilizing', {
+    demandFreeSince: ago(7200),
+    lastScaleDownTime: ago(1000)
+  }),
   {
     name: 'otherwise base - 1, ScaledDown, the idle cell with the highest index drains',
     given: { cells: [cell(0, 'Ready', true), cell(1, 'Ready', false), cell(2, 'Ready', true)], memory: { demandFreeSince: ago(1800) } },
@@ -181,7 +172,7 @@ const rows: Row[] = [
 t.test('the rules, first that applies wins', async (t) => {
   for (const r of rows) {
     t.test(r.name, async (t) => {
-      const got = autoscale(input(r.given), NOW)
+      const got = decide(r.given)
       t.equal(got.desiredReplicas, r.desired)
       t.equal(got.reason, r.reason)
       t.equal(got.cellToDrain, r.cellToDrain)
@@ -191,76 +182,64 @@ t.test('the rules, first that applies wins', async (t) => {
 })
 
 t.test('DemandUnsatisfiable names the largest request', async (t) => {
-  const got = autoscale(
-    input({
-      demand: {
-        read: true,
-        pendingPods: 3,
-        shapes: [
-          { devices: 2, memoryMiB: 163840, cores: 200, pods: 2 },
-          { devices: 1, memoryMiB: 100000, cores: 50, pods: 1 }
-        ]
-      }
-    }),
-    NOW
-  )
+  const got = decide({
+    demand: pending(3, [
+      { devices: 2, memoryMiB: 163840, cores: 200, pods: 2 },
+      { devices: 1, memoryMiB: 100000, cores: 50, pods: 1 }
+    ])
+  })
   t.equal(got.reason, 'DemandUnsatisfiable')
   t.match(got.message, /the largest asks for 2 device\(s\), 163840 MiB and 200% cores/)
 })
 
 t.test('demand status: pendingPods, satisfiable, and lastObserved moving only when the figures change', async (t) => {
-  const first = autoscale(
-    input({
-      demand: {
-        read: true,
-        pendingPods: 3,
-        shapes: [
-          { devices: 1, memoryMiB: 8192, cores: 30, pods: 2 },
-          { devices: 2, memoryMiB: 1, cores: 1, pods: 1 }
-        ]
-      }
-    }),
-    NOW
-  )
+  const first = decide({
+    demand: pending(3, [
+      { devices: 1, memoryMiB: 8192, cores: 30, pods: 2 },
+      { devices: 2, memoryMiB: 1, cores: 1, pods: 1 }
+    ])
+  })
   t.same(first.demand, { pendingPods: 3, satisfiable: 2, lastObserved: ago(5) })
-  const same = autoscale(
-    input({ observedTime: ago(1), demand: pending(0), memory: { demand: { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) } } }),
-    NOW
-  )
+  const same = decide({
+    observedTime: ago(1),
+    demand: pending(0),
+    memory: { demand: { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) } }
+  })
   t.same(same.demand, { pendingPods: 0, satisfiable: 0, lastObserved: ago(300) })
 })
 
 t.test('demandFreeSince is set when no satisfiable Pod is pending and cleared when demand returns', async (t) => {
-  const idle = autoscale(input({ cells: [cell(0, 'Ready', true)] }), NOW)
+  const idle = decide({ cells: [cell(0, 'Ready', true)] })
   t.equal(idle.demandFreeSince, NOW_STAMP)
-  const kept = autoscale(input({ cells: [cell(0, 'Ready', true)], memory: { demandFreeSince: ago(60) } }), NOW)
+  const kept = decide({ cells: [cell(0, 'Ready', true)], memory: { demandFreeSince: ago(60) } })
   t.equal(kept.demandFreeSince, ago(60))
-  const back = autoscale(input({ demand: pending(1), memory: { demandFreeSince: ago(60), lastScaleUpTime: ago(10) } }), NOW)
+  const back = decide({ demand: pending(1), memory: { demandFreeSince: ago(60), lastScaleUpTime: ago(10) } })
   t.equal(back.demandFreeSince, undefined)
 })
 
 t.test('draining and deleting cells never count toward the base', async (t) => {
-  const got = autoscale(
-    input({ cells: [cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Draining')], demand: pending(1), config: { ...CONFIG, minReplicas: 0 } }),
-    NOW
-  )
+  const got = decide({
+    cells: [cell(0, 'Ready'), cell(1, 'Ready'), cell(2, 'Draining')],
+    demand: pending(1),
+    config: { ...CONFIG, minReplicas: 0 }
+  })
   t.equal(got.base, 2)
   t.equal(got.desiredReplicas, 3, 'the scale-up brings the number back up, so the draining cell returns to service')
 })
 
 t.test('ScalingActive: False while demand cannot be judged, True otherwise, with the reason', async (t) => {
-  t.same(scalingActiveCondition(autoscale(input({ observed: false }), NOW)), {
+  t.same(scalingActiveCondition(decide({ observed: false })), {
     type: 'ScalingActive',
     status: 'False',
     reason: 'Unknown',
     message: 'Demand is unknown (the workload cluster is unobserved); keeping 2 cell(s).'
   })
-  t.equal(scalingActiveCondition(autoscale(input({ cells: [], demand: pending(1) }), NOW)).status, 'False')
-  t.equal(scalingActiveCondition(autoscale(input({ demand: pending(1) }), NOW)).status, 'True')
+  t.equal(scalingActiveCondition(decide({ cells: [], demand: pending(1) })).status, 'False')
+  t.equal(scalingActiveCondition(decide({ demand: pending(1) })).status, 'True')
 })
 
 t.test('a stabilization window ending is the next deadline', async (t) => {
-  const got = autoscale(input({ demand: pending(1), memory: { lastScaleUpTime: ago(500), desiredReplicas: 3 } }), NOW)
+  const got = decide({ demand: pending(1), memory: { lastScaleUpTime: ago(500), desiredReplicas: 3 } })
   t.same(autoscaleDeadline(got, CONFIG, NOW), new Date(NOW.getTime() + 100_000))
-  t.equal(autoscaleDeadline(autoscale(input(), NOW), CONFIG, NOW), undefined)
+  t.equal(autoscaleDeadline(decide(), CONFIG, NOW), undefined)
 })

@@ -63,21 +63,21 @@ t.test('a bare name that is not a token is an error naming it', async (t) => {
 })
 
 t.test("anything else between braces, such as cloud-init's Jinja, is left exactly as written", async (t) => {
-  const jinja = [
-    '{{ v1.local_hostname }}',
-    '{{ ds.meta_data.instance_id }}',
-    '{{ node_labels }}',
-    '{{ cellName | upper }}',
-    '{% if v1.distro == "ubuntu" %}x{% endif %}',
-    '{ cellName }',
-    '{{ }}',
-    '{{ 1cell }}'
+  const notTokens: Array<[text: string, why: string]> = [
+    ['{{ v1.local_hostname }}', "a dotted name (cloud-init's Jinja)"],
+    ['{{ ds.meta_data.instance_id }}', 'a dotted name with underscores'],
+    ['{{ node_labels }}', 'an underscore'],
+    ['{{ cellName | upper }}', 'a Jinja filter after a token name'],
+    ['{% if v1.distro == "ubuntu" %}x{% endif %}', 'Jinja statements'],
+    ['{ cellName }', 'single braces'],
+    ['{{ }}', 'no name'],
+    ['{{ 1cell }}', 'a name starting with a digit']
   ]
-  for (const text of jinja)
+  for (const [text, why] of notTokens)
     t.equal(
       render(`## template: jinja\n${text}\n{{ nodeLabels }}`),
       `## template: jinja\n${text}\ncells.kubeswift.io/pool=inference,gpu=on`,
-      text
+      `${why}: ${text}`
     )
 })
 

@@ -12,6 +12,8 @@ import {
   templateHash
 } from '../../hooks/cellpool/children.ts'
 import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
+import { reversedKeys } from '../support/fields.ts'
+import { patched, poolSpec } from './fixtures/cellpool.ts'
 
 const ID = { poolName: 'inference', namespace: 'ml', poolUID: 'uid-1', index: 2 }
 const LABELS = {
@@ -22,36 +24,25 @@ const LABELS = {
   'cells.kubeswift.io/pool-uid': 'uid-1'
 }
 
-function spec(): Record<string, any> {
-  return {
+/**
+ * The fixture's pool with three replicas, storage, hugepages, the GPU backend left to its default,
+ * a kubeconfig key, and Node labels, annotations and taints.
+ */
+const spec = (): Record<string, unknown> =>
+  patched(poolSpec(), {
     replicas: 3,
-    cell: {
-      guestTemplate: {
-        imageRef: { name: 'gpu-noble' },
-        guestClassRef: { name: 'gpu-worker' },
-        interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }],
-        storage: { storageClassName: 'fast' }
-      },
-      gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu', hugepages: '1Gi' } },
-      nodeIPFrom: 'routable'
-    },
-    bootstrap: { joinSecretRef: { name: 'join' } },
+    cell: { guestTemplate: { storage: { storageClassName: 'fast' } }, gpu: { backend: null, dra: { hugepages: '1Gi' } } },
     workloadCluster: {
-      kubeconfigSecretRef: { name: 'kc' },
       key: 'kubeconfig',
       node: {
-        labels: { gpu: 'on', 'node-role.kubernetes.io/gpu-cell': '' },
+        labels: { 'node-role.kubernetes.io/gpu-cell': '' },
         annotations: { 'example.com/owner': 'ml' },
         taints: [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }]
       }
     }
-  }
-}
-const pool = (change: (s: Record<string, any>) => void = () => {}): ResolvedPool => {
-  const s = spec()
-  change(s)
-  return resolvePool(s)
-}
+  })
+/** That pool with `patch` merged in (a JSON merge patch: `null` removes), resolved. */
+const pool = (patch: Record<string, unknown> = {}): ResolvedPool => resolvePool(patched(spec(), patch))
 
 t.test('cell names and labels', async (t) => {
   t.equal(cellName('inference', 0), 'inference-0')
@@ -119,19 +110,14 @@ t.test('the guest is the template verbatim with the controller overlay (DRA)', a
 
 t.test('the guest takes a shared claim, or a native profile; empty hugepages are left out', async (t) => {
   const shared = buildGuest(
-    pool((s) => {
-      s.replicas = 1
-      s.cell.gpu.dra = { resourceClaimName: 'one-gpu', requestName: 'dev' }
+    pool({
+      replicas: 1,
+      cell: { gpu: { dra: { resourceClaimTemplateName: null, hugepages: null, resourceClaimName: 'one-gpu', requestName: 'dev' } } }
     }),
     ID
   )
   t.same((shared.spec as Record<string, unknown>).gpuResourceClaim, { requestName: 'dev', resourceClaimName: 'one-gpu', tier: 'pcie' })
-  const native = buildGuest(
-    pool((s) => {
-      s.cell.gpu = { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } }
-    }),
-    ID
-  )
+  const native = buildGuest(pool({ cell: { gpu: { backend: 'Native', dra: null, native: { gpuProfileRef: { name: 'a100' } } } } }), ID)
   t.same((native.spec as Record<string, unknown>).gpuProfileRef, { name: 'a100' })
   t.notOk('gpuResourceClaim' in (native.spec as object))
 })
@@ -142,21 +128,9 @@ t.test('the guest keys are sorted and the build is deterministic', async (t) => 
   t.same(Object.keys(guest.spec as object), [...Object.keys(guest.spec as object)].sort())
   t.equal(JSON.stringify(buildGuest(p, ID)), JSON.stringify(guest))
   t.equal(
-    JSON.stringify(
-      buildGuest(
-        pool((s) => {
-          s.cell.guestTemplate = {
-            storage: { storageClassName: 'fast' },
-            interfaces: s.cell.guestTemplate.interfaces,
-            guestClassRef: { name: 'gpu-worker' },
-            imageRef: { name: 'gpu-noble' }
-          }
-        }),
-        ID
-      )
-    ),
+    JSON.stringify(buildGuest(resolvePool(reversedKeys(spec())), ID)),
     JSON.stringify(guest),
-    'template key order does not matter'
+    'the key order of the spec does not matter'
   )
 })
 
@@ -168,55 +142,17 @@ t.test('the template hash is the first 10 hex of SHA-256 over guestTemplate, gpu
     '"hostname":"CellName","nodeIPFrom":"routable"}'
   t.equal(templateHash(p), createHash('sha256').update(canonical).digest('hex').slice(0, 10))
   t.match(templateHash(p), /^[0-9a-f]{10}$/)
-  const changes: Array<[string, (s: Record<string, any>) => void]> = [
-    [
-      'guestTemplate',
-      (s) => {
-        s.cell.guestTemplate.imageRef.name = 'gpu-noble-2'
-      }
-    ],
-    [
-      'gpu',
-      (s) => {
-        s.cell.gpu.dra.hugepages = '2Mi'
-      }
-    ],
-    [
-      'nodeIPFrom',
-      (s) => {
-        s.cell.nodeIPFrom = 'primary'
-      }
-    ],
-    [
-      'hostname',
-      (s) => {
-        s.bootstrap.hostname = 'None'
-      }
-    ]
+  const changes: Array<[string, Record<string, unknown>]> = [
+    ['guestTemplate', { cell: { guestTemplate: { imageRef: { name: 'gpu-noble-2' } } } }],
+    ['gpu', { cell: { gpu: { dra: { hugepages: '2Mi' } } } }],
+    ['nodeIPFrom', { cell: { nodeIPFrom: 'primary' } }],
+    ['hostname', { bootstrap: { hostname: 'None' } }]
   ]
   for (const [what, change] of changes) t.not(templateHash(pool(change)), templateHash(p), `a change of ${what} changes the hash`)
-  const same: Array<[string, (s: Record<string, any>) => void]> = [
-    [
-      'replicas',
-      (s) => {
-        s.replicas = 5
-      }
-    ],
-    [
-      'node labels',
-      (s) => {
-        s.workloadCluster.node.labels.extra = 'x'
-      }
-    ],
-    [
-      'a default written out',
-      (s) => {
-        s.cell.gpu.dra.tier = 'pcie'
-        s.cell.gpu.backend = 'DRA'
-        s.cell.gpu.count = 1
-        s.bootstrap.hostname = 'CellName'
-      }
-    ]
+  const same: Array<[string, Record<string, unknown>]> = [
+    ['replicas', { replicas: 5 }],
+    ['node labels', { workloadCluster: { node: { labels: { extra: 'x' } } } }],
+    ['a default written out', { cell: { gpu: { backend: 'DRA', count: 1, dra: { tier: 'pcie' } } }, bootstrap: { hostname: 'CellName' } }]
   ]
   for (const [what, change] of same) t.equal(templateHash(pool(change)), templateHash(p), `${what} leaves the hash`)
 })
@@ -239,9 +175,7 @@ t.test('a CellNodeSet entry: labels, instance once known, annotations, taints an
     name: 'inference-2',
     taints: [{ effect: 'NoSchedule', key: 'example.com/cell', value: 'true' }]
   })
-  const bare = pool((s) => {
-    s.workloadCluster.node = {}
-  })
+  const bare = pool({ workloadCluster: { node: { labels: null, annotations: null, taints: null } } })
   t.same(
     buildCellNode(bare, ID, '', false),
     {
@@ -286,16 +220,7 @@ t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand on
       poolUID: 'uid-1'
     }
   })
-  const quiet = buildCellNodeSet(
-    'inference',
-    'ml',
-    'uid-1',
-    pool((s) => {
-      delete s.workloadCluster.key
-    }),
-    [],
-    false
-  )
+  const quiet = buildCellNodeSet('inference', 'ml', 'uid-1', pool({ workloadCluster: { key: null } }), [], false)
   t.same(quiet.spec, { kubeconfigSecretRef: { key: 'value', name: 'kc' }, poolUID: 'uid-1' }, 'no nodes, no demand: both left out')
 })
 

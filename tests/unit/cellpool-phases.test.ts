@@ -12,16 +12,10 @@ import {
   workloadState,
   type GuestView,
   type PhaseConfig,
-  type PreviousCell,
-  type WorkloadState
+  type PreviousCell
 } from '../../hooks/cellpool/phases.ts'
+import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
 
-const NOW = new Date('2026-03-01T10:00:00.000Z')
-const ago = (seconds: number): string => new Date(NOW.getTime() - seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
-const NOW_STAMP = '2026-03-01T10:00:00Z'
-
-const OBSERVED: WorkloadState = { observed: true, generationMatched: true, reason: 'Reachable', message: 'ok' }
-const UNOBSERVED: WorkloadState = { observed: false, generationMatched: true, reason: 'Unreachable', message: 'dial tcp: i/o timeout' }
 const CONFIG: PhaseConfig = {
   bootstrapReadyTimeoutSeconds: 900,
   capacityReadyTimeoutSeconds: 300,
@@ -79,51 +73,41 @@ function previous(extra: Partial<PreviousCell> = {}): PreviousCell {
 }
 
 t.test('the phase observation gives, one row per rule of the phase table', async (t) => {
+  // Each row gives what differs from a Running guest whose Node is Ready with one healthy device,
+  // the workload cluster observed, and the cell Joining before.
   const rows: Array<{
     name: string
-    given: Parameters<typeof observedPhase>[0]
+    given: Partial<Parameters<typeof observedPhase>[0]>
     expected: { phase: string; reason: string; paused?: boolean; nodeIP?: string }
   }> = [
     {
       name: 'no guest observed: Pending',
-      given: { guest: undefined, row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: undefined },
+      given: { guest: undefined, row: undefined, previousPhase: undefined },
       expected: { phase: 'Pending', reason: 'GuestNotCreated' }
     },
     {
       name: 'no guest, a live Node of another VM under the name: Pending, NodeNameConflict',
-      given: {
-        guest: undefined,
-        row: row({ instance: 'old', conflict: true }),
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: undefined
-      },
+      given: { guest: undefined, row: row({ instance: 'old', conflict: true }), previousPhase: undefined },
       expected: { phase: 'Pending', reason: 'NodeNameConflict' }
     },
     {
       name: 'no guest, a Node of an earlier VM that is not live: Pending, StaleNode',
-      given: { guest: undefined, row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: undefined },
+      given: { guest: undefined, row: row({ instance: 'old', live: false }), previousPhase: undefined },
       expected: { phase: 'Pending', reason: 'StaleNode' }
     },
     {
       name: 'no guest while the workload cluster is unobserved: Pending with its clock stopped',
-      given: { guest: undefined, row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: undefined },
+      given: { guest: undefined, row: undefined, workload: UNOBSERVED, previousPhase: undefined },
       expected: { phase: 'Pending', reason: 'WorkloadUnobserved', paused: true }
     },
     {
       name: 'no status.gpu.devices yet: AllocatingGPU',
-      given: {
-        guest: guest({ devices: [], phase: 'Scheduling' }),
-        row: undefined,
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Pending'
-      },
+      given: { guest: guest({ devices: [], phase: 'Scheduling' }), row: undefined, previousPhase: 'Pending' },
       expected: { phase: 'AllocatingGPU', reason: 'NoDevices' }
     },
     {
       name: 'devices bound, guest not Running: GuestProvisioning',
-      given: { guest: guest({ phase: 'Scheduling' }), row: undefined, workload: OBSERVED, config: CONFIG, previousPhase: 'AllocatingGPU' },
+      given: { guest: guest({ phase: 'Scheduling' }), row: undefined, previousPhase: 'AllocatingGPU' },
       expected: { phase: 'GuestProvisioning', reason: 'GuestNotRunning' }
     },
     {
@@ -131,90 +115,58 @@ t.test('the phase observation gives, one row per rule of the phase table', async
       given: {
         guest: guest({ interfaces: [{ name: 'primary' }, { name: 'routable' }], primaryIP: undefined }),
         row: undefined,
-        workload: OBSERVED,
-        config: CONFIG,
         previousPhase: 'GuestProvisioning'
       },
       expected: { phase: 'Booting', reason: 'NoNodeAddress' }
     },
     {
       name: 'the nodeIPFrom interface without an IP falls back to primaryIP',
-      given: {
-        guest: guest({ interfaces: [{ name: 'routable' }] }),
-        row: undefined,
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Booting'
-      },
+      given: { guest: guest({ interfaces: [{ name: 'routable' }] }), row: undefined, previousPhase: 'Booting' },
       expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '10.0.0.5' }
     },
     {
       name: 'no Node of this guest: Joining',
-      given: {
-        guest: guest(),
-        row: row({ present: false, instance: undefined }),
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Booting'
-      },
+      given: { row: row({ present: false, instance: undefined }), previousPhase: 'Booting' },
       expected: { phase: 'Joining', reason: 'NodeNotRegistered', nodeIP: '192.0.2.10' }
     },
     {
       name: 'a row of another instance does not count; live: Joining, NodeNameConflict',
-      given: { guest: guest(), row: row({ instance: 'old' }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      given: { row: row({ instance: 'old' }) },
       expected: { phase: 'Joining', reason: 'NodeNameConflict', nodeIP: '192.0.2.10' }
     },
     {
       name: 'a row of another instance that is not live: Joining, StaleNode',
-      given: { guest: guest(), row: row({ instance: 'old', live: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      given: { row: row({ instance: 'old', live: false }) },
       expected: { phase: 'Joining', reason: 'StaleNode', nodeIP: '192.0.2.10' }
     },
     {
       name: 'its Node is not Ready: Joining',
-      given: { guest: guest(), row: row({ ready: false }), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining' },
+      given: { row: row({ ready: false }) },
       expected: { phase: 'Joining', reason: 'NodeNotReady', nodeIP: '192.0.2.10' }
     },
     {
       name: 'Node Ready, HAMi registered nothing: AwaitingGPUCapacity',
-      given: {
-        guest: guest(),
-        row: row({ devices: [], registration: 'Missing' }),
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Joining'
-      },
+      given: { row: row({ devices: [], registration: 'Missing' }) },
       expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
     },
     {
       name: 'Node Ready, the only device unhealthy: AwaitingGPUCapacity',
-      given: {
-        guest: guest(),
-        row: row({ devices: [{ ...DEVICE, healthy: false }] }),
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Joining'
-      },
+      given: { row: row({ devices: [{ ...DEVICE, healthy: false }] }) },
       expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
     },
     {
       name: 'HAMi annotation in neither format: AwaitingGPUCapacity, RegistrationUnparseable',
-      given: {
-        guest: guest(),
-        row: row({ devices: [], registration: 'Unparseable' }),
-        workload: OBSERVED,
-        config: CONFIG,
-        previousPhase: 'Joining'
-      },
+      given: { row: row({ devices: [], registration: 'Unparseable' }) },
       expected: { phase: 'AwaitingGPUCapacity', reason: 'RegistrationUnparseable', nodeIP: '192.0.2.10' }
     },
     {
       name: 'fewer healthy devices than expectedDevicesPerCell: AwaitingGPUCapacity',
-      given: { guest: guest(), row: row(), workload: OBSERVED, config: { ...CONFIG, expectedDevices: 2 }, previousPhase: 'Joining' },
+      given: { config: { ...CONFIG, expectedDevices: 2 } },
       expected: { phase: 'AwaitingGPUCapacity', reason: 'TooFewDevices', nodeIP: '192.0.2.10' }
     },
     {
       name: 'Running with an address, its Node Ready with enough healthy devices: Ready',
-      given: { guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' },
+      given: { previousPhase: 'AwaitingGPUCapacity' },
       expected: { phase: 'Ready', reason: 'Ready', nodeIP: '192.0.2.10' }
     },
     {
@@ -228,8 +180,6 @@ t.test('the phase observation gives, one row per rule of the phase table', async
           ]
         }),
         row: undefined,
-        workload: OBSERVED,
-        config: CONFIG,
         previousPhase: 'GuestProvisioning'
       },
       expected: { phase: 'GuestProvisioning', reason: 'ImageNotReady' }
@@ -239,26 +189,24 @@ t.test('the phase observation gives, one row per rule of the phase table', async
       given: {
         guest: guest({ phase: 'Failed', devices: [], conditions: [{ type: 'SeedReady', status: 'False', reason: 'SeedProfileMissing' }] }),
         row: undefined,
-        workload: OBSERVED,
-        config: CONFIG,
         previousPhase: 'Pending'
       },
       expected: { phase: 'AllocatingGPU', reason: 'SeedProfileMissing' }
     },
     {
       name: 'unobserved: a Ready cell keeps Ready with its clock stopped',
-      given: { guest: guest(), row: row({ ready: false }), workload: UNOBSERVED, config: CONFIG, previousPhase: 'Ready' },
+      given: { row: row({ ready: false }), workload: UNOBSERVED, previousPhase: 'Ready' },
       expected: { phase: 'Ready', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' }
     },
     {
       name: 'unobserved: AwaitingGPUCapacity keeps its phase',
-      given: { guest: guest(), row: undefined, workload: UNOBSERVED, config: CONFIG, previousPhase: 'AwaitingGPUCapacity' },
+      given: { row: undefined, workload: UNOBSERVED, previousPhase: 'AwaitingGPUCapacity' },
       expected: { phase: 'AwaitingGPUCapacity', reason: 'WorkloadUnobserved', paused: true, nodeIP: '192.0.2.10' }
     }
   ]
   for (const r of rows) {
     t.test(r.name, async (t) => {
-      const got = observedPhase(r.given)
+      const got = observedPhase({ guest: guest(), row: row(), workload: OBSERVED, config: CONFIG, previousPhase: 'Joining', ...r.given })
       t.equal(got.phase, r.expected.phase)
       t.equal(got.reason, r.expected.reason)
       t.equal(got.paused, r.expected.paused ?? false, 'clock stopped or running')

@@ -16,9 +16,8 @@ import { planScaling, type CellInput } from '../../hooks/cellpool/scaling.ts'
 import { sync } from '../../hooks/cellpool/sync.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
-import type { JsonObject } from '../support/merge.ts'
-import { simulateMetacontroller } from '../support/simulate.ts'
-import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, PoolWorld, SECRET_KEY, SEED_KEY, joinSecret, poolSpec } from './fixtures/cellpool.ts'
+import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
+import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, OBSERVED, PoolWorld, T0, foreignNode, joinSecret, poolSpec } from './fixtures/cellpool.ts'
 
 const RUNS = { numRuns: 40 }
 
@@ -104,6 +103,50 @@ function settled(replicas: number, seed: number): PoolWorld {
   return world
 }
 
+/** What a history's check sees after each step: the event, the request the hook was given, and its answer. */
+type StepCheck = (e: Event, request: CellPoolSyncRequest, answer: CompositeResponse) => void
+
+/** Plays `events` on `world`, one step of the whole system after each, and runs `check` after every step. */
+function play(world: PoolWorld, events: readonly Event[], check?: StepCheck): PoolWorld {
+  for (const e of events) {
+    apply(world, e)
+    if (check === undefined) {
+      world.step(sync)
+      continue
+    }
+    const request = world.request()
+    check(e, request, world.step(sync))
+  }
+  return world
+}
+
+/** A pool settled at `replicas` Ready cells, against a fake API server of `seed`, and what happens to it next. */
+interface History {
+  replicas: number
+  events: Event[]
+  seed: number
+}
+
+/** Histories of `minLength` to `maxLength` events drawn from `events`, on pools settled at `replicas`. */
+function historyArb(o: { maxLength: number; minLength?: number; replicas?: fc.Arbitrary<number>; events?: fc.Arbitrary<Event> }) {
+  return fc.record<History>({
+    replicas: o.replicas ?? replicasArb,
+    events: fc.array(o.events ?? anyEvent, { minLength: o.minLength ?? 0, maxLength: o.maxLength }),
+    seed: seedArb
+  })
+}
+
+/** The world after a history, `check` run after each of its steps. */
+const played = (h: History, check?: StepCheck): PoolWorld => play(settled(h.replicas, h.seed), h.events, check)
+
+/** A property as a test: fast-check throws its smallest counterexample, otherwise the test records one pass. */
+function holds<Ts>(name: string, property: fc.IProperty<Ts>, params: fc.Parameters<Ts> = RUNS): void {
+  t.test(name, async (t) => {
+    fc.assert(property, params)
+    t.pass('held')
+  })
+}
+
 /** The guest uids of cells whose previous status says they were Ready once. */
 function readyGuests(request: CellPoolSyncRequest): Map<string, string> {
   const cells =
@@ -122,119 +165,85 @@ const deletedGuests = (ops: readonly string[]): string[] =>
 const createdGuests = (ops: readonly string[]): string[] =>
   ops.filter((o) => o.startsWith(`create ${GUEST_KEY} `)).map((o) => o.split('/').at(-1) ?? '')
 
-t.test('determinism: the same request gives the same response, byte for byte', async (t) => {
-  fc.assert(
-    fc.property(replicasArb, fc.array(anyEvent, { maxLength: 8 }), seedArb, (replicas, events, seed) => {
-      const world = settled(replicas, seed)
-      for (const e of events) {
-        apply(world, e)
-        world.step(sync)
-      }
-      const request = world.request()
-      const reordered = structuredClone(request)
-      reordered.children = Object.fromEntries(
-        Object.entries(reordered.children)
-          .reverse()
-          .map(([k, v]) => [k, v === null ? v : Object.fromEntries(Object.entries(v).reverse())])
-      )
-      const once = JSON.stringify(sync(request, world.now))
-      return once === JSON.stringify(sync(structuredClone(request), world.now)) && once === JSON.stringify(sync(reordered, world.now))
-    }),
-    RUNS
-  )
-  t.pass('held')
-})
+holds(
+  'determinism: the same request gives the same response, byte for byte',
+  fc.property(historyArb({ maxLength: 8 }), (h) => {
+    const world = played(h)
+    const request = world.request()
+    const reordered = structuredClone(request)
+    reordered.children = Object.fromEntries(
+      Object.entries(reordered.children)
+        .reverse()
+        .map(([k, v]) => [k, v === null ? v : Object.fromEntries(Object.entries(v).reverse())])
+    )
+    const once = JSON.stringify(sync(request, world.now))
+    return once === JSON.stringify(sync(structuredClone(request), world.now)) && once === JSON.stringify(sync(reordered, world.now))
+  })
+)
 
-t.test('every status fits the CRD status schema, so nothing is pruned when it is written', async (t) => {
-  fc.assert(
-    fc.property(replicasArb, fc.array(anyEvent, { maxLength: 10 }), seedArb, (replicas, events, seed) => {
-      const world = settled(replicas, seed)
-      for (const e of events) {
-        apply(world, e)
-        const status = world.step(sync).status
-        const errors = [...Value.Errors(GPUCellPoolStatusSchema, status)].map((x) => `${x.path}: ${x.message}`)
-        if (errors.length > 0) throw new Error(errors.join('; '))
-        if (JSON.stringify(Value.Clean(GPUCellPoolStatusSchema, structuredClone(status))) !== JSON.stringify(status))
-          throw new Error('the schema prunes part of the status')
-      }
-    }),
-    { numRuns: 25 }
-  )
-  t.pass('held')
-})
+holds(
+  'every status fits the CRD status schema, so nothing is pruned when it is written',
+  fc.property(historyArb({ maxLength: 10 }), (h) => {
+    played(h, (_e, _request, { status }) => {
+      const errors = [...Value.Errors(GPUCellPoolStatusSchema, status)].map((x) => `${x.path}: ${x.message}`)
+      if (errors.length > 0) throw new Error(errors.join('; '))
+      if (JSON.stringify(Value.Clean(GPUCellPoolStatusSchema, structuredClone(status))) !== JSON.stringify(status))
+        throw new Error('the schema prunes part of the status')
+    })
+  }),
+  { numRuns: 25 }
+)
 
-t.test('convergence: after any history the pool settles, and a settled state is a fixed point', async (t) => {
-  fc.assert(
-    fc.property(replicasArb, fc.array(anyEvent, { maxLength: 8 }), seedArb, (replicas, events, seed) => {
-      const world = settled(replicas, seed)
-      for (const e of events) {
-        apply(world, e)
-        world.step(sync)
-      }
-      world.agentUp = true
-      for (const n of world.nodes.values()) {
-        n.pods = 0
-        n.inFlight = false
-        n.ready = true
-      }
-      world.settle(sync, 200)
-      const answer = sync(world.request(), world.now)
-      world.pass(sync)
-      if (world.writes !== 0) throw new Error(`a settled state wrote: ${world.operations.join(', ')}`)
-      if (JSON.stringify(world.last) !== JSON.stringify(answer)) throw new Error('a settled state answered differently')
-      const spec = world.parent.spec as { replicas: number }
-      const ready = world.cells().filter((c) => c.phase === 'Ready').length
-      if (ready !== spec.replicas) throw new Error(`settled with ${ready} Ready cells, ${spec.replicas} desired`)
-    }),
-    { numRuns: 25 }
-  )
-  t.pass('held')
-})
+holds(
+  'convergence: after any history the pool settles, and a settled state is a fixed point',
+  fc.property(historyArb({ maxLength: 8 }), (h) => {
+    const world = played(h)
+    world.agentUp = true
+    for (const n of world.nodes.values()) {
+      n.pods = 0
+      n.inFlight = false
+      n.ready = true
+    }
+    world.settle(sync, 200)
+    const answer = sync(world.request(), world.now)
+    world.pass(sync)
+    if (world.writes !== 0) throw new Error(`a settled state wrote: ${world.operations.join(', ')}`)
+    if (JSON.stringify(world.last) !== JSON.stringify(answer)) throw new Error('a settled state answered differently')
+    const spec = world.parent.spec as { replicas: number }
+    const ready = world.cells().filter((c) => c.phase === 'Ready').length
+    if (ready !== spec.replicas) throw new Error(`settled with ${ready} Ready cells, ${spec.replicas} desired`)
+  }),
+  { numRuns: 25 }
+)
 
-t.test('never more than two cells being created at once', async (t) => {
-  fc.assert(
-    fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), seedArb, (events, seed) => {
-      const world = new PoolWorld(poolSpec({ replicas: 0 }), { seed })
-      world.settle(sync)
-      for (const e of [{ kind: 'replicas', n: 4 } as Event, ...events]) {
-        apply(world, e)
-        world.step(sync)
-        const creating = world
-          .cells()
-          .filter(
-            (c) =>
-              ['Pending', 'AllocatingGPU', 'GuestProvisioning', 'Booting', 'Joining', 'AwaitingGPUCapacity'].includes(c.phase) &&
-              c.readyOnce !== true
-          )
-        if (creating.length > 2) throw new Error(`creating ${creating.map((c) => c.name).join(', ')}`)
-      }
-    }),
-    RUNS
-  )
-  t.pass('held')
-})
+holds(
+  'never more than two cells being created at once',
+  fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), seedArb, (events, seed) => {
+    const world = settled(0, seed)
+    play(world, [{ kind: 'replicas', n: 4 }, ...events], () => {
+      const creating = world
+        .cells()
+        .filter(
+          (c) =>
+            ['Pending', 'AllocatingGPU', 'GuestProvisioning', 'Booting', 'Joining', 'AwaitingGPUCapacity'].includes(c.phase) &&
+            c.readyOnce !== true
+        )
+      if (creating.length > 2) throw new Error(`creating ${creating.map((c) => c.name).join(', ')}`)
+    })
+  })
+)
 
-t.test('an unchanged spec never removes a Ready cell', async (t) => {
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 3 }),
-      fc.array(worldEvent, { minLength: 1, maxLength: 15 }),
-      seedArb,
-      (replicas, events, seed) => {
-        const world = settled(replicas, seed)
-        const ready = new Set(world.guests().map((g) => g.metadata.uid))
-        for (const e of events) {
-          apply(world, e)
-          world.step(sync)
-          const now = new Set(world.guests().map((g) => g.metadata.uid))
-          for (const uid of ready) if (!now.has(uid)) throw new Error(`guest ${uid} was removed after ${JSON.stringify(e)}`)
-        }
-      }
-    ),
-    RUNS
-  )
-  t.pass('held')
-})
+holds(
+  'an unchanged spec never removes a Ready cell',
+  fc.property(historyArb({ replicas: fc.integer({ min: 1, max: 3 }), events: worldEvent, minLength: 1, maxLength: 15 }), (h) => {
+    const world = settled(h.replicas, h.seed)
+    const ready = new Set(world.guests().map((g) => g.metadata.uid))
+    play(world, h.events, (e) => {
+      const now = new Set(world.guests().map((g) => g.metadata.uid))
+      for (const uid of ready) if (!now.has(uid)) throw new Error(`guest ${uid} was removed after ${JSON.stringify(e)}`)
+    })
+  })
+)
 
 /** Ways to block a pool or hide its workload cluster. */
 const corruptions: Array<{ name: string; apply: (w: PoolWorld) => void }> = [
@@ -292,232 +301,172 @@ const corruptions: Array<{ name: string; apply: (w: PoolWorld) => void }> = [
   }
 ]
 
-t.test('a bad spec, a bad template, a missing join Secret or an unobserved workload cluster deletes nothing', async (t) => {
-  fc.assert(
-    fc.property(
-      replicasArb,
-      fc.array(anyEvent, { maxLength: 6 }),
-      fc.constantFrom(...corruptions),
-      fc.integer({ min: 0, max: 4 }),
-      fc.boolean(),
-      seedArb,
-      (replicas, events, corruption, next, rolling, seed) => {
-        const world = settled(replicas, seed)
-        for (const e of events) {
-          apply(world, e)
-          world.step(sync)
-        }
-        world.agentUp = true
-        world.reachable = 'True'
-        world.agent()
-        corruption.apply(world)
-        // Whatever else the user asks for meanwhile.
-        world.edit((s) => {
-          s.replicas = next
-          s.updatePolicy = { type: rolling ? 'RollingUpdate' : 'Manual' }
-        })
-        for (let i = 0; i < 4; i++) {
-          const before = world.children().map((c) => `${c.kind}/${c.metadata.name}`)
-          world.pass(sync)
-          const deleted = world.operations.filter((o) => o.startsWith('delete'))
-          if (deleted.length > 0) throw new Error(`${corruption.name}: ${deleted.join(', ')} (had ${before.join(', ')})`)
-          world.bootGuests()
-          world.advance(400)
-        }
+holds(
+  'a bad spec, a bad template, a missing join Secret or an unobserved workload cluster deletes nothing',
+  fc.property(
+    historyArb({ maxLength: 6 }),
+    fc.constantFrom(...corruptions),
+    fc.integer({ min: 0, max: 4 }),
+    fc.boolean(),
+    (h, corruption, next, rolling) => {
+      const world = played(h)
+      world.agentUp = true
+      world.reachable = 'True'
+      world.agent()
+      corruption.apply(world)
+      // Whatever else the user asks for meanwhile.
+      world.edit((s) => {
+        s.replicas = next
+        s.updatePolicy = { type: rolling ? 'RollingUpdate' : 'Manual' }
+      })
+      for (let i = 0; i < 4; i++) {
+        const before = world.children().map((c) => `${c.kind}/${c.metadata.name}`)
+        world.pass(sync)
+        const deleted = world.operations.filter((o) => o.startsWith('delete'))
+        if (deleted.length > 0) throw new Error(`${corruption.name}: ${deleted.join(', ')} (had ${before.join(', ')})`)
+        world.bootGuests()
+        world.advance(400)
       }
-    ),
-    RUNS
+    }
   )
-  t.pass('held')
-})
+)
 
-t.test('a blocked pool answers every observed child exactly as recorded', async (t) => {
-  fc.assert(
-    fc.property(
-      replicasArb,
-      fc.array(anyEvent, { maxLength: 6 }),
-      fc.constantFrom(...corruptions.slice(0, 6)),
-      seedArb,
-      (replicas, events, corruption, seed) => {
-        const world = settled(replicas, seed)
-        for (const e of events) {
-          apply(world, e)
-          world.step(sync)
-        }
-        corruption.apply(world)
-        const answer = sync(world.request(), world.now)
-        const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`
-        const sorted = (l: KubeObject[]) => [...l].sort((a, b) => key(a).localeCompare(key(b)))
-        if (JSON.stringify(sorted(answer.children)) !== JSON.stringify(sorted(world.children().map(keepAsIs))))
-          throw new Error(`${corruption.name}: children changed`)
-        const result = simulateMetacontroller({
-          parent: world.parent as unknown as JsonObject,
-          observed: world.observed,
-          desired: answer.children,
-          methods: { [SECRET_KEY]: 'InPlace', [SEED_KEY]: 'InPlace', [GUEST_KEY]: 'InPlace', [CNS_KEY]: 'InPlace' },
-          server: world.server
-        })
-        if (result.writes !== 0) throw new Error(`${corruption.name}: applying wrote ${result.operations.join(', ')}`)
-      }
-    ),
-    RUNS
-  )
-  t.pass('held')
-})
+holds(
+  'a blocked pool answers every observed child exactly as recorded',
+  fc.property(historyArb({ maxLength: 6 }), fc.constantFrom(...corruptions.slice(0, 6)), (h, corruption) => {
+    const world = played(h)
+    corruption.apply(world)
+    const answer = sync(world.request(), world.now)
+    const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`
+    const sorted = (l: KubeObject[]) => [...l].sort((a, b) => key(a).localeCompare(key(b)))
+    if (JSON.stringify(sorted(answer.children)) !== JSON.stringify(sorted(world.children().map(keepAsIs))))
+      throw new Error(`${corruption.name}: children changed`)
+    const result = world.applyChildren(answer.children)
+    if (result.writes !== 0) throw new Error(`${corruption.name}: applying wrote ${result.operations.join(', ')}`)
+  })
+)
 
-t.test('a drained cell is deleted only when its row shows the cordon, allocations read 0, nothing in flight, after 30 s', async (t) => {
-  fc.assert(
-    fc.property(fc.integer({ min: 1, max: 3 }), fc.array(anyEvent, { minLength: 1, maxLength: 15 }), seedArb, (replicas, events, seed) => {
-      const world = settled(replicas, seed)
-      for (const e of events) {
-        apply(world, e)
-        const request = world.request()
-        const ready = readyGuests(request)
-        const drains = new Map(
-          ((request.parent.status as { cells?: Array<{ name: string; phase: string; lastTransitionTime?: string }> }).cells ?? []).map(
-            (c) => [c.name, c]
-          )
+holds(
+  'a drained cell is deleted only when its row shows the cordon, allocations read 0, nothing in flight, after 30 s',
+  fc.property(historyArb({ replicas: fc.integer({ min: 1, max: 3 }), minLength: 1, maxLength: 15 }), (h) => {
+    const world = settled(h.replicas, h.seed)
+    play(world, h.events, (_e, request) => {
+      const ready = readyGuests(request)
+      const drains = new Map(
+        ((request.parent.status as { cells?: Array<{ name: string; phase: string; lastTransitionTime?: string }> }).cells ?? []).map(
+          (c) => [c.name, c]
         )
-        world.step(sync)
-        for (const name of deletedGuests(world.operations)) {
-          if (!ready.has(name)) continue
-          const { row, matched } = cnsRow(request, name)
-          const allocations = row?.allocations as { read?: boolean; pods?: number; inFlight?: boolean } | undefined
-          const since = Date.parse(drains.get(name)?.lastTransitionTime ?? '')
-          const ok =
-            drains.get(name)?.phase === 'Draining' &&
-            matched &&
-            row?.unschedulable === true &&
-            allocations?.read === true &&
-            allocations.pods === 0 &&
-            allocations.inFlight !== true &&
-            new Date(request.parent.metadata.deletionTimestamp ?? 0).getTime() === 0 &&
-            Date.parse(world.now.toISOString()) - 10_000 - since >= 30_000
-          if (!ok)
-            throw new Error(
-              `${name} deleted: row ${JSON.stringify(row)}, matched ${String(matched)}, status ${JSON.stringify(drains.get(name))}`
-            )
-        }
+      )
+      for (const name of deletedGuests(world.operations)) {
+        if (!ready.has(name)) continue
+        const { row, matched } = cnsRow(request, name)
+        const allocations = row?.allocations as { read?: boolean; pods?: number; inFlight?: boolean } | undefined
+        const since = Date.parse(drains.get(name)?.lastTransitionTime ?? '')
+        const ok =
+          drains.get(name)?.phase === 'Draining' &&
+          matched &&
+          row?.unschedulable === true &&
+          allocations?.read === true &&
+          allocations.pods === 0 &&
+          allocations.inFlight !== true &&
+          new Date(request.parent.metadata.deletionTimestamp ?? 0).getTime() === 0 &&
+          Date.parse(world.now.toISOString()) - 10_000 - since >= 30_000
+        if (!ok)
+          throw new Error(
+            `${name} deleted: row ${JSON.stringify(row)}, matched ${String(matched)}, status ${JSON.stringify(drains.get(name))}`
+          )
       }
-    }),
-    RUNS
-  )
-  t.pass('held')
-})
+    })
+  })
+)
 
-t.test('a guest is first created only when its row says no Node of that name is present', async (t) => {
-  fc.assert(
-    fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), fc.boolean(), seedArb, (events, stale, seed) => {
-      const world = new PoolWorld(poolSpec({ replicas: 2 }), { seed })
-      if (stale)
-        world.nodes.set('inference-1', {
-          instance: 'old',
-          ready: true,
-          live: true,
-          devices: [],
-          registration: 'Parsed',
-          pods: 0,
-          inFlight: false,
-          unschedulable: false
-        })
-      for (const e of [{ kind: 'wait', seconds: 5 } as Event, ...events]) {
-        apply(world, e)
-        const request = world.request()
-        world.step(sync)
-        for (const name of createdGuests(world.operations)) {
-          const { row, matched } = cnsRow(request, name)
-          if (row === undefined || row.present !== false || !matched)
-            throw new Error(`guest ${name} created with row ${JSON.stringify(row)}, matched ${String(matched)}`)
-        }
+holds(
+  'a guest is first created only when its row says no Node of that name is present',
+  fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), fc.boolean(), seedArb, (events, stale, seed) => {
+    const world = new PoolWorld(poolSpec({ replicas: 2 }), { seed })
+    if (stale) world.nodes.set('inference-1', foreignNode('old'))
+    play(world, [{ kind: 'wait', seconds: 5 }, ...events], (_e, request) => {
+      for (const name of createdGuests(world.operations)) {
+        const { row, matched } = cnsRow(request, name)
+        if (row === undefined || row.present !== false || !matched)
+          throw new Error(`guest ${name} created with row ${JSON.stringify(row)}, matched ${String(matched)}`)
       }
-    }),
-    RUNS
-  )
-  t.pass('held')
-})
+    })
+  })
+)
 
 const phaseArb = fc.constantFrom<CellPhase>('Pending', 'Joining', 'Ready', 'Draining', 'Deleting', 'Failed', 'AwaitingGPUCapacity')
 
-t.test("draining and deleting cells never count toward the autoscaler's base", async (t) => {
-  fc.assert(
-    fc.property(
-      fc.array(phaseArb, { maxLength: 8 }),
-      fc.integer({ min: 0, max: 3 }),
-      fc.integer({ min: 0, max: 8 }),
-      (phases, min, max) => {
-        const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [] }))
-        const got = autoscale(
-          {
-            config: {
-              replicas: 1,
-              minReplicas: min,
-              maxReplicas: max,
-              stabilizationWindowSeconds: 600,
-              scaleDown: 'Auto',
-              scaleDownStabilizationWindowSeconds: 1800
-            },
-            cells,
-            demand: undefined,
-            observed: false,
-            observedTime: undefined,
-            memory: {}
-          },
-          new Date(0)
-        )
-        const serving = phases.filter((p) => p !== 'Draining' && p !== 'Deleting' && p !== 'Failed').length
-        const ceiling = Math.max(max, min)
-        return got.base === Math.min(Math.max(serving, min), ceiling) && got.desiredReplicas === got.base
-      }
-    ),
-    { numRuns: 200 }
-  )
-  t.pass('held')
-})
-
-t.test('a scale-up returns a draining cell to service before building a new one', async (t) => {
-  const NOW = new Date('2026-03-01T10:00:00Z')
-  const cellArb = fc.record({ phase: fc.constantFrom<CellPhase>('Ready', 'Joining', 'Failed'), draining: fc.boolean() })
-  fc.assert(
-    fc.property(fc.array(cellArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 8 }), (specs, desired) => {
-      const cells: CellInput[] = specs.map((s, index) => {
-        const readyOnce = s.phase === 'Ready'
-        const draining = s.draining && readyOnce
-        return {
-          index,
-          name: `p-${index}`,
-          seen: { phase: s.phase, reason: 'x', message: 'x', readyOnce, lastTransitionTime: '2026-03-01T09:59:55Z', failedNow: false },
-          previous: {
-            phase: draining ? 'Draining' : s.phase,
-            reason: draining ? 'ScaleDown' : 'x',
-            message: 'x',
-            lastTransitionTime: '2026-03-01T09:59:55Z',
-            readyOnce,
-            failureCount: 1,
-            guestUID: 'u',
-            templateHash: 'h'
-          },
-          children: { secret: true, seed: true, guest: true },
-          guestDeleting: false,
-          templateHash: 'h',
-          row: undefined,
-          ownRow: undefined
-        }
-      })
-      const plan = planScaling({
-        pool: 'p',
+holds(
+  "draining and deleting cells never count toward the autoscaler's base",
+  fc.property(fc.array(phaseArb, { maxLength: 8 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 8 }), (phases, min, max) => {
+    const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [] }))
+    const got = autoscale(
+      {
+        config: {
+          replicas: 1,
+          minReplicas: min,
+          maxReplicas: max,
+          stabilizationWindowSeconds: 600,
+          scaleDown: 'Auto',
+          scaleDownStabilizationWindowSeconds: 1800
+        },
         cells,
-        desired,
-        workload: { observed: true, generationMatched: true, reason: 'Reachable', message: '' },
+        demand: undefined,
+        observed: false,
+        observedTime: undefined,
+        memory: {}
+      },
+      new Date(0)
+    )
+    const serving = phases.filter((p) => p !== 'Draining' && p !== 'Deleting' && p !== 'Failed').length
+    const ceiling = Math.max(max, min)
+    return got.base === Math.min(Math.max(serving, min), ceiling) && got.desiredReplicas === got.base
+  }),
+  { numRuns: 200 }
+)
+
+const cellArb = fc.record({ phase: fc.constantFrom<CellPhase>('Ready', 'Joining', 'Failed'), draining: fc.boolean() })
+holds(
+  'a scale-up returns a draining cell to service before building a new one',
+  fc.property(fc.array(cellArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 8 }), (specs, desired) => {
+    const cells: CellInput[] = specs.map((s, index) => {
+      const readyOnce = s.phase === 'Ready'
+      const draining = s.draining && readyOnce
+      return {
+        index,
+        name: `p-${index}`,
+        seen: { phase: s.phase, reason: 'x', message: 'x', readyOnce, lastTransitionTime: '2026-03-01T09:59:55Z', failedNow: false },
+        previous: {
+          phase: draining ? 'Draining' : s.phase,
+          reason: draining ? 'ScaleDown' : 'x',
+          message: 'x',
+          lastTransitionTime: '2026-03-01T09:59:55Z',
+          readyOnce,
+          failureCount: 1,
+          guestUID: 'u',
+          templateHash: 'h'
+        },
+        children: { secret: true, seed: true, guest: true },
+        guestDeleting: false,
         templateHash: 'h',
-        updatePolicy: 'Manual',
-        specChanged: false,
-        now: NOW
-      })
-      const built = plan.cells.some((c) => c.building)
-      const stillDraining = plan.cells.some((c) => c.phase === 'Draining' && c.reason === 'ScaleDown')
-      return !(built && stillDraining)
-    }),
-    { numRuns: 300 }
-  )
-  t.pass('held')
-})
+        row: undefined,
+        ownRow: undefined
+      }
+    })
+    const plan = planScaling({
+      pool: 'p',
+      cells,
+      desired,
+      workload: OBSERVED,
+      templateHash: 'h',
+      updatePolicy: 'Manual',
+      specChanged: false,
+      now: T0
+    })
+    const built = plan.cells.some((c) => c.building)
+    const stillDraining = plan.cells.some((c) => c.phase === 'Draining' && c.reason === 'ScaleDown')
+    return !(built && stillDraining)
+  }),
+  { numRuns: 300 }
+)

@@ -13,12 +13,8 @@ import {
   type CellPlan,
   type ScalingInput
 } from '../../hooks/cellpool/scaling.ts'
+import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
 
-const NOW = new Date('2026-03-01T10:00:00.000Z')
-const ago = (seconds: number): string => new Date(NOW.getTime() - seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
-const NOW_STAMP = '2026-03-01T10:00:00Z'
-const OBSERVED: WorkloadState = { observed: true, generationMatched: true, reason: 'Reachable', message: 'ok' }
-const UNOBSERVED: WorkloadState = { observed: false, generationMatched: true, reason: 'Unreachable', message: 'down' }
 const HASH = 'current'
 
 const idleRow = (name: string, extra: Partial<CellNodeStatus> = {}): CellNodeStatus => ({

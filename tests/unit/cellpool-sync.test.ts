@@ -18,6 +18,7 @@ import {
   SECRET_KEY,
   SEED_KEY,
   T0,
+  foreignNode,
   joinSecret,
   poolObject,
   poolSpec,
@@ -121,16 +122,7 @@ t.test('the guest is created only after its Secret and seed profile are observed
 
 t.test('a stale Node of the same name holds the cell at Pending until the agent sweeps it', async (t) => {
   const world = new PoolWorld(poolSpec({ replicas: 1 }))
-  world.nodes.set('inference-0', {
-    instance: 'old-vm',
-    ready: true,
-    live: true,
-    devices: [],
-    registration: 'Parsed',
-    pods: 0,
-    inFlight: false,
-    unschedulable: false
-  })
+  world.nodes.set('inference-0', foreignNode('old-vm'))
   for (let i = 0; i < 4; i++) world.step(sync)
   t.same(world.guests(), [])
   t.same([world.cells()[0]?.phase, world.cells()[0]?.reason], ['Pending', 'NodeNameConflict'])
