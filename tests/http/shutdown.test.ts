@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { freePorts } from '../support/ports.ts'
 import { startService } from './support/service.ts'
+import { childEnv } from '../support/child-env.ts'
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -137,14 +138,13 @@ t.test('a second signal skips the rest of the delay', async (t) => {
 t.test('npm start passes SIGTERM on to the service, which drains and stops', async (t) => {
   const [port] = (await freePorts(1)) as [number]
   const npm = spawn('npm', ['start'], {
-    env: {
-      ...process.env,
+    env: childEnv({
       PORT: String(port),
       LOG_LEVEL: 'info',
       SHUTDOWN_DELAY_SECONDS: '0',
       MAX_EVENT_LOOP_DELAY_MS: '0',
       MAX_HEAP_USED_BYTES: '0'
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => void npm.kill('SIGKILL'))

@@ -12,6 +12,7 @@ import { Type } from '@sinclair/typebox'
 import { buildApp, hookRoute } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { nextRequestId } from '../../hooks/server/request-id.ts'
+import { childEnv } from '../support/child-env.ts'
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }
 
@@ -225,7 +226,8 @@ t.test('request ids are unique across listeners and processes', async (t) => {
   const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
   const other = (): string =>
     execFileSync(tsx, ['-e', "import('./hooks/server/request-id.ts').then((m) => console.log(m.nextRequestId()))"], {
-      encoding: 'utf8'
+      encoding: 'utf8',
+      env: childEnv()
     }).trim()
   const restarted = [other(), other()]
   t.equal(new Set([prefix(ids[0] as string), ...restarted.map(prefix)]).size, 3, `another process, another prefix: ${restarted.join(', ')}`)

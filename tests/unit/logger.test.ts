@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
+import { childEnv } from '../support/child-env.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx')
@@ -33,7 +34,7 @@ function logAndExit(makeLogger: string): string[] {
         `process.exit(0)`
       ].join('\n')
     )
-    const run = spawnSync(TSX, [script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } })
+    const run = spawnSync(TSX, [script], { encoding: 'utf8', env: childEnv({ UV_THREADPOOL_SIZE: '1' }) })
     if (run.status !== 0) throw new Error(`script failed (${String(run.status)}): ${run.stderr}`)
     return run.stdout
       .split('\n')

@@ -13,6 +13,7 @@ import { asStored, buildRequest, parseArgs, runRender } from '../../hooks/cli/ru
 import { sync as instanceSync } from '../../hooks/instance/sync.ts'
 import { finalize as instanceFinalize } from '../../hooks/instance/finalize.ts'
 import { sync as isolationSync } from '../../hooks/isolation/sync.ts'
+import { childEnv } from '../support/child-env.ts'
 
 const NOW = new Date('2026-03-04T05:06:07Z')
 const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-render-'))
@@ -204,7 +205,7 @@ t.test('bad input is named with its file and exits 2', async (t) => {
 
 t.test('the command exits 2 with the message on stderr', async (t) => {
   const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
-  const result = spawnSync(tsx, ['hooks/cli/render.ts', 'render', join(dir, 'missing.yaml')], { encoding: 'utf8' })
+  const result = spawnSync(tsx, ['hooks/cli/render.ts', 'render', join(dir, 'missing.yaml')], { encoding: 'utf8', env: childEnv() })
   t.equal(result.status, 2)
   t.equal(result.stdout, '')
   t.match(result.stderr, /gpuhooks render: .*missing\.yaml: cannot read \(ENOENT\)/)

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { childEnv } from '../../support/child-env.ts'
 
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 
@@ -26,7 +27,7 @@ const UNSAMPLED = { MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }
 
 /** Starts the service with `env` and waits until `readyLines` listeners said they listen. */
 export async function startService(env: Record<string, string>, readyLines: number): Promise<Started> {
-  const child = spawn(TSX, ['hooks/main.ts'], { env: { ...process.env, ...UNSAMPLED, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(TSX, ['hooks/main.ts'], { env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
   const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
   let buffer = ''
