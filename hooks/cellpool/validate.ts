@@ -186,25 +186,27 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
       message: 'spec.capacity.hami.mode DRA is not in this version: only DevicePlugin (HAMi Node registration annotations) is read'
     })
   }
-  const bootstrap = record(spec.bootstrap)
-  problems.push(
-    ...secretRefProblems(
-      'spec.bootstrap.joinSecretRef.name',
-      record(bootstrap.joinSecretRef).name,
-      'a cell without a join template never joins'
-    )
-  )
-  problems.push(...secretKeyProblems('spec.bootstrap.joinSecretKey', bootstrap.joinSecretKey))
   problems.push(...nodeIPFromProblems(cell.nodeIPFrom, cell.guestTemplate))
+  const bootstrap = record(spec.bootstrap)
   const workload = record(spec.workloadCluster)
-  problems.push(
-    ...secretRefProblems(
-      'spec.workloadCluster.kubeconfigSecretRef.name',
-      record(workload.kubeconfigSecretRef).name,
-      'the workload agent reads the workload cluster through it'
-    )
-  )
-  problems.push(...secretKeyProblems('spec.workloadCluster.key', workload.key))
+  const secrets = [
+    {
+      ref: 'spec.bootstrap.joinSecretRef.name',
+      name: record(bootstrap.joinSecretRef).name,
+      why: 'a cell without a join template never joins',
+      keyField: 'spec.bootstrap.joinSecretKey',
+      key: bootstrap.joinSecretKey
+    },
+    {
+      ref: 'spec.workloadCluster.kubeconfigSecretRef.name',
+      name: record(workload.kubeconfigSecretRef).name,
+      why: 'the workload agent reads the workload cluster through it',
+      keyField: 'spec.workloadCluster.key',
+      key: workload.key
+    }
+  ]
+  for (const secret of secrets)
+    problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = record(workload.node)
   problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))
   problems.push(...autoscalingProblems(record(spec.autoscaling)))
