@@ -59,19 +59,36 @@ function heldRestarts() {
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-t.test('a start that lists counts as synced, and changes reach the handler', async (t) => {
-  const fake = fakeInformer(['list'])
+/** An informer started with held restarts, a recording log and a stop switch; the first start settled. */
+async function started(outcomes: Array<'list' | 'list error' | 'reject'>, what = 'cellnodesets') {
+  const fake = fakeInformer(outcomes)
   const { log, warnings } = recorder()
+  const restarts = heldRestarts()
   const seen: string[] = []
+  let stopping = false
   const state = startInformer(
     log,
-    'cellnodesets',
+    what,
     fake.informer,
     (o) => seen.push(o.metadata?.name ?? ''),
-    () => false,
-    heldRestarts().schedule
+    () => stopping,
+    restarts.schedule
   )
   await settle()
+  return {
+    fake,
+    warnings,
+    restarts,
+    seen,
+    state,
+    stop: () => {
+      stopping = true
+    }
+  }
+}
+
+t.test('a start that lists counts as synced, and changes reach the handler', async (t) => {
+  const { fake, warnings, seen, state } = await started(['list'])
   t.equal(state.synced(), true)
   fake.emit('add', { metadata: { name: 'a' } })
   fake.emit('update', { metadata: { name: 'b' } })
@@ -80,61 +97,26 @@ t.test('a start that lists counts as synced, and changes reach the handler', asy
   t.same(warnings, [])
 })
 
-t.test('a list that fails is not synced; the restart that lists is', async (t) => {
-  const fake = fakeInformer(['list error', 'list'])
-  const { log, warnings } = recorder()
-  const restarts = heldRestarts()
-  const state = startInformer(
-    log,
-    'secrets',
-    fake.informer,
-    () => {},
-    () => false,
-    restarts.schedule
-  )
-  await settle()
-  t.equal(state.synced(), false, 'not synced after a failed list')
-  t.same(warnings, ['informer stopped; restarting'])
-  t.equal(restarts.count(), 1, 'one restart scheduled')
-  restarts.runAll()
-  await settle()
-  t.equal(fake.starts(), 2)
-  t.equal(state.synced(), true)
-})
+const failedStarts = [
+  { name: 'a list that fails (an error event while the start resolves)', first: 'list error', warning: 'informer stopped; restarting' },
+  { name: 'a start that rejects', first: 'reject', warning: 'informer start failed; retrying' }
+] as const
 
-t.test('a start that rejects is retried', async (t) => {
-  const fake = fakeInformer(['reject', 'list'])
-  const { log, warnings } = recorder()
-  const restarts = heldRestarts()
-  const state = startInformer(
-    log,
-    'secrets',
-    fake.informer,
-    () => {},
-    () => false,
-    restarts.schedule
-  )
-  await settle()
-  t.same(warnings, ['informer start failed; retrying'])
-  t.equal(state.synced(), false)
-  restarts.runAll()
-  await settle()
-  t.equal(state.synced(), true)
-})
+for (const c of failedStarts) {
+  t.test(`${c.name} is not synced and is retried; the restart that lists is synced`, async (t) => {
+    const { fake, warnings, restarts, state } = await started([c.first, 'list'], 'secrets')
+    t.equal(state.synced(), false, 'not synced after the failed start')
+    t.same(warnings, [c.warning])
+    t.equal(restarts.count(), 1, 'one restart scheduled')
+    restarts.runAll()
+    await settle()
+    t.equal(fake.starts(), 2)
+    t.equal(state.synced(), true)
+  })
+}
 
 t.test('an error while running restarts the informer', async (t) => {
-  const fake = fakeInformer(['list', 'list'])
-  const { log, warnings } = recorder()
-  const restarts = heldRestarts()
-  startInformer(
-    log,
-    'cellnodesets',
-    fake.informer,
-    () => {},
-    () => false,
-    restarts.schedule
-  )
-  await settle()
+  const { fake, warnings, restarts } = await started(['list', 'list'])
   fake.emit('error', new Error('watch closed by the server'))
   t.same(warnings, ['informer stopped; restarting'])
   restarts.runAll()
@@ -143,20 +125,8 @@ t.test('an error while running restarts the informer', async (t) => {
 })
 
 t.test('after stop, the aborted watch is neither logged nor restarted', async (t) => {
-  const fake = fakeInformer(['list'])
-  const { log, warnings } = recorder()
-  const restarts = heldRestarts()
-  let stopping = false
-  startInformer(
-    log,
-    'cellnodesets',
-    fake.informer,
-    () => {},
-    () => stopping,
-    restarts.schedule
-  )
-  await settle()
-  stopping = true
+  const { fake, warnings, restarts, stop } = await started(['list'])
+  stop()
   await fake.informer.stop()
   t.same(warnings, [], 'nothing logged')
   t.equal(restarts.count(), 0, 'no restart scheduled')
@@ -164,21 +134,9 @@ t.test('after stop, the aborted watch is neither logged nor restarted', async (t
 })
 
 t.test('a restart already scheduled when the agent stops does not start the informer', async (t) => {
-  const fake = fakeInformer(['list error'])
-  const { log } = recorder()
-  const restarts = heldRestarts()
-  let stopping = false
-  startInformer(
-    log,
-    'secrets',
-    fake.informer,
-    () => {},
-    () => stopping,
-    restarts.schedule
-  )
-  await settle()
+  const { fake, restarts, stop } = await started(['list error'], 'secrets')
   t.equal(restarts.count(), 1)
-  stopping = true
+  stop()
   restarts.runAll()
   await settle()
   t.equal(fake.starts(), 1)
