@@ -30,11 +30,12 @@ import {
   type KubernetesObject,
   type V1Lease
 } from '@kubernetes/client-node'
-import { pino, type Logger } from 'pino'
+import { pino } from 'pino'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { ClientCache, infraApi, plain, statusCode, workloadApi, workloadKubeConfig, type WorkloadApi } from './clients.ts'
 import { LeaderElector, type LeaseApi } from './leader.ts'
+import { startInformer } from './informer.ts'
 import { HeartbeatTracker } from './liveness.ts'
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts'
 import { runPass } from './pass.ts'
@@ -44,52 +45,6 @@ import { readiness } from './probes.ts'
 type Cache = {
   get(name: string, namespace?: string): KubernetesObject | undefined
   list(namespace?: string): ReadonlyArray<KubernetesObject>
-}
-
-/** Starts an informer that restarts itself after an error; the first list resolves `synced`. */
-function startInformer(
-  log: Logger,
-  what: string,
-  informer: ReturnType<typeof makeInformer<KubernetesObject>>,
-  onChange: (obj: KubernetesObject) => void,
-  stopped: () => boolean
-): { synced: () => boolean } {
-  let synced = false
-  informer.on('add', onChange)
-  informer.on('update', onChange)
-  informer.on('delete', onChange)
-  informer.on('connect', () => {
-    log.debug({ informer: what }, 'watch connected')
-  })
-  const restart = (): void => {
-    if (stopped()) return
-    setTimeout(() => {
-      if (stopped()) return
-      informer.start().then(
-        () => {
-          synced = true
-        },
-        (error: unknown) => {
-          log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
-          restart()
-        }
-      )
-    }, 3000).unref()
-  }
-  informer.on('error', (error: unknown) => {
-    log.warn({ informer: what, err: String(error) }, 'informer stopped; restarting')
-    restart()
-  })
-  informer.start().then(
-    () => {
-      synced = true
-    },
-    (error: unknown) => {
-      log.warn({ informer: what, err: String(error) }, 'informer start failed; retrying')
-      restart()
-    }
-  )
-  return { synced: () => synced }
 }
 
 /** The agent: informers, the pass loop, leader election, probes and metrics. */

@@ -12,28 +12,18 @@
  * error.
  */
 import type { Static } from '@sinclair/typebox'
-import { isRecord } from '../k8s/objects.ts'
-import {
-  OpenSpecParentSchema,
-  customizeRequestSchema,
-  type CustomizeResponse,
-  type RelatedResourceRule
-} from '../metacontroller/schemas.ts'
+import { customizeRequestSchema, type CustomizeResponse, type RelatedResourceRule } from '../metacontroller/schemas.ts'
+import { CellPoolParentSchema, joinSecretName } from './request.ts'
 
-/** A GPUCellPool as the customize hook reads it: a namespace and an open spec. */
-export const CellPoolCustomizeParentSchema = OpenSpecParentSchema
-
-/** Customize request of the cellpool controller. */
-export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolCustomizeParentSchema)
+/** Customize request of the cellpool controller: the pool as sync reads it (a namespace and an open spec). */
+export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolParentSchema)
 export type CellPoolCustomizeRequest = Static<typeof CellPoolCustomizeRequestSchema>
 
 /** Relates the join Secret named by `spec.bootstrap.joinSecretRef.name`, in the pool's namespace. */
 export function customize(request: CellPoolCustomizeRequest): CustomizeResponse {
   const { namespace } = request.parent.metadata
-  const bootstrap = request.parent.spec.bootstrap
-  const ref = isRecord(bootstrap) ? bootstrap.joinSecretRef : undefined
-  const name = isRecord(ref) ? ref.name : undefined
+  const name = joinSecretName(request.parent.spec)
   const rules: RelatedResourceRule[] = []
-  if (typeof name === 'string' && name !== '') rules.push({ apiVersion: 'v1', resource: 'secrets', namespace, names: [name] })
+  if (name !== undefined) rules.push({ apiVersion: 'v1', resource: 'secrets', namespace, names: [name] })
   return { relatedResources: rules }
 }

@@ -27,7 +27,7 @@ import { buildCellNode, buildCellNodeSet, type CellIdentity } from './children.t
 import { formatSeconds, parseTime, stamp } from './phases.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { drainComplete } from './scaling.ts'
-import { poolStatus, resyncAfter, type CellRow } from './status.ts'
+import { resyncAfter, viewStatus, type CellRow } from './status.ts'
 import { cellContexts, phaseConfig, statusRow, workloadOf } from './sync.ts'
 import { poolProblems, resolvePool } from './validate.ts'
 
@@ -131,18 +131,12 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
           ? 'The pool is being deleted: the guests are gone; deleting the seed profiles, Secrets and the CellNodeSet.'
           : 'The pool is being deleted: every child is gone.'
       }
-  const status = poolStatus({
-    pool: view.name,
-    generation: view.generation,
-    previousConditions: view.previous.conditions,
-    now,
+  const status = viewStatus(view, workload, now, {
     rows,
     desired: 0,
     progressing,
     updated: { type: 'Updated', status: 'True', reason: 'Deleting', message: 'The pool is being deleted; nothing is updated any more.' },
-    workload,
-    autoscale: undefined,
-    readProblems: view.problems
+    autoscale: undefined
   })
   const response: CompositeResponse = { children: children as CompositeResponse['children'], status, finalized: !observedAny }
   const resync = resyncAfter(deadlines, now)

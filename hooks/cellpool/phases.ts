@@ -78,6 +78,18 @@ export interface WorkloadState {
   message: string
 }
 
+/** A cell as decided for this answer: what its scaling plan and its status row both carry. */
+export interface DecidedCell {
+  index: number
+  name: string
+  phase: CellPhase
+  reason: string
+  message: string
+  lastTransitionTime: string
+  readyOnce: boolean
+  failureCount: number
+}
+
 /** The cell's state kept in the pool's previous status (`status.cells[]`). */
 export interface PreviousCell {
   phase: CellPhase

@@ -326,6 +326,24 @@ function readPreviousRow(row: unknown): PreviousRow | undefined {
   }
 }
 
+/** The device shape the autoscaler recorded, when both its numbers are integers. */
+function readDeviceShape(value: unknown): DeviceShape | undefined {
+  const shape = rec(value)
+  const memoryMiB = int(shape.memoryMiB)
+  const cores = int(shape.cores)
+  return memoryMiB !== undefined && cores !== undefined ? { memoryMiB, cores } : undefined
+}
+
+/** The demand the previous status recorded, when its counts are integers. */
+function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
+  const demand = rec(value)
+  const pendingPods = int(demand.pendingPods)
+  const satisfiable = int(demand.satisfiable)
+  const lastObserved = str(demand.lastObserved)
+  if (pendingPods === undefined || satisfiable === undefined) return undefined
+  return { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
+}
+
 /** The pool's previous status: what the hooks keep between syncs. */
 export function readPrevious(status: unknown): PreviousStatus {
   const s = rec(status)
@@ -334,27 +352,17 @@ export function readPrevious(status: unknown): PreviousStatus {
     const row = readPreviousRow(r)
     if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
   }
-  const shape = rec(s.cellDeviceShape)
-  const memoryMiB = int(shape.memoryMiB)
-  const cores = int(shape.cores)
-  const demand = rec(s.demand)
-  const pendingPods = int(demand.pendingPods)
-  const satisfiable = int(demand.satisfiable)
-  const lastObserved = str(demand.lastObserved)
   const desired = int(s.desiredReplicas)
   return {
     observedGeneration: int(s.observedGeneration),
     cells,
     conditions: s.conditions,
     desiredReplicas: desired !== undefined && desired >= 0 ? desired : undefined,
-    cellDeviceShape: memoryMiB !== undefined && cores !== undefined ? { memoryMiB, cores } : undefined,
+    cellDeviceShape: readDeviceShape(s.cellDeviceShape),
     lastScaleUpTime: str(s.lastScaleUpTime),
     lastScaleDownTime: str(s.lastScaleDownTime),
     demandFreeSince: str(s.demandFreeSince),
-    demand:
-      pendingPods !== undefined && satisfiable !== undefined
-        ? { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
-        : undefined
+    demand: readPreviousDemand(s.demand)
   }
 }
 

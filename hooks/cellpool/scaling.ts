@@ -21,8 +21,8 @@ import {
   formatSeconds,
   parseTime,
   stamp,
-  type CellPhase,
   type CellPhaseResult,
+  type DecidedCell,
   type PreviousCell,
   type WorkloadState
 } from './phases.ts'
@@ -92,15 +92,7 @@ export type CellAnswer =
   | 'none'
 
 /** The plan for one cell. */
-export interface CellPlan {
-  index: number
-  name: string
-  phase: CellPhase
-  reason: string
-  message: string
-  lastTransitionTime: string
-  readyOnce: boolean
-  failureCount: number
+export interface CellPlan extends DecidedCell {
   answer: CellAnswer
   /** Answer a freshly built guest (creation order satisfied). */
   createGuest: boolean

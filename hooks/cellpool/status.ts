@@ -17,18 +17,11 @@
 import type { CellStatus, GPUCellPoolStatus } from '../api/gpucellpool.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { scalingActiveCondition, type AutoscaleResult } from './autoscale.ts'
-import { CREATING_PHASES, type CellPhase, type WorkloadState } from './phases.ts'
+import { CREATING_PHASES, type DecidedCell, type WorkloadState } from './phases.ts'
+import type { PoolView } from './request.ts'
 
 /** One status row as decided, with what was observed of the cell. */
-export interface CellRow {
-  name: string
-  index: number
-  phase: CellPhase
-  reason: string
-  message: string
-  lastTransitionTime: string
-  readyOnce: boolean
-  failureCount: number
+export interface CellRow extends DecidedCell {
   templateHash?: string
   guestUID?: string
   hostNode?: string
@@ -54,6 +47,25 @@ export interface PoolStatusInput {
   autoscale: AutoscaleResult | undefined
   /** What could not be read, one sentence each. */
   readProblems: readonly string[]
+}
+
+/** What an answer decided for the status; the rest of {@link PoolStatusInput} comes from the request. */
+export type DecidedStatus = Pick<PoolStatusInput, 'rows' | 'desired' | 'progressing' | 'updated' | 'autoscale'>
+
+/**
+ * The status of an answer: what it decided, with the pool's name, generation, previous
+ * conditions and read problems taken from the request as read, the same way for sync and finalize.
+ */
+export function viewStatus(view: PoolView, workload: WorkloadState, now: Date, decided: DecidedStatus): GPUCellPoolStatus {
+  return poolStatus({
+    pool: view.name,
+    generation: view.generation,
+    previousConditions: view.previous.conditions,
+    now,
+    workload,
+    readProblems: view.problems,
+    ...decided
+  })
 }
 
 /** The `status.selector` of a pool: its cells' label selector, for the scale subresource. */
@@ -90,7 +102,8 @@ export function reachableCondition(workload: WorkloadState): ConditionInput {
   return { type: 'WorkloadClusterReachable', status: 'False', reason: workload.reason, message: workload.message }
 }
 
-const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
+/** `s` without its closing full stop, to be continued in a longer sentence. */
+export const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 
 /** The whole status. */
 export function poolStatus(input: PoolStatusInput): GPUCellPoolStatus {

@@ -30,7 +30,7 @@ import {
 import { cellPhase, rowOfGuest, workloadState, type PhaseConfig, type PreviousCell, type WorkloadState } from './phases.ts'
 import { readPool, type CellPoolSyncRequest, type ObservedCell, type PoolView, type PreviousRow } from './request.ts'
 import { isIdle, planScaling, type CellInput, type CellPlan } from './scaling.ts'
-import { poolStatus, resyncAfter, type CellRow } from './status.ts'
+import { resyncAfter, viewStatus, withoutStop, type CellRow } from './status.ts'
 import { poolProblems, resolvePool, type ResolvedPool } from './validate.ts'
 
 /** Why the pool creates no cell and keeps every child as it is. */
@@ -38,8 +38,6 @@ export interface Blocking {
   reason: 'SpecInvalid' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid'
   message: string
 }
-
-const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 
 /** The join template (decoded) or why it cannot be had. */
 export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: string } | Blocking {
@@ -335,11 +333,7 @@ function blockedAnswer(
     return statusRow(plan, c)
   })
   const desired = pool.autoscaling.enabled ? (view.previous.desiredReplicas ?? pool.replicas) : pool.replicas
-  const status = poolStatus({
-    pool: view.name,
-    generation: view.generation,
-    previousConditions: view.previous.conditions,
-    now,
+  const status = viewStatus(view, workload, now, {
     rows,
     desired,
     progressing: {
@@ -354,9 +348,7 @@ function blockedAnswer(
       reason: blocking.reason,
       message: 'Whether cells are up to date is known once the pool is not blocked.'
     },
-    workload,
-    autoscale: heldAutoscale(view, pool, desired, blocking),
-    readProblems: view.problems
+    autoscale: heldAutoscale(view, pool, desired, blocking)
   })
   return { children: children as CompositeResponse['children'], status }
 }
@@ -408,19 +400,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   children.push(buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, pool.autoscaling.enabled))
   children.push(...view.strays.map(keepAsIs))
 
-  const status = poolStatus({
-    pool: view.name,
-    generation: view.generation,
-    previousConditions: view.previous.conditions,
-    now,
-    rows,
-    desired,
-    progressing: plan.progressing,
-    updated: plan.updated,
-    workload,
-    autoscale: scaled,
-    readProblems: view.problems
-  })
+  const status = viewStatus(view, workload, now, { rows, desired, progressing: plan.progressing, updated: plan.updated, autoscale: scaled })
   const resync = resyncAfter(
     [...plan.cells.map((c) => c.deadline), scaled !== undefined ? autoscaleDeadline(scaled, autoscaleConfig(pool), now) : undefined],
     now

@@ -21,6 +21,7 @@ import type { Taint } from '../api/cellnodeset.ts'
 import { DURATION_PATTERN, GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { asRecord, isRecord } from '../k8s/objects.ts'
+import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
 
 /** One problem of a pool spec: the field at fault and a sentence naming the rule. */
 export interface PoolProblem {
@@ -185,35 +186,27 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
       message: 'spec.capacity.hami.mode DRA is not in this version: only DevicePlugin (HAMi Node registration annotations) is read'
     })
   }
-  const bootstrap = record(spec.bootstrap)
-  const joinName = record(bootstrap.joinSecretRef).name
-  if (typeof joinName !== 'string' || joinName === '') {
-    problems.push({
-      field: 'spec.bootstrap.joinSecretRef.name',
-      message: 'spec.bootstrap.joinSecretRef.name is required: a cell without a join template never joins'
-    })
-  } else if (!isSecretName(joinName)) {
-    problems.push({
-      field: 'spec.bootstrap.joinSecretRef.name',
-      message: `spec.bootstrap.joinSecretRef.name ${clip(joinName)} is not a Secret name (a DNS subdomain)`
-    })
-  }
-  problems.push(...secretKeyProblems('spec.bootstrap.joinSecretKey', bootstrap.joinSecretKey))
   problems.push(...nodeIPFromProblems(cell.nodeIPFrom, cell.guestTemplate))
+  const bootstrap = record(spec.bootstrap)
   const workload = record(spec.workloadCluster)
-  const kubeconfigName = record(workload.kubeconfigSecretRef).name
-  if (typeof kubeconfigName !== 'string' || kubeconfigName === '') {
-    problems.push({
-      field: 'spec.workloadCluster.kubeconfigSecretRef.name',
-      message: 'spec.workloadCluster.kubeconfigSecretRef.name is required: the workload agent reads the workload cluster through it'
-    })
-  } else if (!isSecretName(kubeconfigName)) {
-    problems.push({
-      field: 'spec.workloadCluster.kubeconfigSecretRef.name',
-      message: `spec.workloadCluster.kubeconfigSecretRef.name ${clip(kubeconfigName)} is not a Secret name (a DNS subdomain)`
-    })
-  }
-  problems.push(...secretKeyProblems('spec.workloadCluster.key', workload.key))
+  const secrets = [
+    {
+      ref: 'spec.bootstrap.joinSecretRef.name',
+      name: record(bootstrap.joinSecretRef).name,
+      why: 'a cell without a join template never joins',
+      keyField: 'spec.bootstrap.joinSecretKey',
+      key: bootstrap.joinSecretKey
+    },
+    {
+      ref: 'spec.workloadCluster.kubeconfigSecretRef.name',
+      name: record(workload.kubeconfigSecretRef).name,
+      why: 'the workload agent reads the workload cluster through it',
+      keyField: 'spec.workloadCluster.key',
+      key: workload.key
+    }
+  ]
+  for (const secret of secrets)
+    problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = record(workload.node)
   problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))
   problems.push(...autoscalingProblems(record(spec.autoscaling)))
@@ -457,6 +450,13 @@ function durationProblems(field: string, value: unknown, positive: boolean): Poo
   return []
 }
 
+/** A required Secret name: `why` says what the Secret is for. */
+function secretRefProblems(field: string, name: unknown, why: string): PoolProblem[] {
+  if (typeof name !== 'string' || name === '') return [{ field, message: `${field} is required: ${why}` }]
+  if (!isSecretName(name)) return [{ field, message: `${field} ${clip(name)} is not a Secret name (a DNS subdomain)` }]
+  return []
+}
+
 function secretKeyProblems(field: string, value: unknown): PoolProblem[] {
   if (typeof value !== 'string') return []
   if (value.length > 0 && value.length <= 253 && SECRET_KEY.test(value)) return []
@@ -651,34 +651,10 @@ function fieldOf(path: string): string {
 function schemaMessage(error: ValueError): string {
   const field = fieldOf(error.path)
   const value = describe(error.value)
-  const schema = error.schema as {
-    enum?: unknown
-    minimum?: number
-    maximum?: number
-    maxLength?: number
-    maxItems?: number
-    type?: unknown
-  }
-  switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty:
-      return `${field} is required`
-    case ValueErrorType.Kind:
-      if (Array.isArray(schema.enum))
-        return `${field} ${value} is not one of ${schema.enum.map((v) => (v === '' ? '""' : String(v))).join(', ')}`
-      return `${field} ${value} must be an object`
-    case ValueErrorType.IntegerMinimum:
-      return `${field} ${value} is below the minimum ${schema.minimum}`
-    case ValueErrorType.IntegerMaximum:
-      return `${field} ${value} is above the maximum ${schema.maximum}`
-    case ValueErrorType.StringMinLength:
-      return `${field} must not be empty`
-    case ValueErrorType.StringMaxLength:
-      return `${field} ${value} is longer than ${schema.maxLength} characters`
-    case ValueErrorType.ArrayMaxItems:
-      return `${field} has ${Array.isArray(error.value) ? error.value.length : '?'} entries; at most ${schema.maxItems}`
-    default:
-      return typeof schema.type === 'string'
-        ? `${field} ${value} must be ${schema.type === 'integer' || schema.type === 'object' || schema.type === 'array' ? 'an' : 'a'} ${schema.type}`
-        : `${field} ${value} is invalid: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`
-  }
+  const common = commonSchemaMessage(error, field, value)
+  if (common !== undefined) return common
+  if (error.type === ValueErrorType.Kind) return `${field} ${value} must be an object`
+  const type = (error.schema as { type?: unknown }).type
+  if (typeof type !== 'string') return invalidValueMessage(error, field, value)
+  return `${field} ${value} must be ${type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a'} ${type}`
 }

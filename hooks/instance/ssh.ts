@@ -121,17 +121,14 @@ export const POD_SECURITY_FORBIDS_POD = 'PodSecurityForbidsPod'
  * server refuses on every sync. A level Pod Security cannot parse is enforced as `restricted`.
  */
 export function podSecurityForbidsPod(namespace: KubeObject | undefined): SpecProblem | undefined {
-  const level = labelOf(namespace, POD_SECURITY_ENFORCE_LABEL)
-  if (namespace === undefined || level === undefined || level === 'privileged' || level === 'baseline') return undefined
-  const name = namespace.metadata.name ?? ''
-  const enforces = level === 'restricted' ? level : `"${level}" (read as restricted)`
+  const enforcing = enforcedBeyond(namespace, ['privileged', 'baseline'])
+  if (enforcing === undefined) return undefined
   return {
     field: 'metadata.namespace',
     reason: POD_SECURITY_FORBIDS_POD,
     message:
-      `metadata.namespace: namespace ${name} enforces Pod Security ${enforces} (label ${POD_SECURITY_ENFORCE_LABEL}), ` +
-      'which refuses a workspace Pod that runs its image as built (user, capabilities, seccomp); ' +
-      `set the label to baseline (kubectl label --overwrite namespace ${name} ${POD_SECURITY_ENFORCE_LABEL}=baseline), ` +
+      `metadata.namespace: ${enforcing.clause}, which refuses a workspace Pod that runs its image as built (user, capabilities, seccomp); ` +
+      `set the label to baseline (kubectl label --overwrite namespace ${enforcing.name} ${POD_SECURITY_ENFORCE_LABEL}=baseline), ` +
       'or privileged for SSH'
   }
 }
@@ -145,17 +142,27 @@ export function podSecurityForbidsPod(namespace: KubeObject | undefined): SpecPr
  * the Instance. `namespace` undefined (not observed) is no problem.
  */
 export function podSecurityForbidsSSH(namespace: KubeObject | undefined): SpecProblem | undefined {
-  const level = labelOf(namespace, POD_SECURITY_ENFORCE_LABEL)
-  if (namespace === undefined || level === undefined || level === 'privileged') return undefined
-  const name = namespace.metadata.name ?? ''
-  const enforces = level === 'baseline' || level === 'restricted' ? level : `"${level}" (read as restricted)`
+  const enforcing = enforcedBeyond(namespace, ['privileged'])
+  if (enforcing === undefined) return undefined
   return {
     field: 'spec.sshPublicKey',
     reason: POD_SECURITY_FORBIDS_SSH,
     message:
-      `spec.sshPublicKey: namespace ${name} enforces Pod Security ${enforces} (label ${POD_SECURITY_ENFORCE_LABEL}), ` +
-      'which forbids the SYS_ADMIN and SYS_PTRACE capabilities the SSH sidecar needs; ' +
-      `set the label to privileged (kubectl label --overwrite namespace ${name} ${POD_SECURITY_ENFORCE_LABEL}=privileged) ` +
+      `spec.sshPublicKey: ${enforcing.clause}, which forbids the SYS_ADMIN and SYS_PTRACE capabilities the SSH sidecar needs; ` +
+      `set the label to privileged (kubectl label --overwrite namespace ${enforcing.name} ${POD_SECURITY_ENFORCE_LABEL}=privileged) ` +
       'or remove spec.sshPublicKey'
   }
+}
+
+/**
+ * The namespace's enforced Pod Security level when it is none of `allowed`: the namespace's name
+ * and a clause that says what it enforces. A level Pod Security cannot parse is enforced as
+ * `restricted`, and the clause says so; no label or no namespace observed is undefined.
+ */
+function enforcedBeyond(namespace: KubeObject | undefined, allowed: readonly string[]): { name: string; clause: string } | undefined {
+  const level = labelOf(namespace, POD_SECURITY_ENFORCE_LABEL)
+  if (namespace === undefined || level === undefined || allowed.includes(level)) return undefined
+  const name = namespace.metadata.name ?? ''
+  const enforces = level === 'baseline' || level === 'restricted' ? level : `"${level}" (read as restricted)`
+  return { name, clause: `namespace ${name} enforces Pod Security ${enforces} (label ${POD_SECURITY_ENFORCE_LABEL})` }
 }

@@ -27,6 +27,7 @@ import { ACCELERATOR_FAMILIES, InstanceSpecSchema, type AcceleratorFamily, type 
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { canonicalJson } from '../k8s/hash.ts'
+import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
 import { SSH_PORT } from './labels.ts'
 import { isSshPort, portIdentity, protocolOf, type ResolvedPort } from './ports.ts'
 
@@ -428,39 +429,16 @@ function cut(text: string): string {
 function schemaMessage(error: ValueError, root: string): string {
   const field = fieldOf(error.path, root)
   const value = describe(error.value)
-  const schema = error.schema as {
-    enum?: unknown
-    minimum?: number
-    maximum?: number
-    minLength?: number
-    maxLength?: number
-    maxItems?: number
-    pattern?: string
-  }
+  const common = commonSchemaMessage(error, field, value)
+  if (common !== undefined) return common
+  const pattern = (error.schema as { pattern?: string }).pattern
   switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty:
-      return `${field} is required`
     case ValueErrorType.Kind:
-      if (Array.isArray(schema.enum)) return `${field} ${value} is not one of ${schema.enum.join(', ')}`
-      if (schema.pattern !== undefined) return `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)`
-      return `${field} ${value} must be an object`
-    case ValueErrorType.IntegerMinimum:
-    case ValueErrorType.NumberMinimum:
-      return `${field} ${value} is below the minimum ${schema.minimum}`
-    case ValueErrorType.IntegerMaximum:
-    case ValueErrorType.NumberMaximum:
-      return `${field} ${value} is above the maximum ${schema.maximum}`
-    case ValueErrorType.StringMinLength:
-      return schema.minLength === 1 ? `${field} must not be empty` : `${field} ${value} is shorter than ${schema.minLength} characters`
-    case ValueErrorType.StringMaxLength:
-      return `${field} ${value} is longer than ${schema.maxLength} characters`
+      // A Kind error with a pattern is the Quantity int-or-string (api/kit.ts).
+      return pattern !== undefined ? `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)` : `${field} ${value} must be an object`
     case ValueErrorType.StringPattern:
-      return schema.pattern === '^/'
-        ? `${field} ${value} must be an absolute path (start with /)`
-        : `${field} ${value} does not match ${schema.pattern}`
-    case ValueErrorType.ArrayMaxItems:
-      return `${field} has ${Array.isArray(error.value) ? error.value.length : '?'} entries; at most ${schema.maxItems}`
+      return pattern === '^/' ? `${field} ${value} must be an absolute path (start with /)` : `${field} ${value} does not match ${pattern}`
     default:
-      return `${field} ${value} is invalid: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`
+      return invalidValueMessage(error, field, value)
   }
 }

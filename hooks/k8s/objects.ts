@@ -18,21 +18,27 @@ export interface KubeObject {
 export { MANAGED_BY, MANAGED_BY_LABEL } from './labels.ts'
 
 /**
- * Metadata the API server writes and a desired object never carries (metacontroller.md rule 5):
- * answering them back would record them as "last applied" and a later answer without them would
- * strip them.
+ * Read-only ObjectMeta fields the API server fills in. Metacontroller's dynamic apply copies them
+ * back from the observed child after its merge (its `objectMetaSystemFields`, here with
+ * managedFields), so a desired value for them never causes a diff.
  */
-export const SYSTEM_METADATA_FIELDS = [
-  'managedFields',
-  'ownerReferences',
+export const SERVER_METADATA_FIELDS = [
+  'selfLink',
   'uid',
   'resourceVersion',
   'generation',
   'creationTimestamp',
   'deletionTimestamp',
   'deletionGracePeriodSeconds',
-  'selfLink'
+  'managedFields'
 ] as const
+
+/**
+ * Metadata a desired object never carries (metacontroller.md rule 5): the server's fields, and
+ * ownerReferences, which Metacontroller sets on create and does not copy back. Answered back, they
+ * would be recorded as "last applied", and a later answer without them would strip them.
+ */
+export const SYSTEM_METADATA_FIELDS = [...SERVER_METADATA_FIELDS, 'ownerReferences'] as const
 
 /** True when `value` is a non-null, non-array object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {

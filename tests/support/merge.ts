@@ -7,6 +7,13 @@
  * convergence properties and the cluster driver share it, so both see the same merge.
  */
 
+// The ObjectMeta fields `ApplyUpdate` copies back from the observed object after merging
+// (`objectMetaSystemFields`, with managedFields). Their one home is the product's list: the hooks
+// strip these and ownerReferences from every object they answer back. merge.test.ts checks the
+// reverting against field names it writes out itself: a product list without uid, resourceVersion
+// or generation fails there.
+import { SERVER_METADATA_FIELDS } from '../../hooks/k8s/objects.ts'
+
 /** A JSON value as Metacontroller holds it (Go's `interface{}` from a JSON decoder). */
 export type Json = null | boolean | number | string | Json[] | JsonObject
 /** A JSON object. */
@@ -22,21 +29,6 @@ export const LAST_APPLIED_ANNOTATION = 'metacontroller.k8s.io/last-applied-confi
  * A list merges by key only when every item of all three versions is an object having the key.
  */
 export const MERGE_KEYS = ['containerPort', 'port', 'mountPath', 'name', 'uid', 'ip', 'path'] as const
-
-/**
- * ObjectMeta fields that `ApplyUpdate` copies back from the observed object after merging
- * (`objectMetaSystemFields`), so a desired value for them never causes a diff.
- */
-export const SYSTEM_METADATA_FIELDS = [
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'managedFields'
-] as const
 
 /** True for a JSON object (not null, not an array). */
 export function isObject(value: unknown): value is JsonObject {
@@ -288,12 +280,12 @@ export function applyUpdate(observed: JsonObject, desired: JsonObject): ApplyRes
   const recorded = lastApplied(observed)
   const update = withoutLastApplied(desired)
   const object = merge(observed, recorded, update)
-  for (const field of SYSTEM_METADATA_FIELDS) revert(object, observed, 'metadata', field)
+  for (const field of SERVER_METADATA_FIELDS) revert(object, observed, 'metadata', field)
   revert(object, observed, 'status')
   // Without an observed metadata map, Go's merge puts desired's own metadata map into the result,
   // so reverting system fields also strips them from the record. (Never so for a stored object.)
   if (!isObject(observed.metadata) && isObject(update.metadata)) {
-    for (const field of SYSTEM_METADATA_FIELDS) delete update.metadata[field]
+    for (const field of SERVER_METADATA_FIELDS) delete update.metadata[field]
   }
   const result = setLastApplied(object, update)
   return { object: result, changed: !deepEqual(result, observed) }

@@ -1,16 +1,12 @@
 import t from 'tap'
-import {
-  instanceNameProblems,
-  specProblems,
-  typeProblems,
-  withDefaults,
-  type ResolvedSpec,
-  type SpecProblem
-} from '../../hooks/instance/validate.ts'
+import { instanceNameProblems, specProblems, typeProblems, withDefaults } from '../../hooks/instance/validate.ts'
+import type { ResolvedSpec, SpecProblem } from '../../hooks/instance/validate.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 
 const base = { type: 'a100', image: 'pytorch:2' }
+/** The base spec listing `ports`. */
+const withPorts = (...ports: Array<{ port: number; protocol?: 'TCP' | 'UDP'; name?: string }>) => ({ ...base, ports })
 const bad = (field: string, message: string): SpecProblem => ({ field, reason: 'InvalidSpec', message })
 const A = 'spec.resources.accelerator'
 
@@ -40,13 +36,7 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'the same port number with two protocols is refused, because the Service merges ports by number',
-    given: {
-      ...base,
-      ports: [
-        { port: 8080, protocol: 'TCP' },
-        { port: 8080, protocol: 'UDP' }
-      ]
-    },
+    given: withPorts({ port: 8080, protocol: 'TCP' }, { port: 8080, protocol: 'UDP' }),
     expected: [
       bad(
         'spec.ports[1]',
@@ -56,34 +46,22 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'the same port and protocol twice is refused, absent protocol meaning TCP',
-    given: { ...base, ports: [{ port: 80 }, { port: 80, protocol: 'TCP' }] },
+    given: withPorts({ port: 80 }, { port: 80, protocol: 'TCP' }),
     expected: [bad('spec.ports[1]', 'spec.ports[1]: port 80/TCP is listed twice (also spec.ports[0]); list each port once')]
   },
   {
     name: 'port names must be unique',
-    given: {
-      ...base,
-      ports: [
-        { port: 80, name: 'web' },
-        { port: 81, name: 'web' }
-      ]
-    },
+    given: withPorts({ port: 80, name: 'web' }, { port: 81, name: 'web' }),
     expected: [bad('spec.ports[1].name', 'spec.ports[1].name web is also the name of spec.ports[0]; names must be unique')]
   },
   {
     name: 'the port name ssh is reserved',
-    given: { ...base, ports: [{ port: 2222, name: 'ssh' }] },
+    given: withPorts({ port: 2222, name: 'ssh' }),
     expected: [bad('spec.ports[0].name', 'spec.ports[0].name ssh is reserved for the SSH sidecar; choose another name')]
   },
   {
     name: 'a port name must be an IANA service name',
-    given: {
-      ...base,
-      ports: [
-        { port: 80, name: 'my--web' },
-        { port: 81, name: '8080' }
-      ]
-    },
+    given: withPorts({ port: 80, name: 'my--web' }, { port: 81, name: '8080' }),
     expected: [
       bad(
         'spec.ports[0].name',
@@ -97,14 +75,7 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
   },
   {
     name: 'with SSH on, port 22 may be listed only as 22/TCP',
-    given: {
-      ...base,
-      sshPublicKey: { name: 'keys' },
-      ports: [
-        { port: 22, protocol: 'TCP' },
-        { port: 22, protocol: 'UDP' }
-      ]
-    },
+    given: { ...withPorts({ port: 22, protocol: 'TCP' }, { port: 22, protocol: 'UDP' }), sshPublicKey: { name: 'keys' } },
     expected: [
       bad(
         'spec.ports[1]',
@@ -116,7 +87,7 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
       )
     ]
   },
-  { name: 'without SSH, 22/UDP is an ordinary port', given: { ...base, ports: [{ port: 22, protocol: 'UDP' }] }, expected: [] },
+  { name: 'without SSH, 22/UDP is an ordinary port', given: withPorts({ port: 22, protocol: 'UDP' }), expected: [] },
   {
     name: 'workspace size and claimName are exclusive',
     given: { ...base, workspace: { size: '10Gi', claimName: 'data' } },

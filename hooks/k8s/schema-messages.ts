@@ -1,0 +1,55 @@
+/**
+ * Sentences for the errors a CRD's TypeBox schema finds in a spec, worded the same way for every
+ * controller: status and admission answers say in words a person can act on which field broke
+ * which rule.
+ *
+ * Each controller names fields and quotes values its own way (so that its schema problems and its
+ * own rule problems meet at the same field), and words the errors only its schema can raise; the
+ * rules every schema states are worded here once.
+ */
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+
+/** The schema keywords a message quotes. */
+interface Keywords {
+  enum?: unknown
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  maxItems?: number
+}
+
+/**
+ * The sentence for a required field, a value outside its enum, a number outside its range, or a
+ * string or list of the wrong length; undefined for any other error, which the caller words.
+ * `field` is the field as the caller names it, `value` the value as the caller quotes it.
+ */
+export function commonSchemaMessage(error: ValueError, field: string, value: string): string | undefined {
+  const schema = error.schema as Keywords
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return `${field} is required`
+    case ValueErrorType.Kind:
+      if (!Array.isArray(schema.enum)) return undefined
+      return `${field} ${value} is not one of ${schema.enum.map((v) => (v === '' ? '""' : String(v))).join(', ')}`
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `${field} ${value} is below the minimum ${schema.minimum}`
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `${field} ${value} is above the maximum ${schema.maximum}`
+    case ValueErrorType.StringMinLength:
+      return schema.minLength === 1 ? `${field} must not be empty` : `${field} ${value} is shorter than ${schema.minLength} characters`
+    case ValueErrorType.StringMaxLength:
+      return `${field} ${value} is longer than ${schema.maxLength} characters`
+    case ValueErrorType.ArrayMaxItems:
+      return `${field} has ${Array.isArray(error.value) ? error.value.length : '?'} entries; at most ${schema.maxItems}`
+    default:
+      return undefined
+  }
+}
+
+/** The fallback sentence: TypeBox's own message, after the field and the value. */
+export function invalidValueMessage(error: ValueError, field: string, value: string): string {
+  return `${field} ${value} is invalid: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`
+}
