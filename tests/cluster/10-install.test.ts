@@ -2,13 +2,13 @@
 // `kubectl explain` teaches the API from their descriptions, every example under deploy/examples
 // is really created, every CEL rule refuses a bad object with its own message, and an Instance
 // status with every field reads back as written (api.md; testing.md section 3).
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
 import { startEnv } from './support/env.ts'
+import { celMessages, documents, objectAt } from './support/manifests.ts'
 import { KubeError, type ResourceRef } from './support/kube.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -23,28 +23,12 @@ const env = await startEnv()
 t.teardown(() => env.stop())
 const { cluster, kube } = env
 
-/** Every YAML document of a file, read as kubectl reads it (YAML 1.1), comments dropped. */
-function documents(path: string): JsonObject[] {
-  return parseAllDocuments(readFileSync(path, 'utf8'), { version: '1.1' })
-    .map((doc) => {
-      if (doc.errors.length > 0) throw new Error(`${path}: ${doc.errors[0]?.message ?? 'invalid YAML'}`)
-      return doc.toJS() as unknown
-    })
-    .filter(isObject)
-}
-
 const crdFiles = readdirSync(CRD_DIR)
   .filter((f) => f.endsWith('.yaml'))
   .sort()
 const crds = crdFiles.flatMap((f) => documents(join(CRD_DIR, f)))
 
 const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
-const objectAt = (o: Json | undefined, ...path: string[]): JsonObject => {
-  let at: Json | undefined = o
-  for (const key of path) at = isObject(at) ? at[key] : undefined
-  if (!isObject(at)) throw new Error(`no object at ${path.join('.')}`)
-  return at
-}
 
 /** The openAPIV3Schema of the (single) version of a CRD in crds/, by kind. */
 function schemaOf(kind: string): JsonObject {
@@ -53,21 +37,6 @@ function schemaOf(kind: string): JsonObject {
   const versions = objectAt(crd, 'spec').versions
   const version = Array.isArray(versions) ? versions[0] : undefined
   return objectAt(version, 'schema', 'openAPIV3Schema')
-}
-
-/** Every `message` of every `x-kubernetes-validations` rule in a schema. */
-function celMessages(schema: Json | undefined): string[] {
-  if (Array.isArray(schema)) return schema.flatMap(celMessages)
-  if (!isObject(schema)) return []
-  const own = Array.isArray(schema['x-kubernetes-validations'])
-    ? schema['x-kubernetes-validations'].filter(isObject).map((r) => String(r.message))
-    : []
-  return [
-    ...own,
-    ...Object.entries(schema)
-      .filter(([k]) => k !== 'x-kubernetes-validations')
-      .flatMap(([, v]) => celMessages(v))
-  ]
 }
 
 /** Every field path a schema declares: `.a.b`, `.list[].c`, `.map[*]`. */
