@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
-import { startEnv } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { celMessages, documents, objectAt } from './support/manifests.ts'
 import { KubeError, type ResourceRef } from './support/kube.ts'
 
@@ -19,8 +19,7 @@ const SETTINGS = 'gpustack.ai/v1alpha1'
 const CRD_API = 'apiextensions.k8s.io/v1'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { cluster, kube } = env
 
 const crdFiles = readdirSync(CRD_DIR)

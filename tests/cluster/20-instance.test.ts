@@ -7,13 +7,13 @@
  * `gpuhooks-instance` driver plays Metacontroller. SSH and admission: 21-instance-ssh.test.ts.
  */
 import t from 'tap'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { isReason, resourcePath } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-instance')
 const FINALIZER = 'metacontroller.io/compositecontroller-gpuhooks-instance'

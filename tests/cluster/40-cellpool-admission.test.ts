@@ -11,7 +11,8 @@ import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, buildGuest, buil
 import { resolvePool } from '../../hooks/cellpool/validate.ts'
 import type { JsonObject } from '../support/merge.ts'
 import { CELLS, poolManifest, poolSpecWith } from './support/cellpool.ts'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { celMessages, documents, objectAt } from './support/manifests.ts'
 import type { ResourceRef } from './support/kube.ts'
 
@@ -19,8 +20,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'pools'
 const METACONTROLLER = 'system:serviceaccount:metacontroller:metacontroller'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
-t.teardown(() => env.stop())
+const env = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
 const { cluster, kube } = env
 
 const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })

@@ -6,7 +6,6 @@
  * (fixtures/kubeswift-crds.yaml); the `gpuhooks-cellpool` driver plays Metacontroller. The hook
  * service reads the real clock, so each drain takes its 30 s.
  */
-import { join } from 'node:path'
 import t from 'tap'
 import {
   bootGuests,
@@ -18,13 +17,13 @@ import {
   poolManifest,
   preparePoolNamespace
 } from './support/cellpool.ts'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import type { ResourceRef } from './support/kube.ts'
 import { reader } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
-t.teardown(() => env.stop())
+const env = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-cellpool')
 

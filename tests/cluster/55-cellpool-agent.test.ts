@@ -13,7 +13,6 @@
  * its Lease stops being renewed. The agent's liveness windows are shortened by its documented
  * environment variables; everything is polled for, nothing is timed.
  */
-import { join } from 'node:path'
 import t from 'tap'
 import {
   createUnschedulablePod,
@@ -35,7 +34,7 @@ import {
   preparePoolNamespace,
   presentRow
 } from './support/cellpool.ts'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually, KUBESWIFT_CRDS, startEnv } from './support/env.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
 import { reader } from './support/reads.ts'
 import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
@@ -48,7 +47,7 @@ const NS = 'cells'
 const POOL_UID_LABEL = 'cells.kubeswift.io/pool-uid'
 const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
+const env = await startEnv({ extraCrds: [KUBESWIFT_CRDS] })
 const { kube, cluster } = env
 const workload = await startWorkloadCluster(cluster, binariesDir())
 const wl = workload.admin
