@@ -5,7 +5,9 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { sync } from '../../hooks/instance/sync.ts'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
+import * as fixtures from '../unit/fixtures/instance.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
 import { startScenario } from './support/scenario.ts'
 import { celMessages, documents, objectAt } from './support/manifests.ts'
@@ -449,70 +451,48 @@ t.test('every example in deploy/examples is created, in dependency order, and re
   }
 })
 
-t.test('an Instance status with every field of the schema reads back unpruned through the status subresource', async (t) => {
-  const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
-  const created = (
-    await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))
-  ).body
-  const status: JsonObject = {
-    phase: 'Running',
-    message: 'The workspace is running on node gpu-1.',
-    podName: 'status-probe',
-    nodeName: 'gpu-1',
-    podIP: '10.244.1.7',
-    hostIP: '192.168.10.21',
-    ports: [
-      { name: 'ssh', port: 22, protocol: 'TCP', nodePort: 30022 },
-      { name: 'web', port: 8000, protocol: 'TCP', nodePort: 30800 }
-    ],
-    nodePorts: '22:30022/TCP,8000:30800/TCP',
-    accessAddresses: ['192.168.10.21:30022', '192.168.10.21:30800'],
-    accelerator: { family: 'Sliced', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '25' } },
-    conditions: [
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'PodReady',
-        message: 'The Pod is ready.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      },
-      {
-        type: 'SpecValid',
-        status: 'True',
-        reason: 'Valid',
-        message: 'The spec is valid.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      },
-      {
-        type: 'UpToDate',
-        status: 'False',
-        reason: 'SpecChanged',
-        message: 'Applies at the next start.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      }
-    ],
-    observedGeneration: 1
+/**
+ * The status the Instance hook writes for a running Instance with a port, an SSH key and a shared
+ * GPU: the unit fixtures' world (Metacontroller's apply, a kubelet's Pod status) run to a fixed point.
+ */
+function runningStatus(): JsonObject {
+  const spec = fixtures.baseSpec({
+    ports: [{ port: 8000, name: 'web' }],
+    sshPublicKey: { name: 'keys' },
+    resources: { accelerator: { family: 'Shared', count: 1 } }
+  })
+  const world = new fixtures.InstanceWorld(spec, { related: [fixtures.instanceType(), fixtures.namespaceObject(), fixtures.keySecret()] })
+  world.settle(sync)
+  world.stampPod(fixtures.POD_STATUS.running)
+  return world.settle(sync).status as unknown as JsonObject
+}
+
+t.test(
+  'an Instance status as the hook writes it, every field of the schema set, reads back unpruned through the status subresource',
+  async (t) => {
+    const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
+    const created = (
+      await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))
+    ).body
+    const status = runningStatus()
+    const statusSchema = objectAt(schemaOf('Instance'), 'properties', 'status')
+    const maps = new Set(['.accelerator.resources'])
+    const missing = schemaPaths(statusSchema).filter((p) => !valuePaths(status, '', maps).includes(p))
+    t.same(missing, [], 'the written status sets every field the schema declares')
+
+    const written = (await kube.updateStatus(ref, { ...created, status })).body
+    t.same(written.status, status, 'the status answer equals what was written')
+    const read = (await kube.get(ref)).body
+    t.same(read.status, status, 'a fresh read equals what was written: nothing pruned')
+    t.equal(meta(read).generation, meta(created).generation, 'a status write does not bump the generation')
+
+    // The main endpoint ignores status: only the subresource writes it.
+    const relabelled = { ...read, metadata: { ...meta(read), labels: { probe: 'yes' } }, status: { phase: 'Failed' } }
+    const updated = (await kube.update(ref, relabelled)).body
+    t.same(meta(updated).labels, { probe: 'yes' })
+    t.same(updated.status, status, 'a status sent to the main endpoint is dropped')
   }
-  const statusSchema = objectAt(schemaOf('Instance'), 'properties', 'status')
-  const maps = new Set(['.accelerator.resources'])
-  const missing = schemaPaths(statusSchema).filter((p) => !valuePaths(status, '', maps).includes(p))
-  t.same(missing, [], 'the written status sets every field the schema declares')
-
-  const written = (await kube.updateStatus(ref, { ...created, status })).body
-  t.same(written.status, status, 'the status answer equals what was written')
-  const read = (await kube.get(ref)).body
-  t.same(read.status, status, 'a fresh read equals what was written: nothing pruned')
-  t.equal(meta(read).generation, meta(created).generation, 'a status write does not bump the generation')
-
-  // The main endpoint ignores status: only the subresource writes it.
-  const relabelled = { ...read, metadata: { ...meta(read), labels: { probe: 'yes' } }, status: { phase: 'Failed' } }
-  const updated = (await kube.update(ref, relabelled)).body
-  t.same(meta(updated).labels, { probe: 'yes' })
-  t.same(updated.status, status, 'a status sent to the main endpoint is dropped')
-})
+)
 
 t.test('an Instance whose status breaks the schema is refused through the status subresource', async (t) => {
   const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
