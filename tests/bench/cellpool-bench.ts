@@ -1,10 +1,10 @@
 /**
  * The GPUCellPool row of `npm run bench:cluster`: one pool with `cells` replicas, brought from
  * nothing to `cells` Ready cells by the `gpuhooks-cellpool` driver, with KubeSwift and the
- * workload agent played as tests/cluster/41-cellpool.test.ts plays them. A round is: the pool
- * synced until a pass writes nothing (at most 6 passes, as the scenario's rounds), then every guest
- * without a status stamped Running with its GPU and addresses, then the CellNodeSet's status
- * stamped with a present, live, ready row with one device per running guest. The controller
+ * workload agent played by tests/cluster/support/cellpool.ts, as 41-cellpool.test.ts plays them. A
+ * round is: the pool synced until a pass writes nothing (at most 6 passes, as the scenario's
+ * rounds), then every guest without a status stamped Running with its GPU and addresses, then the
+ * CellNodeSet's status stamped with a present, live, ready row with one device per running guest. The controller
  * creates at most two cells at once (cellpool.md), so N cells take about N/2 rounds.
  *
  * Measured: time to convergence, cellpool hook calls and the service CPU charged to them (the

@@ -21,8 +21,7 @@ const SETTINGS = 'gpustack.ai/v1alpha1'
 const CRD_API = 'apiextensions.k8s.io/v1'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
 
-const env = await startScenario()
-const { cluster, kube } = env
+const { cluster, kube } = await startScenario()
 
 const crdFiles = readdirSync(CRD_DIR)
   .filter((f) => f.endsWith('.yaml'))

@@ -20,8 +20,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'pools'
 const METACONTROLLER = 'system:serviceaccount:metacontroller:metacontroller'
 
-const env = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
-const { cluster, kube } = env
+const { cluster, kube } = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
 
 const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })
 
