@@ -1,10 +1,10 @@
 /**
  * The GPUCellPool row of `npm run bench:cluster`: one pool with `cells` replicas, brought from
  * nothing to `cells` Ready cells by the `gpuhooks-cellpool` driver, with KubeSwift and the
- * workload agent played as tests/cluster/41-cellpool.test.ts plays them. A round is: the pool
- * synced until a pass writes nothing (at most 6 passes, as the scenario's rounds), then every guest
- * without a status stamped Running with its GPU and addresses, then the CellNodeSet's status
- * stamped with a present, live, ready row with one device per running guest. The controller
+ * workload agent played by tests/cluster/support/cellpool.ts, as 41-cellpool.test.ts plays them. A
+ * round is: the pool synced until a pass writes nothing (at most 6 passes, as the scenario's
+ * rounds), then every guest without a status stamped Running with its GPU and addresses, then the
+ * CellNodeSet's status stamped with a present, live, ready row with one device per running guest. The controller
  * creates at most two cells at once (cellpool.md), so N cells take about N/2 rounds.
  *
  * Measured: time to convergence, cellpool hook calls and the service CPU charged to them (the
@@ -13,13 +13,11 @@
 import type { ClusterEnv } from '../cluster/support/env.ts'
 import type { HookTransport } from '../cluster/support/driver-protocol.ts'
 import { Driver } from '../cluster/support/driver.ts'
-import type { ResourceRef } from '../cluster/support/kube.ts'
+import { bootGuests, CELLS, PlayedWorkload, poolManifest, preparePoolNamespace } from '../cluster/support/cellpool.ts'
 import { isObject, type JsonObject } from '../support/merge.ts'
 
-const CELLS = 'cells.kubeswift.io/v1alpha1'
 const NS = 'bench-cells'
 const POOL = 'gpus'
-const JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }} --node-labels {{ nodeLabels }}\n'
 
 /** What the pool scenario measured. */
 export interface CellpoolResult {
@@ -34,34 +32,15 @@ export interface CellpoolResult {
   errors: number
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : '')
 const obj = (v: unknown): JsonObject => (isObject(v) ? v : {})
 
-/** The pool of deploy/examples/cellpool.yaml's shape, with `replicas` cells. */
+/** The scenarios' pool with `replicas` cells, a taint on its Nodes as deploy/examples/cellpool.yaml has, and manual updates. */
 function poolObject(replicas: number): JsonObject {
-  return {
-    apiVersion: CELLS,
-    kind: 'GPUCellPool',
-    metadata: { name: POOL, namespace: NS },
-    spec: {
-      replicas,
-      cell: {
-        guestTemplate: {
-          guestClassRef: { name: 'gpu-worker-32c-128g' },
-          imageRef: { name: 'gpu-worker-noble-570' },
-          interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'cell-lan' } }]
-        },
-        gpu: { backend: 'DRA', dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
-        nodeIPFrom: 'routable'
-      },
-      bootstrap: { joinSecretRef: { name: 'join' } },
-      workloadCluster: {
-        kubeconfigSecretRef: { name: 'kubeconfig' },
-        node: { labels: { gpu: 'on' }, taints: [{ key: 'example.com/gpu-cell', value: 'true', effect: 'NoSchedule' }] }
-      },
-      updatePolicy: { type: 'Manual' }
-    }
-  }
+  return poolManifest(POOL, NS, {
+    replicas,
+    workloadCluster: { node: { taints: [{ key: 'example.com/gpu-cell', value: 'true', effect: 'NoSchedule' }] } },
+    updatePolicy: { type: 'Manual' }
+  })
 }
 
 /**
@@ -70,10 +49,8 @@ function poolObject(replicas: number): JsonObject {
  */
 export async function cellpoolScenario(env: ClusterEnv, cells: number, transport: HookTransport): Promise<CellpoolResult> {
   const { kube, cluster } = env
-  await cluster.kubectl(['create', 'namespace', NS])
-  await cluster.kubectl(['wait', '--for=create', '-n', NS, 'serviceaccount/default', '--timeout=60s'])
-  await cluster.kubectl(['create', 'secret', 'generic', 'join', '-n', NS, `--from-literal=user-data=${JOIN}`])
-  await cluster.kubectl(['create', 'secret', 'generic', 'kubeconfig', '-n', NS, '--from-literal=value=apiVersion: v1'])
+  await preparePoolNamespace(cluster, NS)
+  await cluster.kubectl(['create', 'secret', 'generic', 'kc', '-n', NS, '--from-literal=value=apiVersion: v1'])
 
   let calls = 0
   let syncCalls = 0
@@ -95,12 +72,9 @@ export async function cellpoolScenario(env: ClusterEnv, cells: number, transport
     hookBaseUrl: env.service.hooksUrl,
     transport: sizing
   })
-  const poolRef: ResourceRef = { apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name: POOL }
-  const cnsRef: ResourceRef = { apiVersion: CELLS, resource: 'cellnodesets', namespace: NS, name: POOL }
-  const guestsRef: ResourceRef = { apiVersion: 'swift.kubeswift.io/v1alpha1', resource: 'swiftguests', namespace: NS }
-
-  /** The workload cluster's Nodes: cell name → the guest uid it runs on. */
-  const nodes = new Map<string, string>()
+  const poolRef = { apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name: POOL }
+  /** The kubelets and the workload agent, played as the cell pool scenario plays them. */
+  const workload = new PlayedWorkload(kube, NS)
   let errors = 0
   let mostCreating = 0
 
@@ -118,61 +92,9 @@ export async function cellpoolScenario(env: ClusterEnv, cells: number, transport
         errors++
       }
     }
-    // KubeSwift: a guest without a status boots, with its own GPU host and addresses.
-    const guests = (await kube.list(guestsRef)).body
-    for (const g of guests) {
-      const status = obj(g.status)
-      const m = obj(g.metadata)
-      if (status.phase === 'Running') continue
-      const index = Number(/-(\d+)$/.exec(str(m.name))?.[1] ?? 0)
-      const primary = `10.0.${Math.floor(index / 250)}.${(index % 250) + 2}`
-      g.status = {
-        phase: 'Running',
-        gpu: { devices: ['0000:3b:00.0'], nodeName: `gpu-host-${index}` },
-        network: {
-          primaryIP: primary,
-          interfaces: [
-            { name: 'primary', ip: primary },
-            { name: 'routable', ip: `10.20.${Math.floor(index / 250)}.${(index % 250) + 2}` }
-          ]
-        }
-      }
-      await kube.updateStatus({ ...guestsRef, name: str(m.name) }, g)
-    }
-    // The kubelets and the agent: a running guest registers its Node; the agent reports the rows.
-    for (const g of guests) {
-      const m = obj(g.metadata)
-      if (obj(g.status).phase === 'Running' && nodes.get(str(m.name)) !== str(m.uid)) nodes.set(str(m.name), str(m.uid))
-    }
-    for (const [name, uid] of [...nodes]) if (!guests.some((g) => obj(g.metadata).uid === uid)) nodes.delete(name)
-    const cns = (await kube.get(cnsRef).catch(() => undefined))?.body
-    if (cns !== undefined) {
-      const spec = obj(cns.spec)
-      const entries = Array.isArray(spec.nodes) ? spec.nodes.filter(isObject) : []
-      cns.status = {
-        observedGeneration: obj(cns.metadata).generation ?? 0,
-        observedTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-        conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }],
-        nodeCount: nodes.size,
-        nodes: entries.map((entry): JsonObject => {
-          const instance = nodes.get(str(entry.name))
-          if (instance === undefined) return { name: str(entry.name), present: false }
-          return {
-            name: str(entry.name),
-            present: true,
-            instance,
-            poolUID: spec.poolUID ?? '',
-            live: true,
-            ready: true,
-            unschedulable: entry.cordon === true && entry.instance === instance,
-            devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
-            registration: 'Parsed',
-            allocations: { read: true, pods: 0 }
-          }
-        })
-      }
-      await kube.updateStatus(cnsRef, cns)
-    }
+    // KubeSwift boots the new guests; the kubelets register their Nodes; the agent reports the rows.
+    await bootGuests(kube, NS)
+    await workload.agentPass(POOL)
     const pool = (await kube.get(poolRef)).body
     const status = obj(pool.status)
     mostCreating = Math.max(mostCreating, typeof status.creatingCells === 'number' ? status.creatingCells : 0)

@@ -38,8 +38,7 @@ import os from 'node:os'
 import { isObject, type JsonObject } from '../support/merge.ts'
 import { Driver } from '../cluster/support/driver.ts'
 import { fetchTransport, type HookTransport } from '../cluster/support/driver-protocol.ts'
-import { startEnv, type ClusterEnv } from '../cluster/support/env.ts'
-import { join } from 'node:path'
+import { KUBESWIFT_CRDS, startEnv, type ClusterEnv } from '../cluster/support/env.ts'
 import { cellpoolScenario, type CellpoolResult } from './cellpool-bench.ts'
 import type { KubeApi, ResourceRef } from '../cluster/support/kube.ts'
 
@@ -445,9 +444,7 @@ function poolTable(p: { result: CellpoolResult; charge: Charge; totalCpuNs: numb
 }
 
 async function main(): Promise<void> {
-  const env = await startEnv(
-    CELLS > 0 ? { extraCrds: [join(import.meta.dirname, '..', 'cluster', 'fixtures', 'kubeswift-crds.yaml')] } : {}
-  )
+  const env = await startEnv(CELLS > 0 ? { extraCrds: [KUBESWIFT_CRDS] } : {})
   try {
     const pid = servicePid(new URL(env.service.hooksUrl).port)
     const meter = new Meter(pid)

@@ -2,13 +2,15 @@
 // `kubectl explain` teaches the API from their descriptions, every example under deploy/examples
 // is really created, every CEL rule refuses a bad object with its own message, and an Instance
 // status with every field reads back as written (api.md; testing.md section 3).
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
+import { sync } from '../../hooks/instance/sync.ts'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
+import * as fixtures from '../unit/fixtures/instance.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
-import { startEnv } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
+import { celMessages, documents, objectAt } from './support/manifests.ts'
 import { KubeError, type ResourceRef } from './support/kube.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -19,19 +21,7 @@ const SETTINGS = 'gpustack.ai/v1alpha1'
 const CRD_API = 'apiextensions.k8s.io/v1'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
-const { cluster, kube } = env
-
-/** Every YAML document of a file, read as kubectl reads it (YAML 1.1), comments dropped. */
-function documents(path: string): JsonObject[] {
-  return parseAllDocuments(readFileSync(path, 'utf8'), { version: '1.1' })
-    .map((doc) => {
-      if (doc.errors.length > 0) throw new Error(`${path}: ${doc.errors[0]?.message ?? 'invalid YAML'}`)
-      return doc.toJS() as unknown
-    })
-    .filter(isObject)
-}
+const { cluster, kube } = await startScenario()
 
 const crdFiles = readdirSync(CRD_DIR)
   .filter((f) => f.endsWith('.yaml'))
@@ -39,12 +29,6 @@ const crdFiles = readdirSync(CRD_DIR)
 const crds = crdFiles.flatMap((f) => documents(join(CRD_DIR, f)))
 
 const meta = (o: JsonObject): JsonObject => (isObject(o.metadata) ? o.metadata : {})
-const objectAt = (o: Json | undefined, ...path: string[]): JsonObject => {
-  let at: Json | undefined = o
-  for (const key of path) at = isObject(at) ? at[key] : undefined
-  if (!isObject(at)) throw new Error(`no object at ${path.join('.')}`)
-  return at
-}
 
 /** The openAPIV3Schema of the (single) version of a CRD in crds/, by kind. */
 function schemaOf(kind: string): JsonObject {
@@ -53,21 +37,6 @@ function schemaOf(kind: string): JsonObject {
   const versions = objectAt(crd, 'spec').versions
   const version = Array.isArray(versions) ? versions[0] : undefined
   return objectAt(version, 'schema', 'openAPIV3Schema')
-}
-
-/** Every `message` of every `x-kubernetes-validations` rule in a schema. */
-function celMessages(schema: Json | undefined): string[] {
-  if (Array.isArray(schema)) return schema.flatMap(celMessages)
-  if (!isObject(schema)) return []
-  const own = Array.isArray(schema['x-kubernetes-validations'])
-    ? schema['x-kubernetes-validations'].filter(isObject).map((r) => String(r.message))
-    : []
-  return [
-    ...own,
-    ...Object.entries(schema)
-      .filter(([k]) => k !== 'x-kubernetes-validations')
-      .flatMap(([, v]) => celMessages(v))
-  ]
 }
 
 /** Every field path a schema declares: `.a.b`, `.list[].c`, `.map[*]`. */
@@ -481,70 +450,48 @@ t.test('every example in deploy/examples is created, in dependency order, and re
   }
 })
 
-t.test('an Instance status with every field of the schema reads back unpruned through the status subresource', async (t) => {
-  const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
-  const created = (
-    await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))
-  ).body
-  const status: JsonObject = {
-    phase: 'Running',
-    message: 'The workspace is running on node gpu-1.',
-    podName: 'status-probe',
-    nodeName: 'gpu-1',
-    podIP: '10.244.1.7',
-    hostIP: '192.168.10.21',
-    ports: [
-      { name: 'ssh', port: 22, protocol: 'TCP', nodePort: 30022 },
-      { name: 'web', port: 8000, protocol: 'TCP', nodePort: 30800 }
-    ],
-    nodePorts: '22:30022/TCP,8000:30800/TCP',
-    accessAddresses: ['192.168.10.21:30022', '192.168.10.21:30800'],
-    accelerator: { family: 'Sliced', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '25' } },
-    conditions: [
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'PodReady',
-        message: 'The Pod is ready.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      },
-      {
-        type: 'SpecValid',
-        status: 'True',
-        reason: 'Valid',
-        message: 'The spec is valid.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      },
-      {
-        type: 'UpToDate',
-        status: 'False',
-        reason: 'SpecChanged',
-        message: 'Applies at the next start.',
-        lastTransitionTime: '2026-01-02T03:04:05Z',
-        observedGeneration: 1
-      }
-    ],
-    observedGeneration: 1
+/**
+ * The status the Instance hook writes for a running Instance with a port, an SSH key and a shared
+ * GPU: the unit fixtures' world (Metacontroller's apply, a kubelet's Pod status) run to a fixed point.
+ */
+function runningStatus(): JsonObject {
+  const spec = fixtures.baseSpec({
+    ports: [{ port: 8000, name: 'web' }],
+    sshPublicKey: { name: 'keys' },
+    resources: { accelerator: { family: 'Shared', count: 1 } }
+  })
+  const world = new fixtures.InstanceWorld(spec, { related: [fixtures.instanceType(), fixtures.namespaceObject(), fixtures.keySecret()] })
+  world.settle(sync)
+  world.stampPod(fixtures.POD_STATUS.running)
+  return world.settle(sync).status as unknown as JsonObject
+}
+
+t.test(
+  'an Instance status as the hook writes it, every field of the schema set, reads back unpruned through the status subresource',
+  async (t) => {
+    const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }
+    const created = (
+      await kube.create(ref, instance('status-probe', { ports: [{ port: 8000, name: 'web' }], sshPublicKey: { name: 'keys' } }))
+    ).body
+    const status = runningStatus()
+    const statusSchema = objectAt(schemaOf('Instance'), 'properties', 'status')
+    const maps = new Set(['.accelerator.resources'])
+    const missing = schemaPaths(statusSchema).filter((p) => !valuePaths(status, '', maps).includes(p))
+    t.same(missing, [], 'the written status sets every field the schema declares')
+
+    const written = (await kube.updateStatus(ref, { ...created, status })).body
+    t.same(written.status, status, 'the status answer equals what was written')
+    const read = (await kube.get(ref)).body
+    t.same(read.status, status, 'a fresh read equals what was written: nothing pruned')
+    t.equal(meta(read).generation, meta(created).generation, 'a status write does not bump the generation')
+
+    // The main endpoint ignores status: only the subresource writes it.
+    const relabelled = { ...read, metadata: { ...meta(read), labels: { probe: 'yes' } }, status: { phase: 'Failed' } }
+    const updated = (await kube.update(ref, relabelled)).body
+    t.same(meta(updated).labels, { probe: 'yes' })
+    t.same(updated.status, status, 'a status sent to the main endpoint is dropped')
   }
-  const statusSchema = objectAt(schemaOf('Instance'), 'properties', 'status')
-  const maps = new Set(['.accelerator.resources'])
-  const missing = schemaPaths(statusSchema).filter((p) => !valuePaths(status, '', maps).includes(p))
-  t.same(missing, [], 'the written status sets every field the schema declares')
-
-  const written = (await kube.updateStatus(ref, { ...created, status })).body
-  t.same(written.status, status, 'the status answer equals what was written')
-  const read = (await kube.get(ref)).body
-  t.same(read.status, status, 'a fresh read equals what was written: nothing pruned')
-  t.equal(meta(read).generation, meta(created).generation, 'a status write does not bump the generation')
-
-  // The main endpoint ignores status: only the subresource writes it.
-  const relabelled = { ...read, metadata: { ...meta(read), labels: { probe: 'yes' } }, status: { phase: 'Failed' } }
-  const updated = (await kube.update(ref, relabelled)).body
-  t.same(meta(updated).labels, { probe: 'yes' })
-  t.same(updated.status, status, 'a status sent to the main endpoint is dropped')
-})
+)
 
 t.test('an Instance whose status breaks the schema is refused through the status subresource', async (t) => {
   const ref = { apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name: 'status-probe' }

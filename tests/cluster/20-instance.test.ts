@@ -7,13 +7,13 @@
  * `gpuhooks-instance` driver plays Metacontroller. SSH and admission: 21-instance-ssh.test.ts.
  */
 import t from 'tap'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { isReason, resourcePath } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-instance')
 const FINALIZER = 'metacontroller.io/compositecontroller-gpuhooks-instance'
@@ -24,6 +24,8 @@ const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
 const { get, must } = reader<Obj>(kube)
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
+/** The Ready condition's status and reason. */
+const ready = (o: Obj): [string, string] => [condition(o, 'Ready')?.status, condition(o, 'Ready')?.reason]
 const nodePorts = (svc: Obj): Record<string, number> => Object.fromEntries(svc.spec.ports.map((p: Obj) => [p.name, p.nodePort]))
 const inRange = (n: unknown): boolean => typeof n === 'number' && n >= 30000 && n <= 32767
 
@@ -277,9 +279,23 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   nodePort = (await must(serviceRef(ns, name))).spec.ports[0].nodePort
   const podUid = (await must(podRef(ns, name))).metadata.uid
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+  /** The scheduler binds the Pod to node gpu-node-1 (the binding subresource). */
+  const schedulerBinds = () =>
+    kube.request('POST', resourcePath(podRef(ns, name), 'binding'), {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace: ns },
+      target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
+    })
+  /** The kubelet writes the Pod's status, the controller settles, and the Instance is read. */
+  const afterKubelet = async (status: (pod: Obj) => Obj): Promise<Obj> => {
+    await stampPod(ns, name, status)
+    await settle(ns, name)
+    return must(instanceRef(ns, name))
+  }
 
   await t.test("an unschedulable Pod leaves the Instance Pending, with the scheduler's reason", async (t) => {
-    await stampPod(ns, name, () => ({
+    const inst = await afterKubelet(() => ({
       phase: 'Pending',
       conditions: [
         {
@@ -291,26 +307,17 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
         }
       ]
     }))
-    await settle(ns, name)
-    const inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Pending')
     t.match(inst.status.message, /2 Insufficient nvidia\.com\/gpu/)
-    t.same([condition(inst, 'Ready').status, condition(inst, 'Ready').reason], ['False', 'Pending'])
+    t.same(ready(inst), ['False', 'Pending'])
   })
 
   await t.test('a Pod bound to a node makes the Instance Starting', async (t) => {
-    await kube.request('POST', resourcePath(podRef(ns, name), 'binding'), {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name, namespace: ns },
-      target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
-    })
+    await schedulerBinds()
     const bound = await must(podRef(ns, name))
     t.equal(bound.spec.nodeName, 'gpu-node-1', 'the binding subresource set spec.nodeName')
     t.equal(condition(bound, 'PodScheduled')?.status, 'True', 'and condition PodScheduled')
-    await stampPod(ns, name, (pod) => ({ ...pod.status, hostIP, hostIPs: [{ ip: hostIP }] }))
-    await settle(ns, name)
-    const inst = await must(instanceRef(ns, name))
+    const inst = await afterKubelet((pod) => ({ ...pod.status, hostIP, hostIPs: [{ ip: hostIP }] }))
     t.equal(inst.status.phase, 'Starting')
     t.same([inst.status.nodeName, inst.status.hostIP], ['gpu-node-1', hostIP])
     t.equal(inst.status.accessAddresses, undefined, 'no address before it runs')
@@ -327,18 +334,16 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   })
 
   await t.test("a container stuck pulling its image makes Ready False with the kubelet's reason", async (t) => {
-    await stampPod(ns, name, (pod) => ({
+    const inst = await afterKubelet((pod) => ({
       ...pod.status,
       containerStatuses: [containerStatus({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }, false)]
     }))
-    await settle(ns, name)
-    const inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Starting')
-    t.same([condition(inst, 'Ready').status, condition(inst, 'Ready').reason], ['False', 'ImagePullBackOff'])
+    t.same(ready(inst), ['False', 'ImagePullBackOff'])
   })
 
   await t.test('a Running and Ready Pod makes the Instance Running, reachable at host IP and node port', async (t) => {
-    await stampPod(ns, name, (pod) => ({
+    const inst = await afterKubelet((pod) => ({
       ...pod.status,
       phase: 'Running',
       podIP: '10.244.1.5',
@@ -350,13 +355,11 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
       })),
       containerStatuses: [containerStatus({ running: { startedAt: now } }, true)]
     }))
-    await settle(ns, name)
-    const inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Running')
     t.same(inst.status.accessAddresses, [`${hostIP}:${nodePort}`])
     t.equal(inst.status.podIP, '10.244.1.5')
     t.same(inst.status.ports, [{ name: 'jupyter', port: 8888, protocol: 'TCP', nodePort }], 'status names the port as the spec does')
-    t.same([condition(inst, 'Ready').status, condition(inst, 'Ready').reason], ['True', 'Running'])
+    t.same(ready(inst), ['True', 'Running'])
   })
 
   await t.test('an evicted Pod is replaced by a new one', async (t) => {
@@ -387,19 +390,14 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   })
 
   await t.test('a bound Pod that takes its time to terminate: Stopping, and a start waits for it to go', async (t) => {
-    await kube.request('POST', resourcePath(podRef(ns, name), 'binding'), {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name, namespace: ns },
-      target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-node-1' }
-    })
+    await schedulerBinds()
     await patchInstance(ns, name, { spec: { stop: true } })
     await settle(ns, name)
     const terminating = await must(podRef(ns, name))
     t.type(terminating.metadata.deletionTimestamp, 'string', 'a bound Pod is deleted gracefully; without a kubelet it stays')
     let inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Stopping')
-    t.same([condition(inst, 'Ready').status, condition(inst, 'Ready').reason], ['False', 'Stopping'])
+    t.same(ready(inst), ['False', 'Stopping'])
     await patchInstance(ns, name, { spec: { stop: false } })
     await settle(ns, name)
     t.equal((await must(podRef(ns, name))).metadata.uid, terminating.metadata.uid, 'no new Pod while the old one terminates')

@@ -6,13 +6,12 @@
  * judged by our webhook as the API server calls it. The rest of the controller: 20-instance.test.ts.
  */
 import t from 'tap'
-import { startEnv } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { KubeError } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-instance')
 

@@ -6,12 +6,11 @@
  * used, placement included.
  */
 import t from 'tap'
-import { startEnv } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-instance')
 

@@ -17,7 +17,8 @@ import { parse } from 'yaml'
 import { deepEqual, isObject, LAST_APPLIED_ANNOTATION, type Json, type JsonObject } from '../support/merge.ts'
 import { DECORATOR_ANNOTATION } from '../support/children.ts'
 import type { SettleReport } from './support/driver.ts'
-import { eventually, startEnv } from './support/env.ts'
+import { eventually } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
 import { reader, refs } from './support/reads.ts'
 
@@ -31,8 +32,7 @@ const HOLDS_INSTANCES = 'gpustack.ai/holds-instances'
 /** Dual-stack, IPv6 written first and with blanks: the policy lists IPv4 first, trimmed. */
 const DUAL_STACK = 'fd00:10:244::/56, 10.244.0.0/16'
 
-const env = await startEnv()
-t.teardown(() => env.stop())
+const env = await startScenario()
 const { cluster, kube } = env
 const isolation = env.driver(CONTROLLER)
 

@@ -12,7 +12,7 @@ import t from 'tap'
 import { isObject, type JsonObject } from '../support/merge.ts'
 import { Driver } from './support/driver.ts'
 import { fetchTransport, type HookTransport } from './support/driver-protocol.ts'
-import { startEnv } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import { refs } from './support/reads.ts'
 
 const CONTROLLER = 'gpuhooks-instance-isolation'
@@ -22,8 +22,7 @@ const INSTANCE_KEY = 'Instance.worker.gpustack.ai/v1alpha1'
 const SETTING = { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', name: 'instance-isolation-pod-cidrs' }
 const INSTANCES = 200
 
-const env = await startEnv({ webhooks: false })
-t.teardown(() => env.stop())
+const env = await startScenario({ webhooks: false })
 const { kube } = env
 
 /** One isolation hook request as the service received it. */

@@ -5,79 +5,31 @@
 // examples apply, the children the builders render are accepted by the CellNodeSet CRD and by
 // open-schema stand-ins for KubeSwift's, and the ValidatingAdmissionPolicy lets only
 // Metacontroller write a CellNodeSet's spec.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, buildGuest, buildSeedProfile } from '../../hooks/cellpool/children.ts'
 import { resolvePool } from '../../hooks/cellpool/validate.ts'
-import { isObject, type Json, type JsonObject } from '../support/merge.ts'
-import { eventually, startEnv } from './support/env.ts'
+import type { JsonObject } from '../support/merge.ts'
+import { CELLS, poolManifest, poolSpecWith } from './support/cellpool.ts'
+import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
+import { celMessages, documents, objectAt } from './support/manifests.ts'
 import type { ResourceRef } from './support/kube.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const CELLS = 'cells.kubeswift.io/v1alpha1'
 const NS = 'pools'
 const METACONTROLLER = 'system:serviceaccount:metacontroller:metacontroller'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
-t.teardown(() => env.stop())
-const { cluster, kube } = env
+const { cluster, kube } = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
 
 const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })
 
-/** A valid pool spec; cases change one thing. */
-function spec(): Record<string, any> {
-  return {
-    replicas: 1,
-    cell: {
-      guestTemplate: {
-        guestClassRef: { name: 'gpu-worker' },
-        imageRef: { name: 'gpu-noble' },
-        interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }]
-      },
-      gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
-      nodeIPFrom: 'routable'
-    },
-    bootstrap: { joinSecretRef: { name: 'join' } },
-    workloadCluster: { kubeconfigSecretRef: { name: 'kubeconfig' }, node: { labels: { gpu: 'on' } } }
-  }
-}
-
-function pool(name: string, s: Record<string, unknown>): JsonObject {
-  return { apiVersion: CELLS, kind: 'GPUCellPool', metadata: { name, namespace: NS }, spec: s as JsonObject }
-}
-
-function variant(change: (s: Record<string, any>) => void): Record<string, any> {
-  const s = spec()
-  change(s)
-  return s
-}
+/** A valid pool spec of one cell (tests/unit/fixtures/cellpool.ts); cases change one thing, as a merge patch. */
+const spec = (patch: JsonObject = {}): JsonObject => poolSpecWith({ replicas: 1, ...patch })
+const pool = (name: string, patch: JsonObject = {}): JsonObject => poolManifest(name, NS, { replicas: 1, ...patch })
 
 async function apply(object: JsonObject, extra: string[] = []) {
   return cluster.kubectl(['apply', ...extra, '-f', '-'], { input: JSON.stringify(object), allowFail: true })
-}
-
-const objectAt = (o: Json | undefined, ...path: string[]): JsonObject => {
-  let at: Json | undefined = o
-  for (const key of path) at = isObject(at) ? at[key] : undefined
-  if (!isObject(at)) throw new Error(`no object at ${path.join('.')}`)
-  return at
-}
-
-/** Every `message` of every `x-kubernetes-validations` rule in a schema. */
-function celMessages(schema: Json | undefined): string[] {
-  if (Array.isArray(schema)) return schema.flatMap(celMessages)
-  if (!isObject(schema)) return []
-  const own = Array.isArray(schema['x-kubernetes-validations'])
-    ? schema['x-kubernetes-validations'].filter(isObject).map((r) => String(r.message))
-    : []
-  return [
-    ...own,
-    ...Object.entries(schema)
-      .filter(([k]) => k !== 'x-kubernetes-validations')
-      .flatMap(([, v]) => celMessages(v))
-  ]
 }
 
 t.before(async () => {
@@ -142,19 +94,14 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
   const stored = (await kube.get(poolRef('full'))).body
   t.hasStrict(stored.spec, full.spec, 'every field is stored as written: nothing pruned')
 
-  const unknown = pool(
-    'unknown-field',
-    variant((s) => {
-      s.cell.bogus = true
-    })
-  )
+  const unknown = pool('unknown-field', { cell: { bogus: true } })
   const refused = await apply(unknown, ['--validate=strict'])
   t.equal(refused.code, 1)
   t.match(refused.stderr, /unknown field "spec\.cell\.bogus"/, 'strict validation is in force')
 })
 
 t.test('the defaults of api.md are filled in by the API server', async (t) => {
-  t.equal((await apply(pool('defaults', spec()))).code, 0)
+  t.equal((await apply(pool('defaults', { cell: { gpu: { backend: null } } }))).code, 0, 'a pool without the defaulted fields')
   const stored = (await kube.get(poolRef('defaults'))).body
   t.match(stored.spec, {
     replicas: 1,
@@ -169,7 +116,7 @@ t.test('the defaults of api.md are filled in by the API server', async (t) => {
 })
 
 t.test('the scale subresource drives spec.replicas and reads the cell count and selector', async (t) => {
-  t.equal((await apply(pool('scaled', spec()))).code, 0)
+  t.equal((await apply(pool('scaled'))).code, 0)
   await cluster.kubectl(['scale', '-n', NS, 'gpucellpool/scaled', '--replicas=3'])
   t.equal(objectAt((await kube.get(poolRef('scaled'))).body, 'spec').replicas, 3, 'kubectl scale sets spec.replicas')
   const current = (await kube.get(poolRef('scaled'))).body
@@ -257,136 +204,70 @@ const NAME_RULE =
   'a GPUCellPool name must be a DNS label of at most 57 characters (lower-case letters, digits and -, ' +
   'starting and ending with a letter or digit), so that its cell names <pool>-<index> stay Node names'
 
+const CLAIM_RULE = 'set exactly one of resourceClaimTemplateName and resourceClaimName'
+const BACKEND_RULE = 'backend DRA needs dra and no native; backend Native needs native and no dra'
+const POSITIVE_DURATION = 'must be a positive duration such as 90s, 15m or 1h30m'
+const DURATION = 'must be a duration such as 0s, 90s, 15m or 1h30m'
+/** The dra of a pool with a claim of its own instead of a claim template. */
+const SHARED_CLAIM = { resourceClaimTemplateName: null, resourceClaimName: 'shared' }
+
+/** Each case's pool is the valid one with a merge patch that breaks one rule. */
 const CEL_CASES: Case[] = [
-  { name: 'a name of 58 characters', object: pool('p'.repeat(58), spec()), message: NAME_RULE },
-  { name: 'a name with a dot', object: pool('pool.a', spec()), message: NAME_RULE },
+  { name: 'a name of 58 characters', object: pool('p'.repeat(58)), message: NAME_RULE },
+  { name: 'a name with a dot', object: pool('pool.a'), message: NAME_RULE },
   {
     name: 'both claim names',
-    object: pool(
-      'both-claims',
-      variant((s) => {
-        s.cell.gpu.dra.resourceClaimName = 'shared'
-      })
-    ),
-    message: 'set exactly one of resourceClaimTemplateName and resourceClaimName'
+    object: pool('both-claims', { cell: { gpu: { dra: { resourceClaimName: 'shared' } } } }),
+    message: CLAIM_RULE
   },
   {
     name: 'no claim name',
-    object: pool(
-      'no-claim',
-      variant((s) => {
-        s.cell.gpu.dra = { requestName: 'gpu' }
-      })
-    ),
-    message: 'set exactly one of resourceClaimTemplateName and resourceClaimName'
+    object: pool('no-claim', { cell: { gpu: { dra: { resourceClaimTemplateName: null, requestName: 'gpu' } } } }),
+    message: CLAIM_RULE
   },
-  {
-    name: 'DRA without dra',
-    object: pool(
-      'dra-missing',
-      variant((s) => {
-        s.cell.gpu = { backend: 'DRA' }
-      })
-    ),
-    message: 'backend DRA needs dra and no native; backend Native needs native and no dra'
-  },
+  { name: 'DRA without dra', object: pool('dra-missing', { cell: { gpu: { backend: 'DRA', dra: null } } }), message: BACKEND_RULE },
   {
     name: 'Native with dra',
-    object: pool(
-      'native-dra',
-      variant((s) => {
-        s.cell.gpu.backend = 'Native'
-        s.cell.gpu.native = { gpuProfileRef: { name: 'a100' } }
-      })
-    ),
-    message: 'backend DRA needs dra and no native; backend Native needs native and no dra'
+    object: pool('native-dra', { cell: { gpu: { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } } } }),
+    message: BACKEND_RULE
   },
   {
     name: 'a shared claim for three cells',
-    object: pool(
-      'shared-three',
-      variant((s) => {
-        s.replicas = 3
-        s.cell.gpu.dra = { resourceClaimName: 'shared' }
-      })
-    ),
+    object: pool('shared-three', { replicas: 3, cell: { gpu: { dra: SHARED_CLAIM } } }),
     message: 'cell.gpu.dra.resourceClaimName backs one VM: only for a pool of at most one cell; use resourceClaimTemplateName'
   },
   {
     name: 'autoscaling without maxReplicas',
-    object: pool(
-      'no-max',
-      variant((s) => {
-        s.autoscaling = { enabled: true }
-      })
-    ),
+    object: pool('no-max', { autoscaling: { enabled: true } }),
     message: 'maxReplicas is required when autoscaling is enabled'
   },
   {
     name: 'minReplicas above maxReplicas',
-    object: pool(
-      'min-max',
-      variant((s) => {
-        s.autoscaling = { enabled: true, minReplicas: 3, maxReplicas: 2 }
-      })
-    ),
+    object: pool('min-max', { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } }),
     message: 'minReplicas must not exceed maxReplicas'
   },
   {
     name: 'scaleDown Auto without minReplicas',
-    object: pool(
-      'auto-no-min',
-      variant((s) => {
-        s.autoscaling = { enabled: true, maxReplicas: 2, scaleDown: 'Auto' }
-      })
-    ),
+    object: pool('auto-no-min', { autoscaling: { enabled: true, maxReplicas: 2, scaleDown: 'Auto' } }),
     message: 'scaleDown Auto needs minReplicas'
   },
   {
     name: 'a readyTimeout that is no duration',
-    object: pool(
-      'ready-bad',
-      variant((s) => {
-        s.bootstrap.readyTimeout = '15 minutes'
-      })
-    ),
-    message: 'must be a positive duration such as 90s, 15m or 1h30m'
+    object: pool('ready-bad', { bootstrap: { readyTimeout: '15 minutes' } }),
+    message: POSITIVE_DURATION
   },
-  {
-    name: 'a zero capacity readyTimeout',
-    object: pool(
-      'capacity-zero',
-      variant((s) => {
-        s.capacity = { readyTimeout: '0s' }
-      })
-    ),
-    message: 'must be a positive duration such as 90s, 15m or 1h30m'
-  },
+  { name: 'a zero capacity readyTimeout', object: pool('capacity-zero', { capacity: { readyTimeout: '0s' } }), message: POSITIVE_DURATION },
   {
     name: 'a negative stabilizationWindow',
-    object: pool(
-      'window-negative',
-      variant((s) => {
-        s.autoscaling = { stabilizationWindow: '-1m' }
-      })
-    ),
-    message: 'must be a duration such as 0s, 90s, 15m or 1h30m'
+    object: pool('window-negative', { autoscaling: { stabilizationWindow: '-1m' } }),
+    message: DURATION
   },
-  {
-    name: 'a drainTimeout in days',
-    object: pool(
-      'drain-days',
-      variant((s) => {
-        s.deletion = { drainTimeout: '1d' }
-      })
-    ),
-    message: 'must be a duration such as 0s, 90s, 15m or 1h30m'
-  }
+  { name: 'a drainTimeout in days', object: pool('drain-days', { deletion: { drainTimeout: '1d' } }), message: DURATION }
 ]
 
 t.test('every CEL rule of the cell pool CRDs has a case in the table', async (t) => {
   const crds = ['gpucellpools.cells.kubeswift.io', 'cellnodesets.cells.kubeswift.io'].map(
-    (name) => parseAllDocuments(readFileSync(join(ROOT, 'crds', `${name}.yaml`), 'utf8'), { version: '1.1' })[0]?.toJS() as JsonObject
+    (name) => documents(join(ROOT, 'crds', `${name}.yaml`))[0]
   )
   const declared = [...new Set(crds.flatMap((crd) => celMessages(crd)))].sort()
   const covered = new Set(CEL_CASES.map((c) => c.message))
@@ -409,21 +290,8 @@ t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
     t.equal(code, 1, `${c.name}: kubectl exits 1`)
     t.ok(stderr.includes(c.message), `${c.name}: the CEL message\n  got: ${stderr.trim()}`)
   }
-  t.equal((await apply(pool('p'.repeat(57), spec()))).code, 0, 'a name of 57 characters is accepted')
-  t.equal(
-    (
-      await apply(
-        pool(
-          'shared-one',
-          variant((s) => {
-            s.cell.gpu.dra = { resourceClaimName: 'shared' }
-          })
-        )
-      )
-    ).code,
-    0,
-    'a shared claim for one cell is accepted'
-  )
+  t.equal((await apply(pool('p'.repeat(57)))).code, 0, 'a name of 57 characters is accepted')
+  t.equal((await apply(pool('shared-one', { cell: { gpu: { dra: SHARED_CLAIM } } }))).code, 0, 'a shared claim for one cell is accepted')
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -433,15 +301,9 @@ t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
 const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[] }> = [
   {
     name: 'fields the controller sets, and GPU-path refusals, all at once',
-    object: pool(
-      'denylist',
-      variant((s) => {
-        s.cell.guestTemplate.seedProfileRef = { name: 'mine' }
-        s.cell.guestTemplate.runPolicy = 'Running'
-        s.cell.guestTemplate.kernelRef = { name: 'k' }
-        s.cell.guestTemplate.osType = 'windows'
-      })
-    ),
+    object: pool('denylist', {
+      cell: { guestTemplate: { seedProfileRef: { name: 'mine' }, runPolicy: 'Running', kernelRef: { name: 'k' }, osType: 'windows' } }
+    }),
     messages: [
       'spec.cell.guestTemplate.seedProfileRef is set by the controller and must not be set here',
       'spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here',
@@ -451,35 +313,17 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
   },
   {
     name: 'provisioner ClusterAPI',
-    object: pool(
-      'capi',
-      variant((s) => {
-        s.cell.provisioner = 'ClusterAPI'
-        s.cell.clusterAPI = { clusterName: 'capi' }
-      })
-    ),
+    object: pool('capi', { cell: { provisioner: 'ClusterAPI', clusterAPI: { clusterName: 'capi' } } }),
     messages: ['spec.cell.provisioner ClusterAPI is not in this version']
   },
   {
     name: 'HAMi DRA mode',
-    object: pool(
-      'hami-dra',
-      variant((s) => {
-        s.capacity = { hami: { mode: 'DRA' } }
-      })
-    ),
+    object: pool('hami-dra', { capacity: { hami: { mode: 'DRA' } } }),
     messages: ['spec.capacity.hami.mode DRA is not in this version']
   },
   {
     name: 'no join Secret, no guest class, an unknown interface',
-    object: pool(
-      'missing',
-      variant((s) => {
-        delete s.bootstrap
-        delete s.cell.guestTemplate.guestClassRef
-        s.cell.nodeIPFrom = 'eth9'
-      })
-    ),
+    object: pool('missing', { bootstrap: null, cell: { guestTemplate: { guestClassRef: null }, nodeIPFrom: 'eth9' } }),
     messages: [
       'spec.cell.guestTemplate.guestClassRef.name is required',
       'spec.bootstrap.joinSecretRef.name is required',
@@ -488,13 +332,9 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
   },
   {
     name: 'node labels the controller keeps, and a bad taint',
-    object: pool(
-      'labels',
-      variant((s) => {
-        s.workloadCluster.node.labels['cells.kubeswift.io/pool'] = 'other'
-        s.workloadCluster.node.taints = [{ key: 'bad key', effect: 'NoSchedule' }]
-      })
-    ),
+    object: pool('labels', {
+      workloadCluster: { node: { labels: { 'cells.kubeswift.io/pool': 'other' }, taints: [{ key: 'bad key', effect: 'NoSchedule' }] } }
+    }),
     messages: [
       'spec.workloadCluster.node.labels[cells.kubeswift.io/pool]: cells.kubeswift.io/pool is under cells.kubeswift.io/, which the controller keeps for itself',
       'spec.workloadCluster.node.taints[0].key: bad key is not a valid taint key'
@@ -514,13 +354,8 @@ t.test('the webhook refuses through kubectl apply, every problem named at once',
 })
 
 t.test('an update that breaks a rule is refused; the stored pool stays', async (t) => {
-  t.equal((await apply(pool('updated', spec()))).code, 0)
-  const broken = pool(
-    'updated',
-    variant((s) => {
-      s.cell.guestTemplate.gpuResourceClaim = { resourceClaimName: 'mine' }
-    })
-  )
+  t.equal((await apply(pool('updated'))).code, 0)
+  const broken = pool('updated', { cell: { guestTemplate: { gpuResourceClaim: { resourceClaimName: 'mine' } } } })
   const { code, stderr } = await apply(broken)
   t.equal(code, 1)
   t.ok(stderr.includes('spec.cell.guestTemplate.gpuResourceClaim is set by the controller and must not be set here'), stderr)
@@ -542,9 +377,7 @@ t.test('the cell pool examples apply', async (t) => {
 // KubeSwift stand-ins (open schemas, so this checks names, kinds and namespaces).
 
 const resolved = resolvePool(
-  variant((s) => {
-    s.workloadCluster.node.taints = [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }]
-  })
+  spec({ workloadCluster: { node: { taints: [{ key: 'example.com/cell', value: 'true', effect: 'NoSchedule' }] } } })
 )
 const ID = { poolName: 'built', namespace: NS, poolUID: 'built-uid', index: 0 }
 

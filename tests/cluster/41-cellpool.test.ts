@@ -6,15 +6,24 @@
  * (fixtures/kubeswift-crds.yaml); the `gpuhooks-cellpool` driver plays Metacontroller. The hook
  * service reads the real clock, so each drain takes its 30 s.
  */
-import { join } from 'node:path'
 import t from 'tap'
-import { eventually, startEnv } from './support/env.ts'
+import {
+  bootGuests,
+  cellNodeSetRef,
+  CELLS,
+  AUTOSCALING_ONE_TO_TWO,
+  listGuests,
+  PlayedWorkload,
+  poolManifest,
+  preparePoolNamespace
+} from './support/cellpool.ts'
+import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
+import { startScenario } from './support/scenario.ts'
 import type { ResourceRef } from './support/kube.ts'
 import { reader } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
-t.teardown(() => env.stop())
+const env = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
 const { kube, cluster } = env
 const driver = env.driver('gpuhooks-cellpool')
 
@@ -23,131 +32,39 @@ type Obj = any
 const { get, must } = reader<Obj>(kube)
 const NS = 'cells'
 const POOL = 'gpus'
-const CELLS = 'cells.kubeswift.io/v1alpha1'
 const poolRef: ResourceRef = { apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name: POOL }
-const cnsRef: ResourceRef = { apiVersion: CELLS, resource: 'cellnodesets', namespace: NS, name: POOL }
-const cnsOf = (name: string): ResourceRef => ({ ...cnsRef, name })
-const guestsRef: ResourceRef = { apiVersion: 'swift.kubeswift.io/v1alpha1', resource: 'swiftguests', namespace: NS }
+const cnsRef = cellNodeSetRef(NS, POOL)
 const seedsRef: ResourceRef = { apiVersion: 'seed.kubeswift.io/v1alpha1', resource: 'swiftseedprofiles', namespace: NS }
 const secretsRef: ResourceRef = { apiVersion: 'v1', resource: 'secrets', namespace: NS }
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
-const stamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }} --node-labels {{ nodeLabels }}\n'
+/** The pool (the unit fixtures' spec: node label gpu=on, kubeconfig Secret `kc`) with `replicas` cells. */
+const pool = (replicas: number, name = POOL, patch: JsonObject = {}): JsonObject => poolManifest(name, NS, { ...patch, replicas })
 
-function pool(replicas: number, name = POOL, extra: JsonObject = {}): JsonObject {
-  return {
-    apiVersion: CELLS,
-    kind: 'GPUCellPool',
-    metadata: { name, namespace: NS },
-    spec: {
-      ...extra,
-      replicas,
-      cell: {
-        guestTemplate: {
-          guestClassRef: { name: 'gpu-worker' },
-          imageRef: { name: 'gpu-noble' },
-          interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }]
-        },
-        gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
-        nodeIPFrom: 'routable'
-      },
-      bootstrap: { joinSecretRef: { name: 'join' } },
-      workloadCluster: { kubeconfigSecretRef: { name: 'kubeconfig' }, node: { labels: { gpu: 'on' } } }
-    }
-  }
-}
+const guests = async (): Promise<Obj[]> => listGuests(kube, NS)
+/** The kubelets and the workload agent, played: `workload.nodes` holds the Nodes, `workload.demand` the pending Pods. */
+const workload = new PlayedWorkload(kube, NS)
 
-/** The workload cluster as the test plays it: Nodes by name. */
-const nodes = new Map<string, { instance: string; pods: number }>()
-
-async function guests(): Promise<Obj[]> {
-  return (await kube.list(guestsRef)).body as Obj[]
-}
-
-/** KubeSwift's part: a guest without a status boots (devices bound, Running, addresses). */
-async function stampGuests(): Promise<void> {
-  for (const g of await guests()) {
-    if (g.status?.phase === 'Running') continue
-    g.status = {
-      phase: 'Running',
-      gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' },
-      network: {
-        primaryIP: '10.0.0.5',
-        interfaces: [
-          { name: 'primary', ip: '10.0.0.5' },
-          { name: 'routable', ip: '192.0.2.10' }
-        ]
-      }
-    }
-    await kube.updateStatus({ ...guestsRef, name: g.metadata.name }, g)
-  }
-}
-
-/** Pending GPU Pods the agent reports, per pool. */
-const demand = new Map<
-  string,
-  { read: boolean; pendingPods: number; shapes: Array<{ devices: number; memoryMiB: number; cores: number; pods: number }> }
->()
-
-/** The kubelets and the agent: running guests register Nodes; the agent writes the CellNodeSet's status. */
-async function stampAgent(name = POOL): Promise<void> {
-  const live = await guests()
-  for (const g of live)
-    if (g.status?.phase === 'Running' && nodes.get(g.metadata.name)?.instance !== g.metadata.uid)
-      nodes.set(g.metadata.name, { instance: g.metadata.uid, pods: 0 })
-  // A VM that is gone stops heartbeating and its Node is swept.
-  for (const [name, node] of [...nodes]) if (!live.some((g: Obj) => g.metadata.uid === node.instance)) nodes.delete(name)
-  const cns = await get(cnsOf(name))
-  if (cns === undefined) return
-  const rows = (cns.spec.nodes ?? []).map((entry: Obj) => {
-    const node = nodes.get(entry.name)
-    if (node === undefined) return { name: entry.name, present: false }
-    return {
-      name: entry.name,
-      present: true,
-      instance: node.instance,
-      poolUID: cns.spec.poolUID,
-      live: true,
-      ready: true,
-      unschedulable: entry.cordon === true && entry.instance === node.instance,
-      devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
-      registration: 'Parsed',
-      allocations: { read: true, pods: node.pods }
-    }
-  })
-  cns.status = {
-    observedGeneration: cns.metadata.generation,
-    observedTime: stamp(),
-    conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }],
-    nodeCount: nodes.size,
-    nodes: rows,
-    ...(cns.spec.demand !== undefined ? { demand: demand.get(name) ?? { read: true, pendingPods: 0, shapes: [] } } : {})
-  }
-  await kube.updateStatus(cnsOf(name), cns)
-}
-
-/** One round of the whole system: Metacontroller until quiet, then KubeSwift and the agent. */
+/** One round of the whole system: Metacontroller until quiet, then KubeSwift, the kubelets and the agent. */
 async function round(name = POOL): Promise<void> {
   await driver.settle({ namespace: NS, name }, { maxPasses: 6 })
-  await stampGuests()
-  await stampAgent(name)
+  await bootGuests(kube, NS)
+  await workload.agentPass(name)
 }
 
-/** Rounds until `check` holds (at most `seconds`), checking `always` after each. */
+/** Rounds of pool `name` until `check` holds (at most `seconds`), checking `always` after each. */
 async function until(
   what: string,
   check: (p: Obj) => boolean,
-  seconds = 60,
-  always: (p: Obj) => void = () => {},
-  name = POOL
+  options: { seconds?: number; always?: (p: Obj) => void; name?: string } = {}
 ): Promise<Obj> {
-  const deadline = Date.now() + seconds * 1000
+  const name = options.name ?? POOL
+  const deadline = Date.now() + (options.seconds ?? 60) * 1000
   for (;;) {
     await round(name)
     const p = await must({ ...poolRef, name })
-    always(p)
+    options.always?.(p)
     if (check(p)) return p
     if (Date.now() > deadline)
       throw new Error(`timed out waiting for ${what}: ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))}`)
@@ -158,16 +75,14 @@ async function until(
 const phases = (p: Obj): string[] => (p.status?.cells ?? []).map((c: Obj) => `${c.name}:${c.phase}`)
 
 t.before(async () => {
-  await cluster.kubectl(['create', 'namespace', NS])
-  await cluster.kubectl(['wait', '--for=create', '-n', NS, 'serviceaccount/default', '--timeout=60s'])
-  await cluster.kubectl(['create', 'secret', 'generic', 'join', '-n', NS, `--from-literal=user-data=${JOIN}`])
-  await cluster.kubectl(['create', 'secret', 'generic', 'kubeconfig', '-n', NS, '--from-literal=value=apiVersion: v1'])
+  await preparePoolNamespace(cluster, NS)
+  await cluster.kubectl(['create', 'secret', 'generic', 'kc', '-n', NS, '--from-literal=value=apiVersion: v1'])
 })
 
 t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t) => {
   await t.test('at zero replicas: the CellNodeSet only, Ready ScaledToZero', async (t) => {
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(0)) })
-    const p = await until('the pool to settle at zero', (p) => condition(p, 'WorkloadClusterReachable')?.status === 'True', 30)
+    const p = await until('the pool to settle at zero', (p) => condition(p, 'WorkloadClusterReachable')?.status === 'True', { seconds: 30 })
     t.same([p.status.replicas, condition(p, 'Ready')?.reason, p.status.selector], [0, 'ScaledToZero', 'cells.kubeswift.io/pool=gpus'])
     const cns = await must(cnsRef)
     t.equal(cns.spec.poolUID, p.metadata.uid)
@@ -179,14 +94,12 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
     async (t) => {
       await cluster.kubectl(['scale', 'gpucellpool', POOL, '-n', NS, '--replicas=3'])
       let most = 0
-      const p = await until(
-        'three Ready cells',
-        (p) => p.status?.readyCells === 3,
-        90,
-        (p) => {
+      const p = await until('three Ready cells', (p) => p.status?.readyCells === 3, {
+        seconds: 90,
+        always: (p) => {
           most = Math.max(most, p.status?.creatingCells ?? 0)
         }
-      )
+      })
       t.ok(most <= 2, `at most two cells creating (saw ${most})`)
       t.same(phases(p), ['gpus-0:Ready', 'gpus-1:Ready', 'gpus-2:Ready'])
       const gs = await guests()
@@ -217,10 +130,10 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
   )
 
   await t.test('scaled to 1: both drain; the idle one goes after 30 s, guest first; a Pod holds the other', async (t) => {
-    const node = nodes.get('gpus-2')
+    const node = workload.nodes.get('gpus-2')
     if (node !== undefined) node.pods = 1
     await cluster.kubectl(['scale', 'gpucellpool', POOL, '-n', NS, '--replicas=1'])
-    const draining = await until('two cells draining', (p) => p.status?.drainingCells === 2, 20)
+    const draining = await until('two cells draining', (p) => p.status?.drainingCells === 2, { seconds: 20 })
     t.same(phases(draining), ['gpus-0:Ready', 'gpus-1:Draining', 'gpus-2:Draining'])
     const cns = await must(cnsRef)
     t.same(
@@ -231,13 +144,13 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
         ['gpus-2', true]
       ]
     )
-    const p = await until('gpus-1 gone', (p) => !phases(p).some((x) => x.startsWith('gpus-1')), 90)
+    const p = await until('gpus-1 gone', (p) => !phases(p).some((x) => x.startsWith('gpus-1')), { seconds: 90 })
     t.same(phases(p), ['gpus-0:Ready', 'gpus-2:Draining'])
     t.same((await guests()).map((g: Obj) => g.metadata.name).sort(), ['gpus-0', 'gpus-2'])
     t.equal(await get({ ...seedsRef, name: 'gpus-1-seed' }), undefined)
     t.equal(await get({ ...secretsRef, name: 'gpus-1-bootstrap' }), undefined)
     if (node !== undefined) node.pods = 0
-    const done = await until('gpus-2 gone', (p) => p.status?.replicas === 1 && (p.status?.cells ?? []).length === 1, 90)
+    const done = await until('gpus-2 gone', (p) => p.status?.replicas === 1 && (p.status?.cells ?? []).length === 1, { seconds: 90 })
     t.same(phases(done), ['gpus-0:Ready'])
     t.same([done.status.readyCells, done.status.desiredReplicas, condition(done, 'Ready')?.status], [1, 1, 'True'])
   })
@@ -254,9 +167,11 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
       '-p',
       JSON.stringify({ spec: { updatePolicy: { type: 'RollingUpdate' }, cell: { guestTemplate: { imageRef: { name: 'gpu-noble-2' } } } } })
     ])
-    const started = await until('the update to start', (p) => condition(p, 'Updated')?.reason === 'RollingUpdate', 20)
+    const started = await until('the update to start', (p) => condition(p, 'Updated')?.reason === 'RollingUpdate', { seconds: 20 })
     t.same(phases(started), ['gpus-0:Draining'])
-    const p = await until('the update to finish', (p) => condition(p, 'Updated')?.status === 'True' && p.status?.readyCells === 1, 120)
+    const p = await until('the update to finish', (p) => condition(p, 'Updated')?.status === 'True' && p.status?.readyCells === 1, {
+      seconds: 120
+    })
     const after = (await guests())[0]
     t.equal(after.metadata.name, 'gpus-0', 'the replacement keeps the index')
     t.not(after.metadata.uid, before.metadata.uid)
@@ -276,7 +191,7 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
           if ((await get(poolRef)) === undefined) return true
           throw err
         }
-        await stampAgent()
+        await workload.agentPass(POOL)
         const left = await guests()
         const secrets = (await kube.list(secretsRef, { labelSelector: 'cells.kubeswift.io/pool=gpus' })).body
         if (left.length === 0 && secrets.length > 0) sawGuestGoFirst = true
@@ -293,61 +208,21 @@ t.test('a pool scaled 0 → 3 → 1, a rolling update and a finalize', async (t)
 
 t.test('an autoscaling round: pending Pods add a cell, and once they are gone an idle cell drains away', async (t) => {
   const name = 'auto'
-  const autoscaling = {
-    autoscaling: {
-      enabled: true,
-      minReplicas: 1,
-      maxReplicas: 2,
-      stabilizationWindow: '0s',
-      scaleDown: 'Auto',
-      scaleDownStabilizationWindow: '0s'
-    }
-  }
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name, autoscaling)) })
-  const one = await until(
-    'one Ready cell',
-    (p) => p.status?.readyCells === 1,
-    60,
-    () => {},
-    name
-  )
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name, AUTOSCALING_ONE_TO_TWO)) })
+  const one = await until('one Ready cell', (p) => p.status?.readyCells === 1, { seconds: 60, name })
   t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 })
-  t.same((await must(cnsOf(name))).spec.demand.resources, ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
-  demand.set(name, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
-  const up = await until(
-    'a scale-up',
-    (p) => p.status?.desiredReplicas === 2,
-    30,
-    () => {},
-    name
-  )
+  t.same((await must(cellNodeSetRef(NS, name))).spec.demand.resources, ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
+  workload.demand.set(name, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
+  const up = await until('a scale-up', (p) => p.status?.desiredReplicas === 2, { seconds: 30, name })
   // The round's later passes see the new cell counted in the base: at the ceiling now.
   t.match(condition(up, 'ScalingActive')?.reason, /^(ScaledUp|AtMaxReplicas)$/)
   t.type(up.status.lastScaleUpTime, 'string')
-  await until(
-    'two Ready cells',
-    (p) => p.status?.readyCells === 2,
-    60,
-    () => {},
-    name
-  )
-  demand.set(name, { read: true, pendingPods: 0, shapes: [] })
-  const down = await until(
-    'a scale-down',
-    (p) => p.status?.drainingCells === 1,
-    30,
-    () => {},
-    name
-  )
+  await until('two Ready cells', (p) => p.status?.readyCells === 2, { seconds: 60, name })
+  workload.demand.set(name, { read: true, pendingPods: 0, shapes: [] })
+  const down = await until('a scale-down', (p) => p.status?.drainingCells === 1, { seconds: 30, name })
   t.same(phases(down), ['auto-0:Ready', 'auto-1:Draining'], 'the idle cell with the highest index drains')
   t.equal(down.status.desiredReplicas, 1)
-  const done = await until(
-    'the drained cell gone',
-    (p) => (p.status?.cells ?? []).length === 1,
-    90,
-    () => {},
-    name
-  )
+  const done = await until('the drained cell gone', (p) => (p.status?.cells ?? []).length === 1, { seconds: 90, name })
   t.same(phases(done), ['auto-0:Ready'])
   t.equal(done.spec.replicas, 1, 'spec.replicas is never written')
 })

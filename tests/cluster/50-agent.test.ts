@@ -5,16 +5,25 @@
 // annotations, Pods). The agent runs as a real process with the liveness windows shortened by
 // its documented environment variables (a Lease unchanged 8 s instead of 90 s, renewed by the test every second), so the sweeps
 // happen within the test without any timed assertion: everything is polled for.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
-import { freePorts } from '../support/ports.ts'
+import {
+  createUnschedulablePod,
+  grantAgentAccess,
+  Kubelets,
+  nodeRef,
+  runAllocatedPod,
+  setPodStatus,
+  startAgent,
+  WORK_NAMESPACE,
+  type AgentProcess
+} from './support/agent.ts'
+import { cellNodeSetRef, presentRow } from './support/cellpool.ts'
 import { startCluster } from './support/cluster.ts'
 import { eventually } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
-import { AGENT_USER, binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -30,12 +39,12 @@ const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
 const workload = await startWorkloadCluster(cluster, binDir)
 const wl = workload.admin
 // Assigned once the teardown that stops it is registered.
-// eslint-disable-next-line prefer-const
-let agent: ChildProcess | undefined
-const kubelets = new Map<string, NodeJS.Timeout>()
+// eslint-disable-next-line prefer-const -- declared before the teardown that stops it
+let agent: AgentProcess | undefined
+const kubelets = new Kubelets(wl)
 t.teardown(async () => {
-  for (const timer of kubelets.values()) clearInterval(timer)
-  if (agent !== undefined && agent.exitCode === null) agent.kill('SIGKILL')
+  kubelets.stopAll()
+  if (agent !== undefined && agent.child.exitCode === null) agent.child.kill('SIGKILL')
   await workload.stop()
   workload.close()
   kube.close()
@@ -76,15 +85,8 @@ await eventually('the CRDs to serve lists', async () =>
 )
 await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
 
-const cnsRef = (name: string): ResourceRef => ({ apiVersion: GROUP, resource: 'cellnodesets', namespace: NS, name })
-const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'nodes', name })
-const leaseRef = (name: string): ResourceRef => ({
-  apiVersion: 'coordination.k8s.io/v1',
-  resource: 'leases',
-  namespace: 'kube-node-lease',
-  name
-})
-const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: 'work', name })
+const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)
+const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: WORK_NAMESPACE, name })
 
 async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose> {
   try {
@@ -135,96 +137,22 @@ async function setSpec(pool: string, spec: Loose): Promise<number> {
   return Number((answer.body as Loose).metadata.generation)
 }
 
+/** A spec entry as the cellpool hook writes it for a cell of pool-a: its labels, annotation and taint. */
+const cellNode = (name: string, instance: string, options: { cordon?: boolean } = {}): Loose => ({
+  name,
+  instance,
+  labels: { 'gpu.pool': 'pool-a', team: 'ml' },
+  annotations: { 'example.com/note': 'cell' },
+  taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
+  cordon: options.cordon ?? false
+})
+
 const cns = async (name = 'pool-a'): Promise<Loose> => (await kube.get(cnsRef(name))).body
 const row = (c: Loose, name: string): Loose => (c.status?.nodes ?? []).find((r: Loose) => r.name === name)
 const reachable = (c: Loose): Loose => (c.status?.conditions ?? []).find((x: Loose) => x.type === 'Reachable')
 
 // --- workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
-for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
-  const object = doc.toJS()
-  const group = String(object.apiVersion)
-  const resource = {
-    ClusterRole: 'clusterroles',
-    Role: 'roles',
-    ClusterRoleBinding: 'clusterrolebindings',
-    RoleBinding: 'rolebindings',
-    ServiceAccount: 'serviceaccounts'
-  }[object.kind as string] as string
-  await wl.create({ apiVersion: group, resource, namespace: object.metadata.namespace }, object)
-}
-await wl.create(
-  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'agent-token-user' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-  }
-)
-await wl.create(
-  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-  }
-)
-await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'work' } })
-
-// --- the test's kubelets ---
-const microTime = (): string => new Date().toISOString().replace('Z', '000Z')
-
-/** Registers a Node as a kubelet would (labels from --node-labels) and starts renewing its Lease every second. */
-async function kubelet(name: string, labels: Record<string, string>, renew = true): Promise<void> {
-  await wl.create(
-    { apiVersion: 'v1', resource: 'nodes' },
-    {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
-      spec: {},
-      status: {
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            message: 'ok',
-            lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-            lastTransitionTime: '2026-01-01T00:00:00Z'
-          }
-        ]
-      }
-    }
-  )
-  await wl.create(
-    { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: 'kube-node-lease' },
-    {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name, namespace: 'kube-node-lease' },
-      spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() }
-    }
-  )
-  if (renew) startRenewing(name)
-}
-function startRenewing(name: string): void {
-  kubelets.set(
-    name,
-    setInterval(() => {
-      wl.patch(leaseRef(name), { spec: { renewTime: microTime() } }, 'merge').catch(() => {
-        // The API server is down (the outage step): a kubelet keeps trying.
-      })
-    }, 1000)
-  )
-}
-function stopRenewing(name: string): void {
-  clearInterval(kubelets.get(name))
-  kubelets.delete(name)
-}
+await grantAgentAccess(wl)
 
 const POOL_A_UID = await createPool('pool-a')
 const POOL_LABELS = (instance: string): Record<string, string> => ({
@@ -241,34 +169,9 @@ await createCellNodeSet('pool-a', POOL_A_UID, 'wl-kubeconfig', {
 })
 
 // --- the agent, a real process ---
-const [agentPort] = (await freePorts(1)) as [number]
-const agentLog = join(cluster.dir, 'agent.log')
-function startAgent(): ChildProcess {
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['hooks/agent/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      KUBECONFIG: cluster.kubeconfig,
-      PORT: String(agentPort),
-      RESYNC_SECONDS: '1',
-      AGENT_LEASE_STALE_SECONDS: '8',
-      AGENT_HEARTBEAT_STALE_SECONDS: '16',
-      AGENT_STARTUP_GRACE_SECONDS: '5',
-      AGENT_CALL_TIMEOUT_SECONDS: '3',
-      LEASE_NAMESPACE: 'default',
-      POD_NAME: 'agent-under-test',
-      LOG_LEVEL: 'debug'
-    },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const out = createWriteStream(agentLog, { flags: 'a' })
-  out.on('error', () => {})
-  child.stdout?.pipe(out)
-  child.stderr?.pipe(out)
-  return child
-}
-agent = startAgent()
-const agentLogTail = (): string => readFileSync(agentLog, 'utf8').split('\n').slice(-40).join('\n')
+agent = await startAgent(cluster.kubeconfig, cluster.dir)
+const { port: agentPort, log: agentLog } = agent
+const agentLogTail = (): string => agent?.logTail() ?? '(no agent)'
 const metric = async (line: string): Promise<string | undefined> => {
   try {
     const text = await (await fetch(`http://127.0.0.1:${agentPort}/metrics`)).text()
@@ -319,25 +222,14 @@ t.test('the agent starts: probes answer, it leads, adds its finalizer and report
 })
 
 t.test('join → capacity → Ready rows', async (t) => {
-  await setSpec('pool-a', {
-    nodes: [
-      {
-        name: 'pool-a-0',
-        instance: 'guest-0',
-        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
-        annotations: { 'example.com/note': 'cell' },
-        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
-        cordon: false
-      }
-    ]
-  })
+  await setSpec('pool-a', { nodes: [cellNode('pool-a-0', 'guest-0', { cordon: false })] })
   const before = await until('the row of a Node not there yet', async () => {
     const r = row(await cns(), 'pool-a-0')
     return r?.present === false ? r : undefined
   })
   t.same(before, { name: 'pool-a-0', present: false })
 
-  await kubelet('pool-a-0', POOL_LABELS('guest-0'))
+  await kubelets.join('pool-a-0', POOL_LABELS('guest-0'))
   const node = await until('the Node labelled, annotated and tainted', async () => {
     const n = await getOrUndefined(wl, nodeRef('pool-a-0'))
     return n?.metadata?.labels?.team === 'ml' && (n.spec.taints ?? []).some((x: Loose) => x.key === 'gpu') ? n : undefined
@@ -370,35 +262,12 @@ t.test('join → capacity → Ready rows', async (t) => {
   const settledVersion = String(node.metadata.resourceVersion)
 
   // HAMi's device plugin registers the GPU.
-  await wl.patch(
-    nodeRef('pool-a-0'),
-    {
-      metadata: {
-        annotations: {
-          'hami.io/node-nvidia-register': JSON.stringify([
-            { id: 'GPU-0', count: 10, devmem: 81920, devcore: 100, type: 'NVIDIA-A100', numa: 0, health: true }
-          ])
-        }
-      }
-    },
-    'merge'
-  )
+  await kubelets.hamiRegisters('pool-a-0')
   const ready = await until('a Ready row with the device', async () => {
     const r = row(await cns(), 'pool-a-0')
     return r?.registration === 'Parsed' ? r : undefined
   })
-  t.same(ready, {
-    name: 'pool-a-0',
-    present: true,
-    instance: 'guest-0',
-    poolUID: POOL_A_UID,
-    live: true,
-    ready: true,
-    unschedulable: false,
-    devices: [{ id: 'GPU-0', type: 'NVIDIA-A100', memoryMiB: 81920, cores: 100, healthy: true }],
-    registration: 'Parsed',
-    allocations: { read: true, pods: 0, inFlight: false }
-  })
+  t.same(ready, presentRow('pool-a-0', 'guest-0', POOL_A_UID), 'the row of a live, Ready Node with the device HAMi registered')
   t.equal((await cns()).status.nodeCount, 1)
   // Passes run every second; a settled Node is not written again (only HAMi's annotation moved it).
   const after = await getOrUndefined(wl, nodeRef('pool-a-0'))
@@ -410,45 +279,13 @@ t.test('join → capacity → Ready rows', async (t) => {
 })
 
 t.test('cordon and drain with allocations ending', async (t) => {
-  await wl.create(
-    { apiVersion: 'v1', resource: 'pods', namespace: 'work' },
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'trainer',
-        namespace: 'work',
-        annotations: {
-          'hami.io/vgpu-node': 'pool-a-0',
-          'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;',
-          'hami.io/vgpu-devices-to-allocate': ';'
-        }
-      },
-      spec: {
-        nodeName: 'pool-a-0',
-        containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1' } } }],
-        tolerations: [{ operator: 'Exists' }]
-      }
-    }
-  )
-  await wl.request('PATCH', '/api/v1/namespaces/work/pods/trainer/status', { status: { phase: 'Running' } }, 'application/merge-patch+json')
+  await runAllocatedPod(wl, 'trainer', 'pool-a-0', { 'nvidia.com/gpu': '1' })
   await until('one allocation on the row', async () => {
     const r = row(await cns(), 'pool-a-0')
     return r?.allocations?.pods === 1 ? r : undefined
   })
 
-  const generation = await setSpec('pool-a', {
-    nodes: [
-      {
-        name: 'pool-a-0',
-        instance: 'guest-0',
-        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
-        annotations: { 'example.com/note': 'cell' },
-        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
-        cordon: true
-      }
-    ]
-  })
+  const generation = await setSpec('pool-a', { nodes: [cellNode('pool-a-0', 'guest-0', { cordon: true })] })
   const drained = await until('the cordon carried out', async () => {
     const c = await cns()
     return c.status.observedGeneration === generation && row(c, 'pool-a-0')?.unschedulable === true ? c : undefined
@@ -477,12 +314,7 @@ t.test('cordon and drain with allocations ending', async (t) => {
   )
   await until('in flight', async () => (row(await cns(), 'pool-a-0')?.allocations?.inFlight === true ? true : undefined))
   await wl.delete(podRef('binding'))
-  await wl.request(
-    'PATCH',
-    '/api/v1/namespaces/work/pods/trainer/status',
-    { status: { phase: 'Succeeded' } },
-    'application/merge-patch+json'
-  )
+  await setPodStatus(wl, 'trainer', { phase: 'Succeeded' })
   const empty = await until('the allocations ended', async () => {
     const r = row(await cns(), 'pool-a-0')
     return r?.allocations?.pods === 0 && r.allocations.inFlight === false ? r : undefined
@@ -490,18 +322,7 @@ t.test('cordon and drain with allocations ending', async (t) => {
   t.same(empty.allocations, { read: true, pods: 0, inFlight: false })
 
   // The drain is called off: the agent clears the cordon it set.
-  await setSpec('pool-a', {
-    nodes: [
-      {
-        name: 'pool-a-0',
-        instance: 'guest-0',
-        labels: { 'gpu.pool': 'pool-a', team: 'ml' },
-        annotations: { 'example.com/note': 'cell' },
-        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
-        cordon: false
-      }
-    ]
-  })
+  await setSpec('pool-a', { nodes: [cellNode('pool-a-0', 'guest-0', { cordon: false })] })
   await until('uncordoned', async () =>
     (await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable === undefined ? true : undefined
   )
@@ -521,28 +342,15 @@ t.test('a cordon someone else set is left alone', async (t) => {
 
 t.test("stale and orphan Nodes are swept; live ones never; another pool's Node is not written", async (t) => {
   // pool-a-1: listed for guest-1, but an old VM (guest-old) registered under the name and stopped.
-  await kubelet('pool-a-1', POOL_LABELS('guest-old'), false)
+  await kubelets.join('pool-a-1', POOL_LABELS('guest-old'), false)
   // pool-a-2: listed for guest-2, but guest-old-2's kubelet is still live there.
-  await kubelet('pool-a-2', POOL_LABELS('guest-old-2'))
+  await kubelets.join('pool-a-2', POOL_LABELS('guest-old-2'))
   // pool-a-8: not listed, stopped.  pool-a-7: not listed, live (a VM still shutting down).
-  await kubelet('pool-a-8', POOL_LABELS('guest-8'), false)
-  await kubelet('pool-a-7', POOL_LABELS('guest-7'))
+  await kubelets.join('pool-a-8', POOL_LABELS('guest-8'), false)
+  await kubelets.join('pool-a-7', POOL_LABELS('guest-7'))
   // pool-a-3: listed, but it carries another pool's uid.
-  await kubelet('pool-a-3', { 'cells.kubeswift.io/pool-uid': 'uid-of-another-pool', 'cells.kubeswift.io/instance': 'guest-3' }, false)
-  const base = {
-    labels: { 'gpu.pool': 'pool-a', team: 'ml' },
-    annotations: { 'example.com/note': 'cell' },
-    taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }],
-    cordon: false
-  }
-  await setSpec('pool-a', {
-    nodes: [
-      { name: 'pool-a-0', instance: 'guest-0', ...base },
-      { name: 'pool-a-1', instance: 'guest-1', ...base },
-      { name: 'pool-a-2', instance: 'guest-2', ...base },
-      { name: 'pool-a-3', instance: 'guest-3', ...base }
-    ]
-  })
+  await kubelets.join('pool-a-3', { 'cells.kubeswift.io/pool-uid': 'uid-of-another-pool', 'cells.kubeswift.io/instance': 'guest-3' }, false)
+  await setSpec('pool-a', { nodes: [0, 1, 2, 3].map((i) => cellNode(`pool-a-${i}`, `guest-${i}`)) })
   const swept = await until(
     'the stale and the orphan Node swept',
     async () => {
@@ -575,32 +383,8 @@ t.test("stale and orphan Nodes are swept; live ones never; another pool's Node i
 })
 
 t.test('pending demand that fits the pool is read', async (t) => {
-  const pending = async (name: string, tolerations: Loose[], limits: Record<string, string>): Promise<void> => {
-    await wl.create(
-      { apiVersion: 'v1', resource: 'pods', namespace: 'work' },
-      {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: 'work' },
-        spec: {
-          containers: [{ name: 'main', image: 'busybox', resources: { limits } }],
-          tolerations,
-          nodeSelector: { 'gpu.pool': 'pool-a' }
-        }
-      }
-    )
-    await wl.request(
-      'PATCH',
-      `/api/v1/namespaces/work/pods/${name}/status`,
-      {
-        status: {
-          phase: 'Pending',
-          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }]
-        }
-      },
-      'application/merge-patch+json'
-    )
-  }
+  const pending = (name: string, tolerations: Loose[], limits: Record<string, string>): Promise<void> =>
+    createUnschedulablePod(wl, name, { limits, tolerations, nodeSelector: { 'gpu.pool': 'pool-a' } })
   const tolerate = [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }]
   await pending('wants-gpu', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
   await pending('wants-gpu-2', tolerate, { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
@@ -702,7 +486,7 @@ t.test('the agent identity loses its ClusterRole binding: Forbidden; bound again
 })
 
 t.test("deleting the CellNodeSet sweeps the pool's Nodes once they stop, then lets it go", async (t) => {
-  for (const name of [...kubelets.keys()]) stopRenewing(name)
+  kubelets.stopAll()
   await kube.delete(cnsRef('pool-a'))
   await until(
     'the CellNodeSet gone',
@@ -714,7 +498,7 @@ t.test("deleting the CellNodeSet sweeps the pool's Nodes once they stop, then le
 })
 
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
-  const child = agent
+  const child = agent.child
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   child.kill('SIGTERM')
   t.equal(await exited, 0)

@@ -13,39 +13,52 @@
  * its Lease stops being renewed. The agent's liveness windows are shortened by its documented
  * environment variables; everything is polled for, nothing is timed.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
-import { freePorts } from '../support/ports.ts'
-import { eventually, startEnv } from './support/env.ts'
+import {
+  createUnschedulablePod,
+  grantAgentAccess,
+  Kubelets,
+  nodeRef,
+  runAllocatedPod,
+  startAgent,
+  WORK_NAMESPACE,
+  type AgentProcess
+} from './support/agent.ts'
+import {
+  AUTOSCALING_ONE_TO_TWO,
+  bootGuests,
+  cellNodeSetRef,
+  CELLS,
+  listGuests,
+  poolManifest,
+  preparePoolNamespace,
+  presentRow
+} from './support/cellpool.ts'
+import { eventually, KUBESWIFT_CRDS, startEnv } from './support/env.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
 import { reader } from './support/reads.ts'
-import { AGENT_USER, binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Obj = any
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'cells'
-const CELLS = 'cells.kubeswift.io/v1alpha1'
 const POOL_UID_LABEL = 'cells.kubeswift.io/pool-uid'
 const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
 
-const env = await startEnv({ extraCrds: [join(import.meta.dirname, 'fixtures', 'kubeswift-crds.yaml')] })
+const env = await startEnv({ extraCrds: [KUBESWIFT_CRDS] })
 const { kube, cluster } = env
 const workload = await startWorkloadCluster(cluster, binariesDir())
 const wl = workload.admin
 const driver = env.driver('gpuhooks-cellpool')
+const kubelets = new Kubelets(wl)
 // Assigned once the teardown that stops it is registered.
-let agent: ChildProcess | undefined
-/** Lease renewals of the test's kubelets, by Node name. */
-const kubelets = new Map<string, NodeJS.Timeout>()
+// eslint-disable-next-line prefer-const -- declared before the teardown that stops it
+let agent: AgentProcess | undefined
 t.teardown(async () => {
-  for (const timer of kubelets.values()) clearInterval(timer)
-  await stopAgent()
+  kubelets.stopAll()
+  await agent?.stop()
   await workload.stop()
   workload.close()
   await env.stop()
@@ -54,64 +67,20 @@ t.teardown(async () => {
 const infra = reader<Obj>(kube)
 const work = reader<Obj>(wl)
 const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })
-const cnsRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'cellnodesets', namespace: NS, name })
-const guestsRef: ResourceRef = { apiVersion: 'swift.kubeswift.io/v1alpha1', resource: 'swiftguests', namespace: NS }
+const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)
 const secretRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace: NS, name })
-const nodeRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'nodes', name })
-const leaseRef = (name: string): ResourceRef => ({
-  apiVersion: 'coordination.k8s.io/v1',
-  resource: 'leases',
-  namespace: 'kube-node-lease',
-  name
-})
-const podsRef: ResourceRef = { apiVersion: 'v1', resource: 'pods', namespace: 'work' }
+const podsRef: ResourceRef = { apiVersion: 'v1', resource: 'pods', namespace: WORK_NAMESPACE }
 const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const cellOf = (p: Obj, name: string): Obj => (p.status?.cells ?? []).find((c: Obj) => c.name === name)
 const rowOf = (c: Obj, name: string): Obj => (c?.status?.nodes ?? []).find((r: Obj) => r.name === name)
 const phases = (p: Obj): string[] => (p.status?.cells ?? []).map((c: Obj) => `${c.name}:${c.phase}`)
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+const guests = async (): Promise<Obj[]> => listGuests(kube, NS)
 
-// --- the workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
-for (const doc of parseAllDocuments(readFileSync(join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml'), 'utf8'))) {
-  const object = doc.toJS()
-  const resource = (
-    {
-      ClusterRole: 'clusterroles',
-      Role: 'roles',
-      ClusterRoleBinding: 'clusterrolebindings',
-      RoleBinding: 'rolebindings',
-      ServiceAccount: 'serviceaccounts'
-    } as Record<string, string>
-  )[object.kind as string] as string
-  await wl.create({ apiVersion: String(object.apiVersion), resource, namespace: object.metadata.namespace }, object)
-}
-await wl.create(
-  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'agent-token-user' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpuhooks-workload-agent' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-  }
-)
-await wl.create(
-  { apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings', namespace: 'kube-node-lease' },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'agent-token-user', namespace: 'kube-node-lease' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gpuhooks-workload-agent' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AGENT_USER }]
-  }
-)
-await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'work' } })
+await grantAgentAccess(wl)
 
 // --- the infrastructure cluster: the namespace, the join Secret, the labelled kubeconfig Secret ---
-const JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-name {{ nodeName }} --node-labels {{ nodeLabels }}\n'
-await cluster.kubectl(['create', 'namespace', NS])
-await cluster.kubectl(['wait', '--for=create', '-n', NS, 'serviceaccount/default', '--timeout=60s'])
-await cluster.kubectl(['create', 'secret', 'generic', 'join', '-n', NS, `--from-literal=user-data=${JOIN}`])
+await preparePoolNamespace(cluster, NS)
 await kube.create(
   { apiVersion: 'v1', resource: 'secrets', namespace: NS },
   {
@@ -123,55 +92,10 @@ await kube.create(
 )
 
 // --- the agent, a real process, with the liveness windows shortened ---
-const [agentPort] = (await freePorts(1)) as [number]
-const agentLog = join(cluster.dir, 'agent.log')
-// node itself, with tsx as a loader: a signal reaches the agent, not a wrapper process.
-// eslint-disable-next-line prefer-const -- declared before the teardown that stops it
-agent = spawn(process.execPath, ['--import', 'tsx', 'hooks/agent/main.ts'], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    KUBECONFIG: cluster.kubeconfig,
-    PORT: String(agentPort),
-    RESYNC_SECONDS: '1',
-    AGENT_LEASE_STALE_SECONDS: '8',
-    AGENT_HEARTBEAT_STALE_SECONDS: '16',
-    AGENT_STARTUP_GRACE_SECONDS: '5',
-    AGENT_CALL_TIMEOUT_SECONDS: '3',
-    LEASE_NAMESPACE: 'default',
-    POD_NAME: 'agent-under-test',
-    LOG_LEVEL: 'debug'
-  },
-  stdio: ['ignore', 'pipe', 'pipe']
-})
-{
-  const out = createWriteStream(agentLog, { flags: 'a' })
-  out.on('error', () => {})
-  agent.stdout?.pipe(out)
-  agent.stderr?.pipe(out)
-}
-/** SIGTERM (the agent finishes its pass and releases its Lease), SIGKILL after 15 s. */
-async function stopAgent(): Promise<void> {
-  const child = agent
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-  await exited
-  clearTimeout(timer)
-}
-const agentLogTail = (): string => {
-  try {
-    return readFileSync(agentLog, 'utf8').split('\n').slice(-30).join('\n')
-  } catch {
-    return '(no agent log)'
-  }
-}
+agent = await startAgent(cluster.kubeconfig, cluster.dir)
+const agentLogTail = (): string => agent?.logTail(30) ?? '(no agent)'
 
 // --- the test's kubelets ---
-const microTime = (): string => new Date().toISOString().replace('Z', '000Z')
-const HAMI_REGISTER = JSON.stringify([{ id: 'GPU-0', count: 10, devmem: 81920, devcore: 100, type: 'NVIDIA-A100', numa: 0, health: true }])
-
 /** The labels a cell's kubelet registers: the `--node-labels` of its rendered bootstrap Secret. */
 async function registrationLabels(cell: string): Promise<Record<string, string>> {
   const secret = await infra.must(secretRef(`${cell}-bootstrap`))
@@ -181,74 +105,9 @@ async function registrationLabels(cell: string): Promise<Record<string, string>>
   return Object.fromEntries(flag[1].split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 }
 
-/** A kubelet starts: registers its Node (Ready) with the bootstrap's labels and renews its Lease every second. */
+/** A cell's kubelet starts with the labels of its bootstrap. */
 async function kubeletJoins(cell: string): Promise<void> {
-  const labels = await registrationLabels(cell)
-  await wl.create(
-    { apiVersion: 'v1', resource: 'nodes' },
-    {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: cell, labels: { 'kubernetes.io/hostname': cell, ...labels } },
-      spec: {},
-      status: {
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            message: 'ok',
-            lastHeartbeatTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-            lastTransitionTime: '2026-01-01T00:00:00Z'
-          }
-        ]
-      }
-    }
-  )
-  const lease = {
-    apiVersion: 'coordination.k8s.io/v1',
-    kind: 'Lease',
-    metadata: { name: cell, namespace: 'kube-node-lease' },
-    spec: { holderIdentity: cell, leaseDurationSeconds: 40, renewTime: microTime() }
-  }
-  if ((await work.get(leaseRef(cell))) === undefined) await wl.create(leaseRef(cell), lease)
-  else await wl.patch(leaseRef(cell), { spec: lease.spec }, 'merge')
-  kubelets.set(
-    cell,
-    setInterval(() => {
-      wl.patch(leaseRef(cell), { spec: { renewTime: microTime() } }, 'merge').catch(() => {})
-    }, 1000)
-  )
-}
-/** The VM is gone: its kubelet stops renewing its Lease. */
-function kubeletStops(cell: string): void {
-  clearInterval(kubelets.get(cell))
-  kubelets.delete(cell)
-}
-/** HAMi's device plugin registers the cell's GPU on its Node. */
-async function hamiRegisters(cell: string): Promise<void> {
-  await wl.patch(nodeRef(cell), { metadata: { annotations: { 'hami.io/node-nvidia-register': HAMI_REGISTER } } }, 'merge')
-}
-
-// --- KubeSwift's part ---
-async function guests(): Promise<Obj[]> {
-  return (await kube.list(guestsRef)).body as Obj[]
-}
-/** A guest without a status gets one of a booted VM: its GPU bound, Running, addresses. */
-async function kubeswiftBoots(name: string): Promise<void> {
-  const g = await infra.must({ ...guestsRef, name })
-  g.status = {
-    phase: 'Running',
-    gpu: { devices: ['0000:3b:00.0'], nodeName: 'gpu-host-1' },
-    network: {
-      primaryIP: '10.0.0.5',
-      interfaces: [
-        { name: 'primary', ip: '10.0.0.5' },
-        { name: 'routable', ip: '192.0.2.10' }
-      ]
-    }
-  }
-  await kube.updateStatus({ ...guestsRef, name }, g)
+  await kubelets.join(cell, await registrationLabels(cell))
 }
 
 // --- Metacontroller's part, played by the driver ---
@@ -301,35 +160,21 @@ async function until(
   }
 }
 
-function pool(name: string, replicas: number, extra: JsonObject = {}): JsonObject {
-  return {
-    apiVersion: CELLS,
-    kind: 'GPUCellPool',
-    metadata: { name, namespace: NS },
-    spec: {
-      ...extra,
-      replicas,
-      cell: {
-        guestTemplate: {
-          guestClassRef: { name: 'gpu-worker' },
-          imageRef: { name: 'gpu-noble' },
-          interfaces: [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'lan' } }]
-        },
-        gpu: { dra: { resourceClaimTemplateName: 'single-vfio-gpu' } },
-        nodeIPFrom: 'routable'
-      },
-      bootstrap: { joinSecretRef: { name: 'join' } },
-      workloadCluster: {
-        kubeconfigSecretRef: { name: 'wl-kubeconfig' },
-        node: {
-          // The role label is one a kubelet may not set on itself: only the agent puts it there.
-          labels: { 'gpu.pool': name, 'node-role.kubernetes.io/gpu-cell': '' },
-          annotations: { 'example.com/owner': 'ml-team' },
-          taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
-        }
+/** A pool of the unit fixtures' spec whose Nodes join the workload cluster through `wl-kubeconfig`, labelled, annotated and tainted. */
+function pool(name: string, replicas: number, patch: JsonObject = {}): JsonObject {
+  return poolManifest(name, NS, {
+    ...patch,
+    replicas,
+    workloadCluster: {
+      kubeconfigSecretRef: { name: 'wl-kubeconfig' },
+      node: {
+        // The role label is one a kubelet may not set on itself: only the agent puts it there.
+        labels: { 'gpu.pool': name, 'node-role.kubernetes.io/gpu-cell': '' },
+        annotations: { 'example.com/owner': 'ml-team' },
+        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
       }
     }
-  }
+  })
 }
 
 t.test("a pool of one: Pending → … → Ready through the agent's rows", async (t) => {
@@ -357,7 +202,7 @@ t.test("a pool of one: Pending → … → Ready through the agent's rows", asyn
   const absent = rowOf(await infra.must(cnsRef(name)), cell)
   t.same(absent, { name: cell, present: false }, "the agent's row: no Node yet")
 
-  await kubeswiftBoots(cell)
+  await bootGuests(kube, NS)
   const joining = await until(name, 'Joining', (p) => cellOf(p, cell)?.phase === 'Joining')
   t.equal(cellOf(joining, cell).reason, 'NodeNotRegistered')
 
@@ -389,20 +234,11 @@ t.test("a pool of one: Pending → … → Ready through the agent's rows", asyn
   )
   t.not(node.spec.unschedulable, true)
 
-  await hamiRegisters(cell)
+  await kubelets.hamiRegisters(cell)
   const ready = await until(name, 'Ready', (p) => cellOf(p, cell)?.phase === 'Ready' && p.status?.readyCells === 1)
   t.same([condition(ready, 'Ready')?.status, ready.status.replicas], ['True', 1])
   const row = rowOf(await infra.must(cnsRef(name)), cell)
-  t.match(row, {
-    present: true,
-    instance: guest.metadata.uid,
-    poolUID: uid,
-    live: true,
-    ready: true,
-    unschedulable: false,
-    registration: 'Parsed',
-    allocations: { read: true, pods: 0, inFlight: false }
-  })
+  t.same(row, presentRow(cell, guest.metadata.uid, uid), 'the row of a live, Ready Node with the device HAMi registered')
   const order = ['Pending', 'Joining', 'AwaitingGPUCapacity', 'Ready'].map((phase) => seen.indexOf(`${cell}:${phase}`))
   t.ok(
     order.every((i, k) => i >= 0 && (k === 0 || i > (order[k - 1] as number))),
@@ -415,90 +251,36 @@ t.test("a pool of one: Pending → … → Ready through the agent's rows", asyn
  * guest's kubelet registers its Node and HAMi its GPU; a guest that is gone stops renewing.
  */
 async function playCells(pool: string): Promise<void> {
+  await bootGuests(kube, NS)
   const mine = (await guests()).filter((g: Obj) => g.metadata.labels?.['cells.kubeswift.io/pool'] === pool)
   for (const g of mine) {
     const name = String(g.metadata.name)
-    if (g.status?.phase === undefined) await kubeswiftBoots(name)
-    else if (g.status.phase === 'Running' && !kubelets.has(name) && (await work.get(nodeRef(name))) === undefined) {
+    if (g.status?.phase === 'Running' && !kubelets.renewing().includes(name) && (await work.get(nodeRef(name))) === undefined) {
       await kubeletJoins(name)
-      await hamiRegisters(name)
+      await kubelets.hamiRegisters(name)
     }
   }
-  for (const name of [...kubelets.keys()])
-    if (name.startsWith(`${pool}-`) && !mine.some((g: Obj) => g.metadata.name === name)) kubeletStops(name)
-}
-
-async function podPhase(name: string, status: JsonObject): Promise<void> {
-  await wl.request('PATCH', `/api/v1/namespaces/work/pods/${name}/status`, { status }, 'application/merge-patch+json')
+  for (const name of kubelets.renewing())
+    if (name.startsWith(`${pool}-`) && !mine.some((g: Obj) => g.metadata.name === name)) kubelets.stop(name)
 }
 
 t.test(
   'an autoscaling pool: a pending GPU Pod scales it to 2; without demand the idle cell drains, its guest goes and its Node is swept',
   async (t) => {
     const name = 'auto'
-    const autoscaling = {
-      autoscaling: {
-        enabled: true,
-        minReplicas: 1,
-        maxReplicas: 2,
-        stabilizationWindow: '0s',
-        scaleDown: 'Auto',
-        scaleDownStabilizationWindow: '0s'
-      }
-    }
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1, autoscaling)) })
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1, AUTOSCALING_ONE_TO_TWO)) })
     const world = (): Promise<void> => playCells(name)
     const one = await until(name, 'one Ready cell', (p) => p.status?.readyCells === 1 && cellOf(p, 'auto-0')?.phase === 'Ready', { world })
     t.same(one.status.cellDeviceShape, { memoryMiB: 81920, cores: 100 }, 'the shape of the device HAMi registered')
     t.equal(condition(one, 'ScalingActive')?.reason, 'AtMinReplicas')
 
     // auto-0 serves a GPU Pod (HAMi has allocated it a share): it is not idle.
-    await wl.create(podsRef, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'trainer',
-        namespace: 'work',
-        annotations: {
-          'hami.io/vgpu-node': 'auto-0',
-          'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,20000,50:;',
-          'hami.io/vgpu-devices-to-allocate': ';'
-        }
-      },
-      spec: {
-        nodeName: 'auto-0',
-        containers: [{ name: 'main', image: 'busybox', resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' } } }],
-        tolerations: [{ key: 'gpu', operator: 'Exists' }]
-      }
-    })
-    await podPhase('trainer', { phase: 'Running' })
+    await runAllocatedPod(wl, 'trainer', 'auto-0', { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '20000' })
     // A GPU Pod the scheduler could not place, which fits the pool's Nodes (their label, their taint).
-    await wl.create(podsRef, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'wants-gpu', namespace: 'work' },
-      spec: {
-        nodeSelector: { 'gpu.pool': name },
-        tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
-        containers: [
-          {
-            name: 'main',
-            image: 'busybox',
-            resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8192', 'nvidia.com/gpucores': '30' } }
-          }
-        ]
-      }
-    })
-    await podPhase('wants-gpu', {
-      phase: 'Pending',
-      conditions: [
-        {
-          type: 'PodScheduled',
-          status: 'False',
-          reason: 'Unschedulable',
-          message: '0/1 nodes are available: 1 Insufficient nvidia.com/gpu.'
-        }
-      ]
+    await createUnschedulablePod(wl, 'wants-gpu', {
+      nodeSelector: { 'gpu.pool': name },
+      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
+      limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '8192', 'nvidia.com/gpucores': '30' }
     })
 
     const up = await until(name, 'a scale-up', (p) => p.status?.desiredReplicas === 2, { world })

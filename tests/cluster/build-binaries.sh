@@ -6,16 +6,18 @@
 #   ${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-<kubernetes version>}
 #
 # A stamp file in that directory records a hash of the module (go.mod, go.sum,
-# tools.go) and of this script; when all three binaries are there and the
-# stamp matches, nothing is built. Progress goes to stderr; the last line on
+# tools.go), of this script and of build-cache.sh (the cache steps it shares
+# with build-helm.sh); when all three binaries are there and the stamp
+# matches, nothing is built. Progress goes to stderr; the last line on
 # stdout is the directory that holds the binaries.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 module="$here/k8s"
-binaries=(etcd kube-apiserver kube-controller-manager)
-
-log() { printf 'build-binaries: %s\n' "$*" >&2; }
+tool=build-binaries
+programs=(etcd kube-apiserver kube-controller-manager)
+# shellcheck source=build-cache.sh
+source "$here/build-cache.sh"
 
 # The Kubernetes version is the one the module requires; the staging modules
 # are replaced with the matching v0.x.y release in go.mod.
@@ -25,38 +27,11 @@ if [[ -z $kube_version ]]; then
   exit 1
 fi
 
-bin="${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-$kube_version}"
-bin="${bin%/}"
-stamp_file="$bin/.stamp"
-stamp="$(cat "$module/go.mod" "$module/go.sum" "$module/tools.go" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
-
-up_to_date() {
-  local name
-  [[ -f $stamp_file && "$(cat "$stamp_file")" == "$stamp" ]] || return 1
-  for name in "${binaries[@]}"; do
-    [[ -x "$bin/$name" ]] || return 1
-  done
-}
-
-if up_to_date; then
-  echo "$bin"
-  exit 0
-fi
-
-# One build at a time per cache directory: a second caller waits, then finds
-# the binaries fresh.
-mkdir -p "$(dirname "$bin")"
-exec 9>"$bin.lock"
-flock 9
-if up_to_date; then
-  echo "$bin"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  log "go is not on PATH (the cluster tests build Kubernetes from source with it)"
-  exit 1
-fi
+cache="${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-$kube_version}"
+cache="${cache%/}"
+result="$cache"
+stamp="$(cache_stamp "$module/go.mod" "$module/go.sum" "$module/tools.go" "${BASH_SOURCE[0]}")"
+cache_reuse_or_start "the cluster tests build Kubernetes from source with it"
 
 kube_minor="${kube_version#v1.}"
 kube_minor="${kube_minor%%.*}"
@@ -74,11 +49,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X '$pkg.buildDate=$build_date'"
 done
 
-out="$(mktemp -d "$bin.build.XXXXXX")"
-trap 'rm -rf "$out"' EXIT
-
-log "building Kubernetes $kube_version and etcd into $bin ($(go version))"
-started=$SECONDS
+log "building Kubernetes $kube_version and etcd into $cache ($(go version))"
 # One `go build` for the three programs, so that the packages they share
 # (client libraries, gRPC, protobuf) are compiled once. The etcd server's main
 # package is the root of go.etcd.io/etcd/server/v3, which go names "server".
@@ -96,11 +67,4 @@ started=$SECONDS
     k8s.io/kubernetes/cmd/kube-controller-manager
 )
 mv "$out/server" "$out/etcd"
-
-mkdir -p "$bin"
-for name in "${binaries[@]}"; do
-  mv -f "$out/$name" "$bin/$name"
-done
-echo "$stamp" >"$stamp_file"
-log "built ${binaries[*]} in $((SECONDS - started))s"
-echo "$bin"
+cache_install

@@ -5,47 +5,26 @@
 #
 #   ${GPUHOOKS_HELM_BIN:-$HOME/.cache/gpuhooks/helm-<version>}/helm
 #
-# When the binary is there and reports the pinned version, nothing is built.
+# A stamp file in that directory records a hash of this script (which pins the
+# version and the build flags) and of build-cache.sh; when the binary is there
+# and the stamp matches, nothing is built.
 # Progress goes to stderr; the last line on stdout is the path of the binary.
 set -euo pipefail
 
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 version="v3.22.0"
-dir="${GPUHOOKS_HELM_BIN:-$HOME/.cache/gpuhooks/helm-$version}"
-dir="${dir%/}"
-helm="$dir/helm"
+tool=build-helm
+programs=(helm)
+# shellcheck source=build-cache.sh
+source "$here/build-cache.sh"
 
-log() { printf 'build-helm: %s\n' "$*" >&2; }
+cache="${GPUHOOKS_HELM_BIN:-$HOME/.cache/gpuhooks/helm-$version}"
+cache="${cache%/}"
+result="$cache/helm"
+stamp="$(cache_stamp "${BASH_SOURCE[0]}")"
+cache_reuse_or_start "the chart tests build Helm from source with it"
 
-stamp_file="$dir/.stamp"
-stamp="$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)"
-
-up_to_date() {
-  [[ -x $helm && -f $stamp_file && "$(cat "$stamp_file")" == "$stamp" ]]
-}
-
-if up_to_date; then
-  echo "$helm"
-  exit 0
-fi
-
-# One build at a time per cache directory: a second caller waits, then finds it fresh.
-mkdir -p "$(dirname "$dir")"
-exec 9>"$dir.lock"
-flock 9
-if up_to_date; then
-  echo "$helm"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  log "go is not on PATH (the chart tests build Helm from source with it)"
-  exit 1
-fi
-
-out="$(mktemp -d "$dir.build.XXXXXX")"
-trap 'rm -rf "$out"' EXIT
-log "building Helm $version into $dir ($(go version))"
-started=$SECONDS
+log "building Helm $version into $cache ($(go version))"
 # The variables Helm's Makefile sets and `go install` of a module version does
 # not: the version `helm version` prints, and the Kubernetes version that
 # `helm template` and `helm lint` assume without a cluster (that of the
@@ -59,8 +38,4 @@ GOBIN="$out" CGO_ENABLED=0 go install \
   -trimpath \
   -ldflags "$ldflags" \
   "helm.sh/helm/v3/cmd/helm@$version"
-mkdir -p "$dir"
-mv -f "$out/helm" "$helm"
-echo "$stamp" >"$stamp_file"
-log "built helm in $((SECONDS - started))s"
-echo "$helm"
+cache_install

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
 import { freePorts } from '../support/ports.ts'
+import { WEBHOOKS } from '../cluster/support/env.ts'
 
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 /** Set: the built service of that directory (`node dist/hooks/main.js`, as the image runs it) is tested instead of the source. */
@@ -292,22 +293,20 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
       req.on('error', reject)
       req.end(payload)
     })
+  // The Instance webhook's row of the cluster layer: its path, and the probe object it admits.
+  const webhook = WEBHOOKS.find((w) => w.hook === 'admission_instance')
+  if (webhook === undefined) throw new Error('no Instance webhook in WEBHOOKS')
   const review = {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: 'abc-123',
-      kind: { group: 'worker.gpustack.ai', version: 'v1alpha1', kind: 'Instance' },
+      kind: { group: webhook.apiGroup, version: webhook.apiVersion, kind: 'Instance' },
       operation: 'CREATE',
-      object: {
-        apiVersion: 'worker.gpustack.ai/v1alpha1',
-        kind: 'Instance',
-        metadata: { name: 'w', namespace: 'n' },
-        spec: { type: 'a100', image: 'img' }
-      }
+      object: webhook.probe
     }
   }
-  const answer = await post('/admission/instance', JSON.stringify(review))
+  const answer = await post(webhook.path, JSON.stringify(review))
   t.equal(answer.status, 200)
   t.same(JSON.parse(answer.body).response, { uid: 'abc-123', allowed: true })
   t.equal((await post('/admission/instance', '{"kind": 1}')).status, 400)

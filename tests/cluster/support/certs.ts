@@ -67,20 +67,17 @@ export async function makeClusterCerts(dir: string, serviceIP: string): Promise<
   return certs
 }
 
+/** The arguments of `openssl req` for a new EC P-256 key, written unencrypted to `keyFile`. */
+const newKey = (keyFile: string): string[] => ['-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-keyout', keyFile]
+
 /** A self-signed CA: an EC P-256 key and a certificate that may sign others. */
 async function makeCa(certFile: string, keyFile: string, commonName: string): Promise<void> {
   await openssl([
     'req',
     '-x509',
-    '-nodes',
     '-days',
     VALID_DAYS,
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-keyout',
-    keyFile,
+    ...newKey(keyFile),
     '-out',
     certFile,
     '-subj',
@@ -104,21 +101,7 @@ async function signedCert(
   const csr = `${certFile}.csr`
   const extFile = `${certFile}.ext`
   await writeFile(extFile, `${extensions.join('\n')}\n`)
-  await openssl([
-    'req',
-    '-new',
-    '-nodes',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-keyout',
-    keyFile,
-    '-out',
-    csr,
-    '-subj',
-    subject
-  ])
+  await openssl(['req', '-new', ...newKey(keyFile), '-out', csr, '-subj', subject])
   await openssl([
     'x509',
     '-req',

@@ -18,7 +18,7 @@ import { DECORATOR_ANNOTATION, isDeleting, meta, objectKey, strings, withParentN
 import { atomicUpdate, claimChildren, getOrNull, manageChildren } from './driver-children.ts'
 import { isAttachment } from '../../support/manage-children.ts'
 import { listRelated } from './driver-related.ts'
-import type { CompositeSpec, ControllerSpec, DecoratorSpec, HookRef, ParentRule } from './driver-manifest.ts'
+import type { CompositeSpec, ControllerSpec, DecoratorSpec, HookRef, HookSet, ParentRule } from './driver-manifest.ts'
 import {
   callHook,
   decodeCompositeResponse,
@@ -27,8 +27,6 @@ import {
   fetchTransport,
   SyncError,
   toRecord,
-  type CompositeResponse,
-  type DecoratorResponse,
   type HookTransport,
   type Observed,
   type RelatedRule,
@@ -51,6 +49,16 @@ export interface DriverOptions {
   /** Where the hook server under test listens, e.g. `http://127.0.0.1:8080`. */
   hookBaseUrl: string
   transport?: HookTransport
+}
+
+/** A parent a sync goes on with: read, in the controller's scope or under its finalizer. */
+interface OpenedParent {
+  pref: ResourceRef
+  statusSubresource: boolean
+  report: SyncReport
+  parent: JsonObject
+  /** Whether an object is in the controller's scope (its selectors). */
+  matches: (p: JsonObject) => boolean
 }
 
 /** Result of {@link Driver.settle}: every pass, the last one quiet. */
@@ -163,16 +171,64 @@ export class Driver {
     return callHook(this.transport, this.options.hookBaseUrl, hook, body)
   }
 
-  private async syncComposite(cc: CompositeSpec, ref: ParentRef): Promise<SyncReport> {
+  /**
+   * The first steps of a sync: the parent read (a report saying so when it is gone), ignored while
+   * it is out of the controller's scope (`matches`) and not under its `finalizer`, and that
+   * finalizer kept in step with the finalize hook.
+   */
+  private async openParent(
+    ref: ParentRef,
+    finalizer: string,
+    matches: (rule: ParentRule, parent: JsonObject) => boolean,
+    ignored: string
+  ): Promise<{ done: SyncReport } | OpenedParent> {
     const { pref, statusSubresource, rule } = await this.parentOf(ref)
     const report = this.newReport(`${pref.resource} ${ref.namespace ?? ''}/${ref.name}`)
-    let parent = await getOrNull(this.options.kube, pref)
-    if (parent === null) return { ...report, parentGone: true }
+    const found = await getOrNull(this.options.kube, pref)
+    if (found === null) return { done: { ...report, parentGone: true } }
+    const inScope = (p: JsonObject): boolean => finalizers(p).includes(finalizer) || matches(rule, p)
+    if (!inScope(found)) return { done: { ...report, ignored } }
+    const parent = await this.syncFinalizer(pref, found, finalizer, report)
+    if (!inScope(parent)) return { done: { ...report, ignored } }
+    return { pref, statusSubresource, report, parent, matches: (p) => matches(rule, p) }
+  }
+
+  /**
+   * Calls the finalize hook when there is one and `finalizing` holds, else the sync hook (`missing`
+   * is the error without one); the request and the answer go into the report, and the answer is
+   * decoded by `decode`.
+   */
+  private async callSyncHook<R>(
+    hooks: HookSet,
+    finalizing: boolean,
+    missing: string,
+    report: SyncReport,
+    request: (finalizing: boolean) => JsonObject,
+    decode: (body: unknown) => R
+  ): Promise<R> {
+    report.finalizing = hooks.finalize !== undefined && finalizing
+    const hook = report.finalizing ? hooks.finalize : hooks.sync
+    if (hook === undefined) throw new SyncError(missing, report)
+    report.request = request(report.finalizing)
+    report.response = await this.callHook(hook, report.request)
+    try {
+      return decode(report.response)
+    } catch (err) {
+      throw new SyncError(String(err), report)
+    }
+  }
+
+  private async syncComposite(cc: CompositeSpec, ref: ParentRef): Promise<SyncReport> {
     const finalizer = `metacontroller.io/compositecontroller-${cc.name}`
-    const matches = (p: JsonObject): boolean => selectorMatches(rule.labelSelector, strings(p, 'labels'))
-    if (!finalizers(parent).includes(finalizer) && !matches(parent)) return { ...report, ignored: 'parentResource.labelSelector' }
-    parent = await this.syncFinalizer(pref, parent, finalizer, report)
-    if (!finalizers(parent).includes(finalizer) && !matches(parent)) return { ...report, ignored: 'parentResource.labelSelector' }
+    const opened = await this.openParent(
+      ref,
+      finalizer,
+      (rule, p) => selectorMatches(rule.labelSelector, strings(p, 'labels')),
+      'parentResource.labelSelector'
+    )
+    if ('done' in opened) return opened.done
+    const { pref, statusSubresource, report, matches } = opened
+    let parent = opened.parent
 
     const uid = String(meta(parent).uid)
     let selector: LabelSelector = { matchLabels: { 'controller-uid': uid } }
@@ -191,25 +247,16 @@ export class Driver {
     if (cc.children.some((c) => c.method.startsWith('Rolling')) && !(isDeleting(parent) && !this.shouldFinalize(parent, finalizer))) {
       throw new SyncError('rolling update methods (ControllerRevisions) are not driven', report)
     }
-    report.finalizing = cc.hooks.finalize !== undefined && (isDeleting(parent) || !matches(parent))
-    const hook = report.finalizing ? cc.hooks.finalize : cc.hooks.sync
-    if (hook === undefined) throw new SyncError('sync hook not defined', report)
-    report.request = {
-      controller: cc.manifest,
-      parent,
-      children: toRecord(observed),
-      related: toRecord(related),
-      finalizing: report.finalizing
-    }
-    report.response = await this.callHook(hook, report.request)
-    let response: CompositeResponse
-    try {
-      response = decodeCompositeResponse(report.response)
-    } catch (err) {
-      throw new SyncError(String(err), report)
-    }
+    const response = await this.callSyncHook(
+      cc.hooks,
+      isDeleting(parent) || !matches(parent),
+      'sync hook not defined',
+      report,
+      (finalizing) => ({ controller: cc.manifest, parent, children: toRecord(observed), related: toRecord(related), finalizing }),
+      decodeCompositeResponse
+    )
     report.resyncAfterSeconds = response.resyncAfterSeconds
-    const desired = response.children.map((c) => withParentNamespace(c, parent as JsonObject))
+    const desired = response.children.map((c) => withParentNamespace(c, parent))
     if (response.finalized) {
       const updated = await atomicUpdate(
         this.options.kube,
@@ -289,16 +336,16 @@ export class Driver {
   }
 
   private async syncDecorator(dc: DecoratorSpec, ref: ParentRef): Promise<SyncReport> {
-    const { pref, statusSubresource, rule } = await this.parentOf(ref)
-    const report = this.newReport(`${pref.resource} ${ref.namespace ?? ''}/${ref.name}`)
-    let parent = await getOrNull(this.options.kube, pref)
-    if (parent === null) return { ...report, parentGone: true }
     const finalizer = `metacontroller.io/decoratorcontroller-${dc.name}`
-    const matches = (p: JsonObject): boolean =>
-      selectorMatches(rule.labelSelector, strings(p, 'labels')) && selectorMatches(rule.annotationSelector, strings(p, 'annotations'))
-    if (!matches(parent) && !finalizers(parent).includes(finalizer)) return { ...report, ignored: 'resources selector' }
-    parent = await this.syncFinalizer(pref, parent, finalizer, report)
-    if (!matches(parent) && !finalizers(parent).includes(finalizer)) return { ...report, ignored: 'resources selector' }
+    const opened = await this.openParent(
+      ref,
+      finalizer,
+      (rule, p) =>
+        selectorMatches(rule.labelSelector, strings(p, 'labels')) && selectorMatches(rule.annotationSelector, strings(p, 'annotations')),
+      'resources selector'
+    )
+    if ('done' in opened) return opened.done
+    const { pref, statusSubresource, report, matches, parent } = opened
 
     // getChildren: only what this decorator made (controller ref plus the decorator annotation).
     const observed: Observed = new Map()
@@ -309,23 +356,20 @@ export class Driver {
       observed.set(`${info.kind}.${a.apiVersion}`, new Map(mine.map((o) => [objectKey(o), o])))
     }
     const related = await this.related(parent)
-    report.finalizing = dc.hooks.finalize !== undefined && (isDeleting(parent) || !matches(parent))
-    const hook = report.finalizing ? dc.hooks.finalize : dc.hooks.sync
-    if (hook === undefined) throw new SyncError('no enabled hooks found', report)
-    report.request = {
-      controller: dc.manifest,
-      object: parent,
-      attachments: toRecord(observed),
-      related: toRecord(related),
-      finalizing: report.finalizing
-    }
-    report.response = await this.callHook(hook, report.request)
-    let response: DecoratorResponse
-    try {
-      response = decodeDecoratorResponse(report.response)
-    } catch (err) {
-      throw new SyncError(String(err), report)
-    }
+    const response = await this.callSyncHook(
+      dc.hooks,
+      isDeleting(parent) || !matches(parent),
+      'no enabled hooks found',
+      report,
+      (finalizing) => ({
+        controller: dc.manifest,
+        object: parent,
+        attachments: toRecord(observed),
+        related: toRecord(related),
+        finalizing
+      }),
+      decodeDecoratorResponse
+    )
     report.resyncAfterSeconds = response.resyncAfterSeconds
     const desired = response.attachments.map((c) => withParentNamespace(c, parent))
 

@@ -14,6 +14,9 @@ import { registerWebhooks, startHookService, type HookService, type WebhookTarge
 
 const ROOT = join(import.meta.dirname, '..', '..', '..')
 
+/** The open-schema stand-ins for KubeSwift's CRDs (SwiftGuest, SwiftSeedProfile) that the cell pool scenarios install. */
+export const KUBESWIFT_CRDS = join(ROOT, 'tests', 'cluster', 'fixtures', 'kubeswift-crds.yaml')
+
 /** The webhooks the product registers; one row per admission path. */
 export const WEBHOOKS: readonly WebhookTarget[] = [
   {
