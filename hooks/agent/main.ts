@@ -30,7 +30,7 @@ import {
   type KubernetesObject,
   type V1Lease
 } from '@kubernetes/client-node'
-import { pino } from 'pino'
+import { processLogger } from '../logger.ts'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { ClientCache, infraApi, plain, statusCode, workloadApi, workloadKubeConfig, type WorkloadApi } from './clients.ts'
@@ -50,7 +50,7 @@ type Cache = {
 /** The agent: informers, the pass loop, leader election, probes and metrics. */
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readAgentConfig(env)
-  const log = pino({ level: config.logLevel, base: { component: 'workload-agent' } })
+  const log = processLogger({ level: config.logLevel, base: { component: 'workload-agent' } })
   const metrics: AgentMetrics = createAgentMetrics(true)
   // Without any of these the client falls back to http://localhost:8080 and every call fails with
   // a message about TLS; saying what is missing is clearer than retrying that for ever.

@@ -4,7 +4,7 @@
  * flight and exits 0.
  */
 import t from 'tap'
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -14,12 +14,7 @@ import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
 import { freePorts } from '../support/ports.ts'
 import { WEBHOOKS } from '../cluster/support/env.ts'
-
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
-/** Set: the built service of that directory (`node dist/hooks/main.js`, as the image runs it) is tested instead of the source. */
-const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
-const COMMAND: [string, string[]] =
-  BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
+import { startService } from './support/service.ts'
 
 t.test('readConfig', async (t) => {
   const rows: { name: string; given: NodeJS.ProcessEnv; expected: unknown }[] = [
@@ -126,62 +121,6 @@ async function freePort(): Promise<number> {
   return (await freePorts(1))[0] as number
 }
 
-interface Started {
-  child: ChildProcess
-  lines: () => Record<string, unknown>[]
-  exit: Promise<number | null>
-}
-
-/** Starts the service like `npm start` and waits until `readyLine` is logged. */
-async function start(env: Record<string, string>, readyLines: number): Promise<Started> {
-  // The sampled load bounds off: they depend on how busy the machine is.
-  const child = spawn(COMMAND[0], COMMAND[1], {
-    cwd: BUILT,
-    env: { ...process.env, MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const parsed: Record<string, unknown>[] = []
-  let buffer = ''
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  // Every stream and the child have an error handler, so a broken pipe or a failed start fails
-  // this start with what was printed, instead of crashing the test file.
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  child.stderr?.on('error', (err) => (stderr += `\n[harness] stderr: ${err.message}`))
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${JSON.stringify(parsed)} ${stderr}`)), 30000)
-    child.once('error', (err) => {
-      clearTimeout(timer)
-      reject(new Error(`service could not be started: ${err.message}`))
-    })
-    child.stdout?.on('error', (err) => {
-      clearTimeout(timer)
-      reject(new Error(`service stdout failed: ${err.message}`))
-    })
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString()
-      let newline = buffer.indexOf('\n')
-      while (newline >= 0) {
-        const line = buffer.slice(0, newline)
-        // A line that is not JSON is kept as it came; the pino-lines test then names it.
-        try {
-          parsed.push(JSON.parse(line) as Record<string, unknown>)
-        } catch {
-          parsed.push({ unparsed: line })
-        }
-        buffer = buffer.slice(newline + 1)
-        newline = buffer.indexOf('\n')
-      }
-      if (parsed.filter((l) => /listening/.test(String(l.msg))).length >= readyLines) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${JSON.stringify(parsed)} ${stderr}`)))
-  })
-  return { child, lines: () => parsed, exit }
-}
-
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     httpRequest({ host: '127.0.0.1', port, path }, (res) => {
@@ -197,7 +136,7 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 
 t.test('without TLS the hooks serve HTTP, the admission listener is off and the log says so once', async (t) => {
   const port = await freePort()
-  const service = await start({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
+  const service = await startService({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
   t.teardown(() => void service.child.kill('SIGKILL'))
   const health = await get(port, '/healthz')
   t.equal(health.status, 200)
@@ -215,7 +154,7 @@ t.test('without TLS the hooks serve HTTP, the admission listener is off and the 
 
 t.test('SIGTERM finishes a request in flight, then exits 0', async (t) => {
   const port = await freePort()
-  const service = await start({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
+  const service = await startService({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0' }, 1)
   t.teardown(() => void service.child.kill('SIGKILL'))
   const body = JSON.stringify({ controller: {}, parent: { metadata: { name: 'n' } } })
   const answer = new Promise<number>((resolve, reject) => {
@@ -273,7 +212,7 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
     { stdio: 'ignore' }
   )
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
-  const service = await start(
+  const service = await startService(
     { PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, SHUTDOWN_DELAY_SECONDS: '0' },
     2
   )

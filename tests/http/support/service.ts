@@ -1,17 +1,21 @@
 /**
- * The service as a real process, started the way `npm start` starts it (tsx hooks/main.ts), with
- * its JSON log lines collected and awaitable.
+ * The service as a real process, started the way `npm start` starts it (tsx hooks/main.ts), or,
+ * with GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`,
+ * as the image runs it), with its log lines collected and awaitable.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { childEnv } from '../../support/child-env.ts'
 
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
+const COMMAND: [string, string[]] =
+  BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
 
 /** A started service. */
 export interface Started {
   child: ChildProcess
-  /** Every log line so far, parsed. */
+  /** Every log line so far, parsed; a line that is not JSON is kept as `{ unparsed: line }`. */
   lines: () => Record<string, unknown>[]
   /** Resolves with the first log line whose `msg` matches (already logged or still to come). */
   logged: (msg: RegExp) => Promise<Record<string, unknown>>
@@ -25,18 +29,37 @@ export interface Started {
  */
 const UNSAMPLED = { MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }
 
-/** Starts the service with `env` and waits until `readyLines` listeners said they listen. */
+/**
+ * The service's own line for a listener that accepts connections (fastify's "Server listening at"
+ * comes before the service has started its second listener, so it is not counted).
+ */
+const LISTENING = /^(hooks|admission) listening/
+
+/**
+ * Starts the service with `env` and waits until `readyLines` listeners said they listen. Every
+ * stream and the child have an error handler, so a broken pipe or a failed start fails the start
+ * with what was printed instead of crashing the test file.
+ */
 export async function startService(env: Record<string, string>, readyLines: number): Promise<Started> {
-  const child = spawn(TSX, ['hooks/main.ts'], { env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(COMMAND[0], COMMAND[1], { cwd: BUILT, env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
   const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
   let buffer = ''
+  let stderr = ''
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stderr?.on('error', (err) => (stderr += `\n[harness] stderr: ${err.message}`))
   child.stdout?.on('data', (chunk: Buffer) => {
     buffer += chunk.toString()
     let newline = buffer.indexOf('\n')
     while (newline >= 0) {
-      const line = JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>
+      const text = buffer.slice(0, newline)
+      let line: Record<string, unknown>
+      try {
+        line = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        line = { unparsed: text }
+      }
       parsed.push(line)
       for (const w of waiters.filter((w) => w.msg.test(String(line.msg)))) {
         waiters.splice(waiters.indexOf(w), 1)
@@ -52,18 +75,23 @@ export async function startService(env: Record<string, string>, readyLines: numb
     return new Promise((resolve) => waiters.push({ msg, resolve }))
   }
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${JSON.stringify(parsed)}`)), 30000)
-    const check = (): void => {
-      if (parsed.filter((l) => /listening/.test(String(l.msg))).length >= readyLines) {
-        clearTimeout(timer)
-        child.stdout?.off('data', check)
-        child.off('exit', failed)
-        resolve()
-      }
+    const printed = (): string => `${JSON.stringify(parsed)} ${stderr}`
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${printed()}`)), 30000)
+    const done = (error?: Error): void => {
+      clearTimeout(timer)
+      child.stdout?.off('data', check)
+      child.off('exit', exited)
+      if (error === undefined) resolve()
+      else reject(error)
     }
-    const failed = (code: number | null): void => reject(new Error(`service exited with ${code}: ${JSON.stringify(parsed)}`))
+    const check = (): void => {
+      if (parsed.filter((l) => LISTENING.test(String(l.msg))).length >= readyLines) done()
+    }
+    const exited = (code: number | null): void => done(new Error(`service exited with ${code}: ${printed()}`))
+    child.once('error', (err) => done(new Error(`service could not be started: ${err.message}`)))
+    child.stdout?.on('error', (err) => done(new Error(`service stdout failed: ${err.message}`)))
     child.stdout?.on('data', check)
-    child.on('exit', failed)
+    child.on('exit', exited)
   })
   return { child, lines: () => parsed, logged, exit }
 }
