@@ -241,12 +241,24 @@ export function observedPhase(input: {
   }
   const own = rowOfGuest(row, guest)
   if (own === undefined) {
+    // A live Node without an instance label that the agent does not refuse is this guest's own
+    // registration, which the agent adopts in the pass that reported it (workload.md): the
+    // kubelet cannot carry the instance label, so the next pass shows it.
+    if (row?.present === true && row.conflict !== true && (row.instance ?? '') === '' && row.live !== false) {
+      return {
+        phase: 'Joining',
+        reason: 'NodeAdopting',
+        message: `Node ${row.name} registered; the agent is writing this cell's instance, labels and taints onto it.`,
+        paused: false,
+        nodeIP
+      }
+    }
     if (row?.present === true) {
       return row.live !== false
         ? {
             phase: 'Joining',
             reason: 'NodeNameConflict',
-            message: `Node ${row.name} is registered by another VM (instance ${row.instance ?? 'unknown'}) and still live; the agent deletes it once it stops heartbeating.`,
+            message: `Node ${row.name} is registered by another VM (instance ${row.instance === undefined || row.instance === '' ? 'none' : row.instance}) and still live; the agent deletes it once it stops heartbeating.`,
             paused: false,
             nodeIP
           }

@@ -5,7 +5,7 @@
 // annotations, Pods). The agent runs as a real process with the liveness windows shortened by
 // its documented environment variables (a Lease unchanged 8 s instead of 90 s, renewed by the test every second), so the sweeps
 // happen within the test without any timed assertion: everything is polled for.
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import {
@@ -21,7 +21,7 @@ import {
 } from './support/agent.ts'
 import { cellNodeSetRef, presentRow } from './support/cellpool.ts'
 import { startCluster } from './support/cluster.ts'
-import { eventually } from './support/env.ts'
+import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
 import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 
@@ -70,19 +70,9 @@ const POOL_CRD = {
     ]
   }
 }
-await cluster.kubectl(['apply', '-f', join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), '-f', '-'], {
-  input: JSON.stringify(POOL_CRD)
-})
-await cluster.kubectl([
-  'wait',
-  '--for=condition=Established',
-  '--timeout=60s',
-  'crd/cellnodesets.cells.kubeswift.io',
-  'crd/gpucellpools.cells.kubeswift.io'
-])
-await eventually('the CRDs to serve lists', async () =>
-  (await cluster.kubectl(['get', 'cellnodesets,gpucellpools', '-A'], { allowFail: true })).code === 0 ? true : undefined
-)
+const POOL_CRD_FILE = join(cluster.dir, 'gpucellpools-stand-in.json')
+writeFileSync(POOL_CRD_FILE, JSON.stringify(POOL_CRD))
+await installCrds(cluster, [join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), POOL_CRD_FILE])
 await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
 
 const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)

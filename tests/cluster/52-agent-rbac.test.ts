@@ -5,16 +5,15 @@
 // SIGTERM, with no request refused, while its workload-cluster access is exactly
 // deploy/agent-rbac/workload-cluster.yaml; and what the Role leaves out is refused by the API
 // server's own authorizer (another Lease by name, patch, delete).
-import { spawn } from 'node:child_process'
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { POOL, poolSpec } from '../unit/fixtures/cellpool.ts'
-import { freePorts } from '../support/ports.ts'
+import { grantAgentAccess, startAgent } from './support/agent.ts'
 import { startCluster } from './support/cluster.ts'
-import { eventually } from './support/env.ts'
+import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
-import { AGENT_USER, binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -34,19 +33,9 @@ t.teardown(async () => {
   await cluster.stop()
 })
 
-await cluster.kubectl([
-  'apply',
-  '-f',
+await installCrds(cluster, [
   join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
-  '-f',
   join(ROOT, 'crds', 'gpucellpools.cells.kubeswift.io.yaml')
-])
-await cluster.kubectl([
-  'wait',
-  '--for=condition=Established',
-  '--timeout=60s',
-  'crd/cellnodesets.cells.kubeswift.io',
-  'crd/gpucellpools.cells.kubeswift.io'
 ])
 await cluster.kubectl(['create', 'namespace', AGENT_NS])
 await cluster.kubectl(['create', 'namespace', NS])
@@ -58,10 +47,7 @@ t.teardown(async () => {
   await workload.stop()
   workload.close()
 })
-const onWorkload = (args: string[]): Promise<unknown> => cluster.kubectl([`--server=${workload.server}`, ...args])
-await onWorkload(['apply', '-f', join(ROOT, 'deploy', 'agent-rbac', 'workload-cluster.yaml')])
-await onWorkload(['create', 'clusterrolebinding', 'agent-token-user', `--clusterrole=${SA}`, `--user=${AGENT_USER}`])
-await onWorkload(['create', 'rolebinding', 'agent-token-user', '--namespace=kube-node-lease', `--role=${SA}`, `--user=${AGENT_USER}`])
+await grantAgentAccess(workload.admin)
 
 // The pool and its CellNodeSet as the cellpool hook would have them.
 const pool = (
@@ -122,36 +108,21 @@ writeFileSync(
   ].join('\n')
 )
 
-const [agentPort] = await freePorts(1)
-const agentLog = join(cluster.dir, 'agent-rbac.log')
-const agent = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['hooks/agent/main.ts'], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    KUBECONFIG: agentKubeconfig,
-    PORT: String(agentPort),
-    RESYNC_SECONDS: '1',
-    AGENT_CALL_TIMEOUT_SECONDS: '3',
-    POD_NAMESPACE: AGENT_NS,
-    POD_NAME: 'agent-rbac',
-    LOG_LEVEL: 'debug'
-  },
-  stdio: ['ignore', 'pipe', 'pipe']
+const agent = await startAgent(agentKubeconfig, cluster.dir, {
+  LEASE_NAMESPACE: undefined,
+  POD_NAMESPACE: AGENT_NS,
+  POD_NAME: 'agent-rbac',
+  LEASE_NAME: undefined
 })
-const out = createWriteStream(agentLog, { flags: 'a' })
-out.on('error', () => {})
-agent.stdout.pipe(out)
-agent.stderr.pipe(out)
 t.teardown(() => {
-  if (agent.exitCode === null) agent.kill('SIGKILL')
+  if (agent.child.exitCode === null) agent.child.kill('SIGKILL')
 })
-const agentLogText = (): string => readFileSync(agentLog, 'utf8')
 
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   try {
     return await eventually(what, check, timeoutMs)
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nagent log:\n${agentLogText().split('\n').slice(-40).join('\n')}`)
+    throw new Error(`${(error as Error).message}\nagent log:\n${agent.logTail()}`)
   }
 }
 
@@ -168,7 +139,7 @@ async function lease(): Promise<Loose> {
 t.test('as its ServiceAccount the agent leads, syncs its informers and serves the CellNodeSet in both clusters', async (t) => {
   await until('/readyz 200', async () => {
     try {
-      return (await fetch(`http://127.0.0.1:${agentPort}/readyz`)).status === 200 ? true : undefined
+      return (await fetch(`http://127.0.0.1:${agent.port}/readyz`)).status === 200 ? true : undefined
     } catch {
       return undefined
     }
@@ -193,11 +164,10 @@ t.test('as its ServiceAccount the agent leads, syncs its informers and serves th
 })
 
 t.test('SIGTERM: the Lease is released and nothing the agent asked for was refused', async (t) => {
-  const exited = new Promise<number | null>((resolve) => agent.once('exit', (code) => resolve(code)))
-  agent.kill('SIGTERM')
-  t.equal(await exited, 0)
+  await agent.stop()
+  t.equal(agent.child.exitCode, 0)
   t.equal((await lease()).spec.holderIdentity ?? '', '', 'released')
-  const refused = agentLogText()
+  const refused = readFileSync(agent.log, 'utf8')
     .split('\n')
     .filter((line) => /forbidden|\b403\b/i.test(line))
   t.same(refused, [], 'no request of the agent was refused')

@@ -21,6 +21,7 @@ import { parseAllDocuments } from 'yaml'
 import { CHART, PLAIN_MANIFEST, helmPath } from '../../deploy/chart/generate.ts'
 import { freePorts } from '../support/ports.ts'
 import { startCluster } from './support/cluster.ts'
+import { installCrds } from './support/env.ts'
 
 const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -76,14 +77,7 @@ async function present(manifest: string): Promise<string[]> {
   return items.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort()
 }
 
-await cluster.kubectl(['apply', '-f', join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
-await cluster.kubectl([
-  'wait',
-  '--for=condition=Established',
-  '--timeout=60s',
-  '-f',
-  join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')
-])
+await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
 
 const instance = (name: string, spec: Record<string, unknown> = {}): string =>
   JSON.stringify({

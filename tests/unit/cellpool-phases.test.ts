@@ -135,6 +135,16 @@ t.test('the phase observation gives, one row per rule of the phase table', async
       expected: { phase: 'Joining', reason: 'NodeNameConflict', nodeIP: '192.0.2.10' }
     },
     {
+      name: 'its fresh registration, no instance label yet, which the agent adopts: Joining, NodeAdopting',
+      given: { row: row({ instance: '' }) },
+      expected: { phase: 'Joining', reason: 'NodeAdopting', nodeIP: '192.0.2.10' }
+    },
+    {
+      name: 'a live Node without an instance label that the agent refuses: Joining, NodeNameConflict',
+      given: { row: row({ instance: '', conflict: true }) },
+      expected: { phase: 'Joining', reason: 'NodeNameConflict', nodeIP: '192.0.2.10' }
+    },
+    {
       name: 'a row of another instance that is not live: Joining, StaleNode',
       given: { row: row({ instance: 'old', live: false }) },
       expected: { phase: 'Joining', reason: 'StaleNode', nodeIP: '192.0.2.10' }

@@ -81,11 +81,11 @@ export interface AgentProcess {
 
 /**
  * Starts hooks/agent/main.ts against the infrastructure cluster of `kubeconfig`, logging at debug
- * level (a line per pass) into `dir`/agent.log. Passes run every second; a Lease unchanged for 8 s
+ * level (a line per pass) into `dir`/agent.log; `env` adds to or replaces its environment. Passes run every second; a Lease unchanged for 8 s
  * (instead of 90 s) is stale, so sweeps happen within a test. Node runs it with tsx as a loader, so
  * that a signal reaches the agent, not a wrapper process.
  */
-export async function startAgent(kubeconfig: string, dir: string): Promise<AgentProcess> {
+export async function startAgent(kubeconfig: string, dir: string, env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
   const [port] = (await freePorts(1)) as [number]
   const log = join(dir, 'agent.log')
   const child = spawn(process.execPath, ['--import', 'tsx', 'hooks/agent/main.ts'], {
@@ -101,7 +101,8 @@ export async function startAgent(kubeconfig: string, dir: string): Promise<Agent
       AGENT_CALL_TIMEOUT_SECONDS: '3',
       LEASE_NAMESPACE: 'default',
       POD_NAME: 'agent-under-test',
-      LOG_LEVEL: 'debug'
+      LOG_LEVEL: 'debug',
+      ...env
     },
     stdio: ['ignore', 'pipe', 'pipe']
   })

@@ -73,37 +73,41 @@ export interface EnvOptions {
   webhooks?: boolean
 }
 
+/**
+ * Applies the CRDs in `paths` and waits until each serves lists: Established comes a moment before
+ * the new storage serves them (429 "storage is (re)initializing"), and a first list, the driver's
+ * or an informer's, must not meet that.
+ */
+export async function installCrds(cluster: TestCluster, paths: readonly string[]): Promise<void> {
+  if (paths.length === 0) return
+  await cluster.kubectl(['apply', ...paths.flatMap((p) => ['-f', p])])
+  await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...paths.flatMap((p) => ['-f', p])])
+  // A CRD's name is <plural>.<group>, which `kubectl get` takes; a file may hold several CRDs.
+  for (const path of paths) {
+    const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', 'name'])
+    for (const resource of stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.slice(l.indexOf('/') + 1))) {
+      await eventually(`${resource} to list`, async () =>
+        (await cluster.kubectl(['get', resource, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined
+      )
+    }
+  }
+}
+
 /** Starts the world; `stop()` tears all of it down. */
 export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
   const cluster = await startCluster()
   let service: HookService | undefined
   try {
     const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
-    const installCrds = async (paths: readonly string[]): Promise<void> => {
-      if (paths.length === 0) return
-      await cluster.kubectl(['apply', ...paths.flatMap((p) => ['-f', p])])
-      await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...paths.flatMap((p) => ['-f', p])])
-      // Established comes a moment before the new storage serves lists (429 "storage is
-      // (re)initializing"), and the driver's first list must not meet that.
-      // A CRD's name is <plural>.<group>, which `kubectl get` takes; a file may hold several CRDs.
-      for (const path of paths) {
-        const { stdout } = await cluster.kubectl(['get', '-f', path, '-o', 'name'])
-        for (const resource of stdout
-          .split('\n')
-          .filter((l) => l !== '')
-          .map((l) => l.slice(l.indexOf('/') + 1))) {
-          await eventually(`${resource} to list`, async () =>
-            (await cluster.kubectl(['get', resource, '--all-namespaces'], { allowFail: true })).code === 0 ? true : undefined
-          )
-        }
-      }
-    }
     const crdDir = join(ROOT, 'crds')
     const crds = readdirSync(crdDir)
       .filter((f) => f.endsWith('.yaml'))
       .sort()
       .map((f) => join(crdDir, f))
-    await installCrds([...crds, ...(options.extraCrds ?? [])])
+    await installCrds(cluster, [...crds, ...(options.extraCrds ?? [])])
     service = await startHookService(cluster)
     if (options.webhooks ?? true) await registerWebhooks(cluster, service, WEBHOOKS)
     const drivers = new Map<string, Driver>()
@@ -121,7 +125,7 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
         if (found === undefined) throw new Error(`no controller ${name} in metacontroller/; have ${[...drivers.keys()].join(', ')}`)
         return found
       },
-      installCrds,
+      installCrds: (paths) => installCrds(cluster, paths),
       async stop() {
         await started.stop()
         await cluster.stop()
