@@ -431,6 +431,16 @@ function initial(c: CellInput, input: ScalingInput): Working {
   }
   if (prev?.phase === 'Draining' && children) {
     const role = prev.reason === 'RollingUpdate' ? 'drainUpdate' : 'drainScaleDown'
+    if (!c.children.guest) {
+      // The row says Draining but the guest is gone: the sync that completed the drain deleted
+      // the guest and answered Deleting, and a sync that started from an older copy of the pool
+      // answered Draining over it (Metacontroller replaces the whole status with each answer, and
+      // its parent comes from a cache that may not have the last write yet). Nothing is left to
+      // drain: the removal goes on, and the guest is never built again.
+      const w: Working = { input: c, plan, role }
+      startRemoval(w, role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', stamp(input.now), 'drained')
+      return w
+    }
     plan.phase = 'Draining'
     plan.reason = prev.reason
     plan.lastTransitionTime = prev.lastTransitionTime ?? stamp(input.now)

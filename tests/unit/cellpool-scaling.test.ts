@@ -252,6 +252,20 @@ t.test('drain', async (t) => {
       t.match(got.cells[2]?.message, /^Draining: waiting until /)
     })
   }
+  for (const reason of ['ScaleDown', 'RollingUpdate'] as const) {
+    t.test(`a row still Draining (${reason}) whose guest is gone: the removal goes on, the guest is not built again`, async (t) => {
+      const gone = cell(2, 'Pending', {
+        readyOnce: true,
+        prev: { phase: 'Draining', reason, lastTransitionTime: ago(60) },
+        children: { guest: false },
+        ownRow: null
+      })
+      const got = plan([cell(0, 'Ready'), cell(1, 'Ready'), gone], 2)
+      t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Ready:serve', 'p-2:Deleting:remove:cordon'])
+      t.equal(got.cells[2]?.reason, reason)
+      t.equal(got.cells[2]?.message, 'Deleting the seed profile and bootstrap Secret.')
+    })
+  }
   t.test('the 30 s are a deadline for the next sync', async (t) => {
     const got = plan([cell(0, 'Ready'), draining({}, 20)], 1)
     t.same(got.cells[1]?.deadline, new Date(NOW.getTime() + 10_000))
