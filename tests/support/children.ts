@@ -83,3 +83,20 @@ export function createBody(desired: JsonObject, parent: JsonObject): JsonObject 
   if (!refs.some((r) => r.uid === meta(parent).uid)) meta(body).ownerReferences = [...refs, controllerRef(parent)]
   return body
 }
+
+/** `objects` as a v2 request map: by type key, then by object key, every listed type present; each object cloned. */
+export function requestMap<T>(
+  objects: readonly T[],
+  types: readonly string[],
+  typeOf: (o: T) => string,
+  keyOf: (o: T) => string
+): Record<string, Record<string, T>> {
+  const out: Record<string, Record<string, T>> = {}
+  for (const t of types) out[t] = {}
+  for (const o of objects) {
+    const t = typeOf(o)
+    out[t] ??= {}
+    out[t][keyOf(o)] = structuredClone(o)
+  }
+  return out
+}
