@@ -390,6 +390,14 @@ function basePlan(c: CellInput): CellPlan {
 }
 
 /** The role a cell starts this sync with, from its observed phase and its previous row. */
+/**
+ * A cell's starting point: its previous row (phase, readyOnce, failures) and what is observed of
+ * it now. The previous row is the pool's status as Metacontroller passed it, which may predate
+ * the status the last sync answered (its cache may not have that write yet); where the children
+ * tell more than such a row, they win (a drain whose guest is gone). readyOnce has no such
+ * witness: a sync from an older pool can lose it for a Ready cell whose Node turned not Ready
+ * meanwhile, and that cell is then treated as never Ready (a scale-down removes it undrained).
+ */
 function initial(c: CellInput, input: ScalingInput): Working {
   const plan = basePlan(c)
   const prev = c.previous
