@@ -13,7 +13,7 @@ import { grantAgentAccess, startAgent } from './support/agent.ts'
 import { startCluster } from './support/cluster.ts'
 import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
-import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+import { binariesDir, startWorkloadCluster, tokenKubeconfig } from './support/workload-cluster.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -89,24 +89,7 @@ await kube.create(cnsRef, {
 // The agent's credentials: a token of its ServiceAccount, nothing else.
 const token = (await cluster.kubectl(['create', 'token', SA, `--namespace=${AGENT_NS}`, '--duration=1h'])).stdout.trim()
 const agentKubeconfig = join(cluster.dir, 'agent-sa.kubeconfig')
-writeFileSync(
-  agentKubeconfig,
-  [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    `- name: infra`,
-    `  cluster: {server: "${cluster.server}", certificate-authority-data: ${Buffer.from(cluster.caCertPem).toString('base64')}}`,
-    'users:',
-    `- name: ${SA}`,
-    `  user: {token: ${token}}`,
-    'contexts:',
-    '- name: infra',
-    `  context: {cluster: infra, user: ${SA}}`,
-    'current-context: infra',
-    ''
-  ].join('\n')
-)
+writeFileSync(agentKubeconfig, tokenKubeconfig(cluster.server, cluster.caCertPem, token))
 
 const agent = await startAgent(agentKubeconfig, cluster.dir, {
   LEASE_NAMESPACE: undefined,

@@ -39,6 +39,31 @@ export interface WorkloadCluster {
 /** The user name of the agent's static token. */
 export const AGENT_USER = 'gpuhooks-workload-agent'
 
+/**
+ * A kubeconfig of one cluster and one bearer token, with the CA as data: the only form the agent
+ * accepts (no file paths, no exec).
+ */
+export function tokenKubeconfig(server: string, caPem: string | Buffer, token: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: cluster',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${Buffer.from(caPem).toString('base64')}`,
+    'users:',
+    '- name: user',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: cluster',
+    '  context: {cluster: cluster, user: user}',
+    'current-context: cluster',
+    ''
+  ].join('\n')
+}
+
 /** The directory of the test binaries: $GPUHOOKS_K8S_BIN, else what build-binaries.sh prints last. */
 export function binariesDir(): string {
   const fromEnv = process.env['GPUHOOKS_K8S_BIN']
@@ -109,25 +134,7 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
     admin,
     agentToken,
     log,
-    agentKubeconfig: () =>
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        '- name: workload',
-        '  cluster:',
-        `    server: ${server}`,
-        `    certificate-authority-data: ${ca.toString('base64')}`,
-        'users:',
-        '- name: agent',
-        '  user:',
-        `    token: ${agentToken}`,
-        'contexts:',
-        '- name: workload',
-        '  context: {cluster: workload, user: agent}',
-        'current-context: workload',
-        ''
-      ].join('\n'),
+    agentKubeconfig: () => tokenKubeconfig(server, ca, agentToken),
     async stop() {
       if (proc !== undefined) await stopProcess(proc)
     },
