@@ -183,11 +183,34 @@ function fail(schema: TSchema, value: unknown, field: string, problems: Problems
     problems.add(`${field} is required`)
     return undefined
   }
+  const wanted = KINDS[String((schema as Shape).type)]
+  if (wanted !== undefined && !wanted.is(value)) {
+    problems.add(`${field} is ${kindOf(value)}, not ${wanted.name}`)
+    return undefined
+  }
   const error = Value.Errors(schema, value).First()
   const shown = quote(value)
   if (error === undefined) problems.add(`${field} ${shown} is invalid`)
+  else if ((error.schema as { format?: unknown }).format === 'date-time') problems.add(`${field} ${shown} is not an RFC 3339 time`)
   else problems.add(commonSchemaMessage(error, field, shown) ?? invalidValueMessage(error, field, shown))
   return undefined
+}
+
+/** The JSON kinds a schema `type` asks for, as a problem names them. */
+const KINDS: Record<string, { name: string; is: (value: unknown) => boolean }> = {
+  object: { name: 'an object', is: isRecord },
+  array: { name: 'a list', is: Array.isArray },
+  string: { name: 'a string', is: (v) => typeof v === 'string' },
+  integer: { name: 'an integer', is: (v) => typeof v === 'number' && Number.isInteger(v) },
+  boolean: { name: 'true or false', is: (v) => typeof v === 'boolean' }
+}
+
+/** What a stored value is, in the words the hooks' other readers use (`a list`, `a string`). */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'a list'
+  if (value === null) return 'null'
+  if (isRecord(value)) return 'an object'
+  return `a ${typeof value}`
 }
 
 /** A value as a problem shows it: short, on one line. */
