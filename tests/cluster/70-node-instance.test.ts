@@ -11,7 +11,7 @@ import t from 'tap'
 import { startNodeScenario } from './support/node-scenario.ts'
 import { probeFromHost } from './support/node-probe.ts'
 import { apply, createNamespaces, getJson as getJsonOf, HAMI_TYPE, webInstance } from './support/node-workloads.ts'
-import { workloadImage } from './support/node-images.ts'
+import { importImages } from './support/node-images.ts'
 import { driveInstance } from './support/node-drive.ts'
 import type { JsonObject } from '../support/merge.ts'
 
@@ -19,7 +19,7 @@ type Obj = any
 
 const env = await startNodeScenario()
 const { cluster, node } = env
-const image = await workloadImage(node)
+const image = (await importImages(node)).node
 const NS = 'web'
 
 async function patchInstance(name: string, patch: JsonObject): Promise<void> {

@@ -6,12 +6,12 @@
  * CIDR, to a Pod's address or a node port. Then the Setting blanked: the policies collected and the
  * traffic flowing; and a hand-written policy of the same name, untouched through both.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { runCommand } from './support/cluster.ts'
 import { startNodeScenario } from './support/node-scenario.ts'
 import { DNS_SERVER, HTTP_SERVER, probeFromHost, probeFromOutside, probeFromPod, type ProbeResult } from './support/node-probe.ts'
-import { workloadImage } from './support/node-images.ts'
+import { importImages } from './support/node-images.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { NODE_NET } from './support/node-host.ts'
 import { apply, createNamespaces, getJson, HAMI_TYPE, webInstance } from './support/node-workloads.ts'
@@ -20,7 +20,7 @@ type Obj = any
 
 const env = await startNodeScenario()
 const { cluster, node } = env
-const image = await workloadImage(node)
+const image = (await importImages(node)).node
 const isolation = env.driver('gpuhooks-instance-isolation')
 const POLICY = 'gpustack-instance-isolation'
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'] as const
@@ -81,16 +81,6 @@ t.before(async () => {
   dnsIP = (await getJson(cluster, ['pod', 'dns', '-n', 'dns'])).status.podIP
 })
 
-/** Probes until `accept` holds: kube-router applies a policy change on its own schedule (at most 60 s). */
-async function settled(probe: () => Promise<ProbeResult>, accept: (r: ProbeResult) => boolean): Promise<ProbeResult> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const result = await probe()
-    if (accept(result) || Date.now() > deadline) return result
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-  }
-}
-
 /** Packets kube-router's firewall has rejected so far: the counters of its per-Pod REJECT rules. */
 async function rejectedPackets(): Promise<number> {
   const { stdout } = await runCommand('iptables-save', ['-c', '-t', 'filter'])
@@ -102,22 +92,151 @@ async function rejectedPackets(): Promise<number> {
   return total
 }
 
-/** A probe that must be refused, with kube-router's REJECT rules counting its packets: the policy dropped them. */
-async function refusedByPolicy(probe: () => Promise<ProbeResult>): Promise<{ result: ProbeResult; rejectedByFirewall: boolean }> {
+/** A probe and whether kube-router's REJECT rules counted a packet meanwhile. */
+async function counted(probe: () => Promise<ProbeResult>): Promise<{ result: ProbeResult; rejectedByFirewall: boolean }> {
   const before = await rejectedPackets()
   const result = await probe()
   return { result, rejectedByFirewall: (await rejectedPackets()) > before }
 }
-const dropped = { result: { open: false }, rejectedByFirewall: true }
 
 const fromPod = (name: string, host: string, port: number, kind: 'tcp' | 'dns' = 'tcp') =>
   probeFromPod(cluster, pods[name]!, host, port, kind)
-const blocked = { open: false }
+const ip = (name: string): string => pods[name]!.ip
+const nodePort = (name: string): number => pods[name]!.nodePort
 /** An answer of `by`'s server, to a connection from `from` (Node prints IPv4 clients IPv4-mapped). */
-const answered = (by: string, from?: string) => ({
-  open: true,
-  answer: new RegExp(`^${by} 8080 ${from === undefined ? '' : `(::ffff:)?${from.replace(/\./g, '\\.')}$`}`)
-})
+const server = (by: string, from?: string): RegExp =>
+  new RegExp(`^${by} 8080 ${from === undefined ? '' : `(::ffff:)?${from.replace(/\./g, '\\.')}$`}`)
+const OUTSIDE = NODE_NET.outside.address
+
+/**
+ * The README's table "Isolation with packets": each row a probe, its answer when let through, and
+ * what the policy does with the Setting naming the pod CIDR and with the Setting blank.
+ */
+const ROWS: { row: string; probe: () => Promise<ProbeResult>; answer: RegExp | string; named: Outcome; blank: Outcome }[] = [
+  {
+    row: 'tenant-a Pod → tenant-b Pod',
+    probe: () => fromPod('a1', ip('b1'), 8080),
+    answer: server('b1'),
+    named: 'refused',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-b Pod → tenant-a Pod',
+    probe: () => fromPod('b1', ip('a1'), 8080),
+    answer: server('a1'),
+    named: 'refused',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → tenant-a Pod',
+    probe: () => fromPod('a1', ip('a2'), 8080),
+    answer: server('a2'),
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → DNS Pod, UDP 53 (a query)',
+    probe: () => fromPod('a1', dnsIP, 53, 'dns'),
+    answer: '192.0.2.53',
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → DNS Pod, TCP 53',
+    probe: () => fromPod('a1', dnsIP, 53),
+    answer: /^dns-tcp/,
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → DNS Pod, TCP 8053',
+    probe: () => fromPod('a1', dnsIP, 8053),
+    answer: /^not-dns/,
+    named: 'refused',
+    blank: 'answered'
+  },
+  {
+    row: 'outside client → node port of a1 (the client address kept)',
+    probe: () => probeFromOutside(env.node.address, nodePort('a1')),
+    answer: server('a1', OUTSIDE),
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'outside client → tenant-b Pod',
+    probe: () => probeFromOutside(ip('b1'), 8080),
+    answer: server('b1', OUTSIDE),
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → outside address',
+    probe: () => fromPod('a1', OUTSIDE, 8080),
+    answer: /^\S+ 8080 /,
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'the node → node port of a1',
+    probe: () => probeFromHost(env.node.address, nodePort('a1')),
+    answer: server('a1'),
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'the node → tenant-b Pod, from the bridge address inside the pod CIDR (the documented limit)',
+    probe: () => probeFromHost(ip('b1'), 8080),
+    answer: server('b1', '10.244.0.1'),
+    named: 'answered',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → node address and node port of b1',
+    probe: () => fromPod('a1', env.node.address, nodePort('b1')),
+    answer: server('b1'),
+    named: 'refused',
+    blank: 'answered'
+  },
+  {
+    row: 'tenant-a Pod → tenant-c Pod (hand-written policy)',
+    probe: () => fromPod('a2', ip('c1'), 8080),
+    answer: server('c1'),
+    named: 'refused',
+    blank: 'refused'
+  },
+  {
+    row: 'outside client → tenant-c Pod (hand-written policy)',
+    probe: () => probeFromOutside(ip('c1'), 8080),
+    answer: server('c1'),
+    named: 'refused',
+    blank: 'refused'
+  },
+  {
+    row: 'tenant-c Pod → tenant-a Pod',
+    probe: () => fromPod('c1', ip('a1'), 8080),
+    answer: server('a1'),
+    named: 'refused',
+    blank: 'answered'
+  }
+]
+type Outcome = 'answered' | 'refused'
+
+/** Every row, one probe each, against the column's expectation. */
+async function probeRows(t: Test, column: 'named' | 'blank'): Promise<void> {
+  for (const row of ROWS) {
+    const seen = await counted(row.probe)
+    if (row[column] === 'answered') t.match(seen.result, { open: true, answer: row.answer }, `${row.row}: answered`)
+    else t.match(seen, { result: { open: false }, rejectedByFirewall: true }, `${row.row}: refused by the firewall`)
+  }
+}
+
+/** Waits until kube-router has applied the policy change the first row shows (its own schedule, at most 60 s). */
+async function firewallSettled(expect: Outcome): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while ((await ROWS[0]!.probe()).open !== (expect === 'answered') && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
 
 t.test('the Setting names the node pod CIDR: the policy drops what the seed says it blocks', async (t) => {
   const node = await getJson(cluster, ['node', env.node.name])
@@ -125,97 +244,24 @@ t.test('the Setting names the node pod CIDR: the policy drops what the seed says
   await setPodCidrs(node.spec.podCIDRs.join(','))
   for (const ns of ['tenant-a', 'tenant-b'])
     t.ok((await getJson(cluster, ['networkpolicy', POLICY, '-n', ns])).metadata, `${ns} has the policy`)
-  // The first row waits for kube-router to apply the policies; every later row is one probe.
-  t.match(
-    await settled(
-      () => fromPod('a1', pods['b1']!.ip, 8080),
-      (r) => !r.open
-    ),
-    blocked,
-    'tenant-a Pod → tenant-b Pod: blocked'
-  )
-  t.match(await refusedByPolicy(() => fromPod('b1', pods['a1']!.ip, 8080)), dropped, 'tenant-b Pod → tenant-a Pod: blocked')
-  t.match(await fromPod('a1', pods['a2']!.ip, 8080), answered('a2'), 'tenant-a Pod → tenant-a Pod: allowed')
-  t.match(await fromPod('a1', dnsIP, 53, 'dns'), { open: true, answer: '192.0.2.53' }, 'tenant-a Pod → DNS Pod, UDP 53 (a query): allowed')
-  t.match(await fromPod('a1', dnsIP, 53), { open: true, answer: /^dns-tcp/ }, 'tenant-a Pod → DNS Pod, TCP 53: allowed')
-  t.match(
-    await refusedByPolicy(() => fromPod('a1', dnsIP, 8053)),
-    dropped,
-    'tenant-a Pod → DNS Pod, TCP 8053: blocked (only port 53 is open)'
-  )
-  const { address } = NODE_NET.outside
-  t.match(
-    await probeFromOutside(env.node.address, pods['a1']!.nodePort),
-    answered('a1', address),
-    'outside client → node port of a1: allowed, the client address kept'
-  )
-  t.match(await probeFromOutside(pods['b1']!.ip, 8080), answered('b1', address), 'outside client → tenant-b Pod: allowed')
-  t.match(await fromPod('a1', address, 8080), { open: true, answer: /^\S+ 8080 / }, 'tenant-a Pod → outside address: allowed')
-  t.match(await probeFromHost(env.node.address, pods['a1']!.nodePort), answered('a1'), 'the node → node port of a1: allowed')
-  // The documented limit: traffic from the hosting node is always allowed, even from an address
-  // (the bridge's) inside the pod CIDR the policy excludes.
-  t.match(
-    await probeFromHost(pods['b1']!.ip, 8080),
-    answered('b1', '10.244.0.1'),
-    'the node → tenant-b Pod: allowed (the documented limit)'
-  )
-  t.match(
-    await refusedByPolicy(() => fromPod('a1', env.node.address, pods['b1']!.nodePort)),
-    dropped,
-    'tenant-a Pod → node address and node port of b1: blocked (the Service keeps the Pod source address)'
-  )
+  const handWritten = await getJson(cluster, ['networkpolicy', POLICY, '-n', 'tenant-c'])
+  t.same(handWritten.spec, { podSelector: {}, policyTypes: ['Ingress'] }, 'the hand-written policy: as written')
+  t.notOk(handWritten.metadata.labels?.['app.kubernetes.io/managed-by'], 'the hand-written policy: not labelled as ours')
+  await firewallSettled('refused')
+  await probeRows(t, 'named')
 })
 
-t.test('a hand-written policy of the same name is untouched, and it is what filters', async (t) => {
-  const policy = await getJson(cluster, ['networkpolicy', POLICY, '-n', 'tenant-c'])
-  t.same(policy.spec, { podSelector: {}, policyTypes: ['Ingress'] }, 'its spec is as written')
-  t.notOk(policy.metadata.labels?.['app.kubernetes.io/managed-by'], 'not labelled as ours')
-  t.match(
-    await settled(
-      () => fromPod('a2', pods['c1']!.ip, 8080),
-      (r) => !r.open
-    ),
-    blocked,
-    'tenant-a Pod → tenant-c Pod: blocked'
-  )
-  t.match(
-    await refusedByPolicy(() => probeFromOutside(pods['c1']!.ip, 8080)),
-    dropped,
-    'outside client → tenant-c Pod: blocked (no ingress at all)'
-  )
-  t.match(
-    await refusedByPolicy(() => fromPod('c1', pods['a1']!.ip, 8080)),
-    dropped,
-    "tenant-c Pod → tenant-a Pod: blocked (by tenant-a's policy)"
-  )
-})
-
-t.test('the Setting blanked: the policies collected and the traffic flows', async (t) => {
+t.test('the Setting blanked: the policies collected and the traffic flows; the hand-written one untouched', async (t) => {
   const written = (await getJson(cluster, ['networkpolicy', POLICY, '-n', 'tenant-c'])).metadata.resourceVersion
   await setPodCidrs('')
   for (const ns of ['tenant-a', 'tenant-b']) {
     const left = await cluster.kubectl(['get', 'networkpolicy', POLICY, '-n', ns], { allowFail: true })
     t.match(left.stderr, /NotFound/, `${ns}: the policy is collected`)
   }
-  t.equal(
-    (await getJson(cluster, ['networkpolicy', POLICY, '-n', 'tenant-c'])).metadata.resourceVersion,
-    written,
-    'the hand-written one: not written'
-  )
-  t.match(
-    await settled(
-      () => fromPod('a1', pods['b1']!.ip, 8080),
-      (r) => r.open
-    ),
-    answered('b1'),
-    'tenant-a Pod → tenant-b Pod: flows'
-  )
-  t.match(await fromPod('b1', pods['a1']!.ip, 8080), answered('a1'), 'tenant-b Pod → tenant-a Pod: flows')
-  t.match(
-    await refusedByPolicy(() => fromPod('b1', pods['c1']!.ip, 8080)),
-    dropped,
-    'tenant-b Pod → tenant-c Pod: still blocked by the hand-written policy'
-  )
+  const still = await getJson(cluster, ['networkpolicy', POLICY, '-n', 'tenant-c'])
+  t.equal(still.metadata.resourceVersion, written, 'the hand-written policy: not written')
+  await firewallSettled('answered')
+  await probeRows(t, 'blank')
 })
 
 t.test('the node leaves nothing on the machine', async (t) => {

@@ -1,19 +1,28 @@
 /**
- * The images the real-node scenarios run, imported into the node's containerd.
+ * The images the real-node scenarios run, built by `npm run images` (tests/images) and imported
+ * into the node's containerd as OCI archives, as a cluster without a registry side-loads images.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { buildImages, saveImage, type ImageRefs } from '../../images/support/images.ts'
 import type { RealNode } from './node.ts'
-import { writeOciArchive } from './oci.ts'
 
-/** The node binary of this machine and the libraries it loads, as an image (development stand-in). */
-export async function workloadImage(node: RealNode): Promise<string> {
-  const ref = 'localhost/gpuhooks/node-workload:host'
-  const libs = ['libdl.so.2', 'libstdc++.so.6', 'libm.so.6', 'libgcc_s.so.1', 'libpthread.so.0', 'libc.so.6'].map(
-    (l) => `/lib/x86_64-linux-gnu/${l}`
-  )
-  const files: Record<string, string> = { '/usr/bin/node': '/usr/bin/node', '/lib64/ld-linux-x86-64.so.2': '/lib64/ld-linux-x86-64.so.2' }
-  for (const lib of libs) files[lib] = lib
-  const archive = await writeOciArchive({ ref, files, entrypoint: ['/usr/bin/node'] }, join(node.dir, 'workload.tar'))
-  await node.importImage(archive)
-  return ref
+/**
+ * Builds what is missing of the images (nothing, once built), imports the ones named into the
+ * node, and returns every ref. The workloads run the `node` base (Debian and Node).
+ */
+export async function importImages(node: RealNode, which: readonly (keyof ImageRefs)[] = ['node']): Promise<ImageRefs> {
+  const refs = await buildImages()
+  const work = mkdtempSync(join(node.dir, 'images-'))
+  try {
+    for (const name of which) {
+      const archive = join(work, `${name}.tar`)
+      await saveImage(refs[name], archive)
+      await node.importImage(archive)
+      rmSync(archive)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  return refs
 }

@@ -329,13 +329,17 @@ async function advertiseExtendedResources(cluster: TestCluster): Promise<void> {
  * CNI plugin releases each address and veth, containerd removes each network namespace).
  */
 async function removePods(cluster: TestCluster, kubeletLog: string): Promise<string[]> {
-  const deleted = await cluster.kubectl(['delete', 'pods', '--all', '--all-namespaces', '--grace-period=1', '--wait=false'], {
+  // Cordoned (and the scheduler stopped), the node takes no replacement a controller makes.
+  const cordoned = await cluster.kubectl(['cordon', NODE_NAME], { allowFail: true })
+  if (cordoned.code !== 0) return [`cordoning the node: ${cordoned.stderr.trim()}`]
+  const onNode = `--field-selector=spec.nodeName=${NODE_NAME}`
+  const deleted = await cluster.kubectl(['delete', 'pods', '--all-namespaces', onNode, '--grace-period=1', '--wait=false'], {
     allowFail: true
   })
   if (deleted.code !== 0) return [`deleting the Pods: ${deleted.stderr.trim()}`]
   const deadline = Date.now() + 90_000
   for (;;) {
-    const left = await cluster.kubectl(['get', 'pods', '--all-namespaces', '-o', 'name'], { allowFail: true })
+    const left = await cluster.kubectl(['get', 'pods', '--all-namespaces', onNode, '-o', 'name'], { allowFail: true })
     if (left.code === 0 && left.stdout.trim() === '') return []
     if (Date.now() > deadline) return [`Pods still there after 90 s: ${left.stdout.trim()}; kubelet:\n${tailLog(kubeletLog, 10)}`]
     await new Promise((resolve) => setTimeout(resolve, 500))
