@@ -53,22 +53,15 @@ function repoAndTag(ref: string): [string, string] {
 
 t.test('the chart on the node: hooks Ready, certificate issued, webhooks called through the Service, agent Ready', async (t) => {
   const [repository, tag] = repoAndTag(refs.hooks)
-  await helm([
-    'install',
-    'gpuhooks',
-    CHART,
-    '--namespace',
-    NS,
-    '--create-namespace',
-    '--set',
-    `image.repository=${repository}`,
-    '--set',
-    `image.tag=${tag}`,
-    '--set',
-    'image.pullPolicy=Never',
-    '--set',
-    `worker.sshServerImage=${refs.sshd}`
-  ])
+  // The images are side-loaded: never pulled.
+  const values = {
+    'image.repository': repository,
+    'image.tag': tag,
+    'image.pullPolicy': 'Never',
+    'worker.sshServerImage': refs.sshd
+  }
+  const sets = Object.entries(values).flatMap(([key, value]) => ['--set', `${key}=${value}`])
+  await helm(['install', 'gpuhooks', CHART, `--namespace=${NS}`, '--create-namespace', ...sets])
   const wait = (what: string, condition: string) =>
     cluster.kubectl(['wait', '-n', NS, `--for=condition=${condition}`, what, '--timeout=300s'])
   await wait('job/gpuhooks-certs-1', 'Complete')
