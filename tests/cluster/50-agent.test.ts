@@ -352,11 +352,10 @@ t.test('labels and taints a pool may not set are never written, whatever the Cel
   })
   t.equal(node.metadata.labels['node-restriction.kubernetes.io/trusted'], undefined, 'no node-restriction label')
   t.equal(node.metadata.labels['node-role.kubernetes.io/control-plane'], undefined, 'no control-plane role')
-  t.same(
-    (node.spec.taints ?? []).map((x: Loose) => x.key),
-    ['gpu'],
-    'no out-of-service taint'
-  )
+  const taints = (node.spec.taints ?? []).map((x: Loose) => String(x.key))
+  t.ok(taints.includes('gpu'), "the pool's own taint is there")
+  // The node lifecycle controller of the test cluster may have added its own taints; none is the agent's.
+  t.notOk(taints.includes('node.kubernetes.io/out-of-service'), `no out-of-service taint: ${taints.join(', ')}`)
   await setSpec('pool-a', { nodes: [cellNode('pool-a-0', 'guest-0')] })
   await until('the row message gone', async () => (row(await cns(), 'pool-a-0')?.message === undefined ? true : undefined))
 })
