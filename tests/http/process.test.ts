@@ -37,6 +37,7 @@ t.test('readConfig', async (t) => {
           retryAfterSeconds: 5,
           requestTimeoutMs: 30000,
           headersTimeoutMs: 10000,
+          bodyStallTimeoutMs: 10000,
           keepAliveTimeoutMs: 95000
         }
       }
@@ -59,6 +60,7 @@ t.test('readConfig', async (t) => {
         RETRY_AFTER_SECONDS: '9',
         REQUEST_TIMEOUT_SECONDS: '7',
         HEADERS_TIMEOUT_SECONDS: '3',
+        BODY_STALL_TIMEOUT_SECONDS: '4',
         KEEP_ALIVE_TIMEOUT_SECONDS: '11'
       },
       expected: {
@@ -77,8 +79,17 @@ t.test('readConfig', async (t) => {
           retryAfterSeconds: 9,
           requestTimeoutMs: 7000,
           headersTimeoutMs: 3000,
+          bodyStallTimeoutMs: 4000,
           keepAliveTimeoutMs: 11000
         }
+      }
+    },
+    {
+      name: 'a request timeout below the body stall default takes the stall timeout down with it',
+      given: { REQUEST_TIMEOUT_SECONDS: '4', HEADERS_TIMEOUT_SECONDS: '2' },
+      expected: {
+        ...readConfig({}),
+        limits: { ...readConfig({}).limits, requestTimeoutMs: 4000, headersTimeoutMs: 2000, bodyStallTimeoutMs: 4000 }
       }
     },
     {
@@ -107,6 +118,22 @@ t.test('readConfig', async (t) => {
       name: 'a headers timeout above the request timeout is refused',
       given: { HEADERS_TIMEOUT_SECONDS: '40' },
       message: /HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/
+    },
+    {
+      name: 'a body stall timeout above the request timeout is refused',
+      given: { BODY_STALL_TIMEOUT_SECONDS: '31' },
+      message: /BODY_STALL_TIMEOUT_SECONDS=31 must not exceed REQUEST_TIMEOUT_SECONDS=30/
+    },
+    {
+      name: 'a body stall timeout of 0 is refused',
+      given: { BODY_STALL_TIMEOUT_SECONDS: '0' },
+      message: /BODY_STALL_TIMEOUT_SECONDS=0 must be an integer from 1 to 3600/
+    },
+    {
+      name: 'every timeout problem is reported together',
+      given: { HEADERS_TIMEOUT_SECONDS: '40', BODY_STALL_TIMEOUT_SECONDS: '40', PORT: 'x' },
+      message:
+        /PORT=x must be .*; HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30; BODY_STALL_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/
     },
     {
       name: 'a JSON depth below 32 is refused',

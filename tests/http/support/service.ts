@@ -1,16 +1,18 @@
 /**
- * The service as a real process, started the way `npm start` starts it (tsx hooks/main.ts), or,
- * with GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`,
- * as the image runs it), with its log lines collected and awaitable.
+ * The service as a real process, started the way `npm start` starts it (`node --import tsx
+ * hooks/main.ts`: node itself, so a signal sent to the child reaches the service), or, with
+ * GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`, as the
+ * image runs it), with its log lines collected and awaitable.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { childEnv } from '../../support/child-env.ts'
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
 const COMMAND: [string, string[]] =
-  BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
+  BUILT === undefined
+    ? [process.execPath, ['--import', 'tsx', 'hooks/main.ts']]
+    : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
 
 /** A started service. */
 export interface Started {
