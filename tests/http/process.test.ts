@@ -4,7 +4,8 @@
  * flight and exits 0.
  */
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -12,6 +13,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
+import { childEnv } from '../support/child-env.ts'
 import { freePorts } from '../support/ports.ts'
 import { WEBHOOKS } from '../cluster/support/env.ts'
 import { startService } from './support/service.ts'
@@ -160,6 +162,22 @@ function get(port: number, path: string): Promise<{ status: number; body: string
       .end()
   })
 }
+
+t.test('a bad variable stops the start: exit 1, and one fatal line names the variable and its rule', async (t) => {
+  const env = childEnv({ PORT: String(await freePort()), BODY_STALL_TIMEOUT_SECONDS: '31' })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'hooks/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  // 'close', not 'exit': only then has all of stderr been read.
+  const [code] = (await once(child, 'close')) as [number | null]
+  t.equal(code, 1)
+  const fatal = stderr.split('\n').filter((line) => line.includes('"fatal"'))
+  t.equal(fatal.length, 1, stderr)
+  t.match(JSON.parse(fatal[0] ?? '{}'), {
+    level: 'fatal',
+    msg: /BODY_STALL_TIMEOUT_SECONDS=31 must not exceed REQUEST_TIMEOUT_SECONDS=30, or it could never fire/
+  })
+})
 
 t.test('without TLS the hooks serve HTTP, the admission listener is off and the log says so once', async (t) => {
   const port = await freePort()

@@ -23,6 +23,16 @@ export class Budget {
   admits(own: number, more: number): boolean {
     return this.max <= 0 || this.held - own <= 0 || this.held + more <= this.max
   }
+
+  /** Counts `bytes` that arrived. */
+  take(bytes: number): void {
+    this.held += bytes
+  }
+
+  /** Gives back what one body took; each body calls it once, from {@link ArrivingBody.release}. */
+  give(bytes: number): void {
+    this.held -= bytes
+  }
 }
 
 /** Options of an {@link ArrivingBody}. */
@@ -89,7 +99,7 @@ export class ArrivingBody extends Readable {
   release(): void {
     if (this.released) return
     this.released = true
-    this.#options.budget.held -= this.bytes
+    this.#options.budget.give(this.bytes)
     this.bytes = 0
     this.#stop(true)
   }
@@ -103,7 +113,7 @@ export class ArrivingBody extends Readable {
       return
     }
     this.bytes += chunk.length
-    budget.held += chunk.length
+    budget.take(chunk.length)
     this.received += chunk.length
     this.#arrivals++
     this.#timer?.refresh()
