@@ -96,6 +96,8 @@ export interface Limits {
   requestTimeoutMs: number
   /** Longest time to receive a request's headers (`HEADERS_TIMEOUT_SECONDS`). */
   headersTimeoutMs: number
+  /** Longest wait for the next byte of a body being received (`BODY_STALL_TIMEOUT_SECONDS`). */
+  bodyStallTimeoutMs: number
   /** How long an idle keep-alive connection stays open (`KEEP_ALIVE_TIMEOUT_SECONDS`). */
   keepAliveTimeoutMs: number
 }
@@ -109,6 +111,7 @@ export const DEFAULT_LIMITS: Limits = {
   retryAfterSeconds: 5,
   requestTimeoutMs: 30_000,
   headersTimeoutMs: 10_000,
+  bodyStallTimeoutMs: 10_000,
   // Above the 90 s idle timeout of Go's default HTTP transport (Metacontroller, the API server
   // calling a webhook): the client closes an idle connection first, so it never sends a request
   // on a connection the server is closing at that very moment.
@@ -162,7 +165,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxHeapUsedBytes: limits.maxHeapUsedBytes,
     maxInflightBytes: limits.maxInflightBytes,
     bodyLimit,
-    retryAfterSeconds: limits.retryAfterSeconds
+    retryAfterSeconds: limits.retryAfterSeconds,
+    bodyStallTimeoutMs: limits.bodyStallTimeoutMs
   })
   await app.register(etagPlugin)
   await app.register(metricsPlugin, { metrics, serve: options.serveMetrics ?? true })
