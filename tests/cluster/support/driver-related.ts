@@ -4,12 +4,14 @@
  * selector, with the combinations Metacontroller refuses refused here too.
  *
  * Follows Metacontroller v4.17.2: `customize.GetRelatedObjects` (`pkg/controller/common/customize/
- * manager.go`) under hook v2, where every rule's type is present and objects are keyed uniformly.
+ * manager.go`) under hook v2, where every rule's type is present and objects are keyed uniformly;
+ * and `matchesRelatedRule` there, which decides whether a watch event on an object re-syncs a
+ * parent.
  */
 import { isObject, type JsonObject } from '../../support/merge.ts'
 import { meta, objectKey, strings } from '../../support/children.ts'
 import type { Observed, RelatedRule } from './driver-protocol.ts'
-import { selectorMatches, type KubeApi } from './kube.ts'
+import { isReason, selectorMatches, type KubeApi } from './kube.ts'
 
 /** The objects the rules select, by type key, then object key. */
 export async function listRelated(kube: KubeApi, rules: readonly RelatedRule[]): Promise<Observed> {
@@ -43,4 +45,37 @@ export async function listRelated(kube: KubeApi, rules: readonly RelatedRule[]):
     for (const item of items) found.set(objectKey(item), item)
   }
   return related
+}
+
+/**
+ * Whether `rule` relates `object` (hook v2): its type, then its selection. A namespace selector is
+ * matched against the object's Namespace as the API server has it now, as Metacontroller matches
+ * it against its Namespace informer: not against what it was when customize answered.
+ */
+export async function ruleMatches(kube: KubeApi, rule: RelatedRule, object: JsonObject): Promise<boolean> {
+  const info = await kube.resourceInfo(rule.apiVersion, rule.resource)
+  if (object.apiVersion !== rule.apiVersion || object.kind !== info.kind) return false
+  const labels = strings(object, 'labels')
+  const namespace = String(meta(object).namespace ?? '')
+  const ruleNamespace = rule.namespace ?? ''
+  const names = rule.names ?? []
+  if (isObject(rule.namespaceSelector)) {
+    if (!info.namespaced || !selectorMatches(rule.labelSelector, labels)) return false
+    try {
+      const ns = (await kube.get({ apiVersion: 'v1', resource: 'namespaces', name: namespace })).body
+      return selectorMatches(rule.namespaceSelector, strings(ns, 'labels'))
+    } catch (err) {
+      if (isReason(err, 'NotFound')) return false
+      throw err
+    }
+  }
+  if (isObject(rule.labelSelector)) {
+    if (!selectorMatches(rule.labelSelector, labels)) return false
+    return ruleNamespace === '' || !info.namespaced || namespace === ruleNamespace
+  }
+  if (ruleNamespace !== '' || names.length > 0) {
+    if (info.namespaced && ruleNamespace !== '' && namespace !== ruleNamespace) return false
+    return names.length === 0 || names.includes(String(meta(object).name))
+  }
+  return true
 }
