@@ -71,6 +71,9 @@ const awkward = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
     fc.jsonValue({ maxDepth: 2 }),
+    // Every UTF-16 unit, unpaired surrogates and control characters among them.
+    fc.string({ unit: 'binary' }),
+    fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800', 'a\udc00b', '😀', 'é'),
     fc.constantFrom(undefined, Number.NaN, Number.POSITIVE_INFINITY, -0, () => 1, Symbol('s')),
     fc.array(tie('value'), { maxLength: 4 }),
     fc.sparseArray(tie('value'), { maxLength: 4 }),
