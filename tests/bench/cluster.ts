@@ -15,8 +15,9 @@
  * - labelled: the namespace already carries `gpustack.ai/holds-instances: "true"` (the steady state
  *   isolation.md describes), so the isolation customize relates no Instances;
  * - fresh (unless --skip-fresh): a namespace without the label, with the customize answer cached
- *   as Metacontroller caches it for about 20 minutes, so every Instance change re-syncs the
- *   namespace with all of its Instances;
+ *   as Metacontroller caches it for about 20 minutes: it relates the namespace's Instances through
+ *   a Namespace selector, so Instance events re-sync the namespace until its first sync's label
+ *   lands, and none after;
  * - direct: the Pods and Services of the labelled scenario, created as they are (baseline).
  *
  * How Metacontroller is played: one work queue per controller with its deduplication (a key
