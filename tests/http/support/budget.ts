@@ -69,7 +69,8 @@ export async function serve(t: Test, limits: Partial<Limits> = {}): Promise<Serv
     handle: () => {
       events.emit('held')
       return new Promise((resolve) => waiting.push(() => resolve({ held: true })))
-    }
+    },
+    guard: null
   })
   const app = await buildApp({
     routes: [...routes, hold, failingRoute],

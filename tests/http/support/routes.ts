@@ -12,5 +12,6 @@ export const failingRoute = hookRoute({
   schema: Type.Object({}),
   handle: () => {
     throw new Error('bug')
-  }
+  },
+  guard: null
 })
