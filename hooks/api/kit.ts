@@ -7,6 +7,7 @@
  * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
  */
 import {
+  FormatRegistry,
   Kind,
   Type,
   TypeRegistry,
@@ -16,6 +17,14 @@ import {
   type TSchema,
   type TUnsafe
 } from '@sinclair/typebox'
+
+/**
+ * `format: date-time` as the API server checks it on a CRD field: an RFC 3339 time. TypeBox knows
+ * no format by itself and fails every value of an unknown one, so readers that check stored
+ * statuses (cellnodeset-reader.ts) need it registered.
+ */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => RFC3339.test(value) && !Number.isNaN(Date.parse(value)))
 
 TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) => typeof value === 'string' && schema.enum.includes(value))
 

@@ -193,11 +193,12 @@ t.test('the agent starts: probes answer, it leads, adds its finalizer and report
     }
   })
   t.equal((await fetch(`http://127.0.0.1:${agentPort}/healthz`)).status, 200)
-  const c = await until('the first status', async () => {
+  // One pass writes the status, then patches the finalizer on: a read between the two sees the
+  // status alone, so the wait is for both (and fails, naming them, if either never comes).
+  const c = await until('the first status and the finalizer', async () => {
     const c = await cns()
-    return reachable(c)?.status === 'True' ? c : undefined
+    return reachable(c)?.status === 'True' && (c.metadata.finalizers ?? []).includes(FINALIZER) ? c : undefined
   })
-  t.ok(c.metadata.finalizers.includes(FINALIZER), 'the finalizer is on')
   t.equal(c.status.nodeCount, 0)
   t.equal(c.status.observedGeneration, c.metadata.generation)
   t.same(c.status.demand, { read: true, pendingPods: 0, shapes: [] })
