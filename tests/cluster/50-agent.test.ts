@@ -488,6 +488,77 @@ t.test("deleting the CellNodeSet sweeps the pool's Nodes once they stop, then le
   t.same(left, ['pool-a-3'], "every Node of the pool is swept; another pool's Node stays")
 })
 
+t.test("the pool's Events tell the story: each change once, about the GPUCellPool, as kubectl describe shows it", async (t) => {
+  const events = async (pool: string): Promise<Loose[]> =>
+    (await kube.list({ apiVersion: 'v1', resource: 'events', namespace: NS })).body.filter(
+      (e: Loose) => e.involvedObject?.kind === 'GPUCellPool' && e.involvedObject.name === pool
+    )
+  // The last sweep (the deleted CellNodeSet's Nodes) is told by the pass that carried it out.
+  const story = await until('the Events of the final sweep', async () => {
+    const all = await events('pool-a')
+    return all.filter((e) => e.reason === 'NodeSwept').length >= 5 ? all : undefined
+  })
+  const of = (reason: string): Loose[] => story.filter((e) => e.reason === reason)
+  const told = (reason: string): number => of(reason).reduce((n, e) => n + Number(e.count), 0)
+  t.same(
+    Object.fromEntries(['DrainStarted', 'DrainFinished', 'Uncordoned', 'NodeSwept'].map((r) => [r, [of(r).length, told(r)]])),
+    {
+      DrainStarted: [1, 1],
+      DrainFinished: [1, 1],
+      // The drain called off, then the cordon someone else set and lifted: the same Event, x2.
+      Uncordoned: [1, 2],
+      // pool-a-1 (Stale) and pool-a-8 (Orphan), then pool-a-0, pool-a-2 and pool-a-7 once the CellNodeSet was deleted.
+      NodeSwept: [5, 5]
+    },
+    '[Events, occurrences] by reason: each change told once'
+  )
+  t.same([...new Set(story.map((e) => e.reason))].sort(), [
+    'DrainFinished',
+    'DrainStarted',
+    'NodeSwept',
+    'Uncordoned',
+    'WorkloadClusterReachable',
+    'WorkloadClusterUnreachable'
+  ])
+  for (const e of story) {
+    t.match(
+      e,
+      {
+        type: e.reason === 'WorkloadClusterUnreachable' ? 'Warning' : 'Normal',
+        involvedObject: { apiVersion: GROUP, kind: 'GPUCellPool', name: 'pool-a', namespace: NS, uid: POOL_A_UID },
+        source: { component: 'gpuhooks-workload-agent' }
+      },
+      `${e.reason}: about the pool, by the agent`
+    )
+  }
+  t.equal(of('Uncordoned')[0]?.message, 'Node pool-a-0 is schedulable again.')
+  t.ok(
+    Date.parse(of('Uncordoned')[0]?.lastTimestamp) >= Date.parse(of('Uncordoned')[0]?.firstTimestamp),
+    'counted: last seen at its second time'
+  )
+  t.equal(of('DrainStarted')[0]?.message, "Node pool-a-0 is cordoned for its cell's drain; 1 GPU Pods run on it.")
+  t.equal(of('DrainFinished')[0]?.message, 'Node pool-a-0 holds no GPU Pod any more: its cell can be removed.')
+  t.same(
+    of('NodeSwept')
+      .map((e) => String(e.message).split(' ')[2])
+      .sort(),
+    ['pool-a-0', 'pool-a-1', 'pool-a-2', 'pool-a-7', 'pool-a-8']
+  )
+  // Stopping the workload API server, and removing the agent's binding there: each lost, and
+  // regained. (A restarting API server may answer 403 for a moment before its RBAC is loaded, so
+  // the first loss can be told twice, Unreachable then Forbidden.)
+  const lostFor = of('WorkloadClusterUnreachable').map((e) => /\((\w+)\)/.exec(String(e.message))?.[1])
+  t.ok(lostFor.includes('Unreachable') && lostFor.includes('Forbidden'), `lost for ${lostFor.join(', ')}`)
+  t.ok(told('WorkloadClusterUnreachable') >= 2 && told('WorkloadClusterReachable') >= 2, 'each loss and its recovery told')
+  const b = await until('the Event of pool-b', async () => {
+    const all = await events('pool-b')
+    return all.length > 0 ? all : undefined
+  })
+  t.match(b, [{ type: 'Warning', reason: 'WorkloadClusterUnreachable', message: /\(CredentialInvalid\)/, count: 1 }])
+  t.match(await metric('gpuhooks_workload_events_total{reason="NodeSwept",result="created"}'), / 5$/)
+  t.match(await metric('gpuhooks_workload_events_total{reason="Uncordoned",result="counted"}'), / 1$/)
+})
+
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
   const child = agent.child
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

@@ -356,7 +356,7 @@ if ('skip' in found) {
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] }
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }
     ])
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')
