@@ -43,6 +43,18 @@ TypeRegistry.Set(
     (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
 )
 
+/**
+ * A CEL rule for a {@link Quantity} that must not be negative, as the API server asks of a Pod's
+ * resources and an emptyDir's size limit. The quantity functions came with Kubernetes 1.28.
+ */
+export const NON_NEGATIVE_QUANTITY_RULE: CelRule = {
+  rule: "type(self) == int ? self >= 0 : (!isQuantity(self) || !quantity(self).isLessThan(quantity('0')))",
+  message: 'must not be negative'
+}
+
+/** A DNS subdomain (RFC 1123), the rule of a Node, Secret or ConfigMap name (at most 253 characters). */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
+
 /** A resource quantity: an integer or a quantity string, as `resources.requests` takes. */
 export function Quantity(options: SchemaOptions = {}): TUnsafe<number | string> {
   return Type.Unsafe<number | string>({
@@ -65,8 +77,8 @@ export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions =
 }
 
 /** A string-to-string map (labels, annotations, a node selector), rendered as `additionalProperties`. */
-export function StringMap(description: string) {
-  return Type.Record(Type.String(), Type.String(), { description })
+export function StringMap(description: string, options: { maxProperties?: number } = {}) {
+  return Type.Record(Type.String(), Type.String(), { description, ...options })
 }
 
 /** The effects a Node taint may have, and so a toleration may match. */
