@@ -269,6 +269,48 @@ t.test('join → capacity → Ready rows', async (t) => {
   t.equal(await metric('gpuhooks_workload_node_writes_total{action="patch"}'), writes, 'no patch of a Node already as required')
 })
 
+t.test("the leader exports the pool's series: capacity from the rows, cells and desired size from the pool's status", async (t) => {
+  // The Ready row above: one healthy 80 GiB device on a schedulable Node.
+  t.match(
+    await until('the capacity series', () => metric('gpuhooks_cellpool_capacity_gpu_devices{namespace="tenant",pool="pool-a"}')),
+    / 1$/
+  )
+  t.match(await metric('gpuhooks_cellpool_capacity_gpu_memory_bytes{namespace="tenant",pool="pool-a"}'), / 85899345920$/)
+  t.match(await metric('gpuhooks_workload_reachable_reason{namespace="tenant",name="pool-a",reason="Reachable"}'), / 1$/)
+  t.match(await metric('gpuhooks_workload_reachable_reason{namespace="tenant",name="pool-a",reason="Unreachable"}'), / 0$/)
+  t.equal(
+    await metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}'),
+    undefined,
+    'no desired size before the pool has one'
+  )
+  // The cell pool hook's status, as it writes it (the stand-in CRD has no status subresource).
+  await kube.patch(
+    { apiVersion: GROUP, resource: 'gpucellpools', namespace: NS, name: 'pool-a' },
+    {
+      status: {
+        desiredReplicas: 2,
+        cells: [
+          { name: 'pool-a-0', phase: 'Ready' },
+          { name: 'pool-a-1', phase: 'Booting' }
+        ],
+        demand: { pendingPods: 3, satisfiable: 2 }
+      }
+    },
+    'merge'
+  )
+  t.match(await until('the desired size', () => metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}')), / 2$/)
+  const ready = await until('the Ready cells', async () => {
+    const line = await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Ready"}')
+    return line?.endsWith(' 1') === true ? line : undefined
+  })
+  t.ok(ready, 'one Ready cell')
+  t.match(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Booting"}'), / 1$/)
+  t.match(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Failed"}'), / 0$/)
+  t.match(await metric('gpuhooks_cellpool_demand_pending_pods{namespace="tenant",pool="pool-a"}'), / 3$/)
+  t.match(await metric('gpuhooks_cellpool_demand_satisfiable_pods{namespace="tenant",pool="pool-a"}'), / 2$/)
+  t.match(await metric('gpuhooks_cellpool_drain_timeout_seconds{namespace="tenant",pool="pool-a"}'), / 600$/)
+})
+
 t.test('cordon and drain with allocations ending', async (t) => {
   await runAllocatedPod(wl, 'trainer', 'pool-a-0', { 'nvidia.com/gpu': '1' })
   await until('one allocation on the row', async () => {
@@ -587,6 +629,12 @@ t.test("the pool's Events tell the story: each change once, about the GPUCellPoo
   t.match(b, [{ type: 'Warning', reason: 'WorkloadClusterUnreachable', message: /\(CredentialInvalid\)/, count: 1 }])
   t.match(await metric('gpuhooks_workload_events_total{reason="NodeSwept",result="created"}'), / 5$/)
   t.match(await metric('gpuhooks_workload_events_total{reason="Uncordoned",result="counted"}'), / 1$/)
+  // The deleted CellNodeSet's pool is no longer served: its series go with it.
+  await until("pool-a's series dropped", async () =>
+    (await metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}')) === undefined ? true : undefined
+  )
+  t.equal(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a"'), undefined, 'no cells series of pool-a')
+  t.equal(await metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}'), undefined, 'no reachability of pool-a')
 })
 
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {
