@@ -12,7 +12,7 @@ import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/typ
 import type { TSchema, Static } from '@sinclair/typebox'
 import { MAX_JSON_DEPTH } from '../k8s/json.ts'
 import { guardAnswer, type ChildRule } from '../metacontroller/answer-guard.ts'
-import { createMetrics, type HookMetrics } from './metrics.ts'
+import { ERROR_TIERS, createMetrics, type HookMetrics } from './metrics.ts'
 import { nextRequestId } from './request-id.ts'
 import { errorsPlugin } from './plugins/errors.ts'
 import { etagPlugin } from './plugins/etag.ts'
@@ -174,6 +174,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const route of options.routes) {
     if (!surfaces.has(route.surface)) continue
+    // Every error series exists from the start at 0, so the first error is an increase that
+    // rate() and increase() see (a series born at 1 shows none).
+    for (const tier of ERROR_TIERS) metrics.errors.inc({ hook: route.hook, tier }, 0)
     app.post(route.path, { schema: { body: route.schema }, config: { hook: route.hook } }, (request) => {
       const answer = route.handle(request.body, clock())
       // Throws UnsafeAnswerError (a masked 500, logged with the request id) rather than answer

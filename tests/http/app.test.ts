@@ -192,6 +192,20 @@ t.test('metrics count requests by hook and code, errors by tier, and latency', a
   t.match(text, /gpuhooks_hook_duration_seconds_count\{hook="test_echo"\} 2/)
 })
 
+t.test('every error series of every route is there at 0 before any request', async (t) => {
+  const server = await app({ metrics: createMetrics() })
+  const text = (await server.inject({ method: 'GET', url: '/metrics' })).body
+  const series = [...text.matchAll(/^gpuhooks_hook_errors_total\{hook="([^"]+)",tier="([^"]+)"\} (\S+)$/gm)].map(
+    ([, hook, tier, value]) => `${hook} ${tier} ${value}`
+  )
+  const hooks = [...new Set(series.map((s) => s.split(' ')[0]))].sort()
+  t.ok(hooks.includes('test_echo') && hooks.includes('test_boom'), hooks.join(', '))
+  t.same(
+    series.sort(),
+    hooks.flatMap((hook) => ['internal', 'overload', 'request'].map((tier) => `${hook} ${tier} 0`))
+  )
+})
+
 t.test('surfaces split the routes between the hook and admission listeners', async (t) => {
   const hooks = await app({ surfaces: ['hooks'] })
   t.equal((await hooks.inject({ method: 'POST', url: '/admission/test', payload: {} })).statusCode, 404)

@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml'
 import type { NetworkPolicy } from 'kubernetes-types/networking/v1.d.ts'
 import { CHART } from '../../deploy/chart/generate.ts'
 import { connectionAllowed, type ClusterView, type Endpoint } from '../support/netpol-eval.ts'
-import { NO_HELM, findHelm } from './support/helm.ts'
+import { findHelm } from '../support/tools.ts'
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: unknown }
 type PodTemplate = {
@@ -23,10 +23,11 @@ type PodTemplate = {
 const NS = 'gpuhooks-system'
 const ENABLED = ['--set', 'networkPolicy.enabled=true', '--set', 'networkPolicy.apiServerCIDRs={10.0.0.10/32,192.168.7.0/24}']
 
-const helm = findHelm()
-if (helm === undefined) {
-  t.plan(0, NO_HELM)
+const found = findHelm()
+if ('skip' in found) {
+  t.plan(0, found.skip)
 } else {
+  const helm = found.path
   const render = (args: string[]): { status: number | null; out: string; err: string } => {
     const r = spawnSync(helm, ['template', 'gpuhooks', CHART, '--namespace', NS, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
     return { status: r.status, out: r.stdout, err: r.stderr }

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { CHART, PLAIN_MANIFEST, ROOT, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
-import { NO_HELM, findHelm } from './support/helm.ts'
+import { findHelm } from '../support/tools.ts'
 
 type Doc = {
   apiVersion: string
@@ -24,10 +24,11 @@ type Doc = {
   [k: string]: unknown
 }
 
-const helm = findHelm()
-if (helm === undefined) {
-  t.plan(0, NO_HELM)
+const found = findHelm()
+if ('skip' in found) {
+  t.plan(0, found.skip)
 } else {
+  const helm = found.path
   const template = (args: string[] = [], chart = CHART, namespace = 'gpuhooks-system'): string =>
     execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', namespace, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
   const docs = (text: string): Doc[] =>
@@ -355,7 +356,7 @@ if (helm === undefined) {
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] }
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }
     ])
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')
