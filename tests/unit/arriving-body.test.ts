@@ -204,3 +204,26 @@ t.test('any interleaving: bytes are counted as they arrive, refused past the bud
     { numRuns: 300 }
   )
 })
+
+t.test('a body the parser has not taken yet is not stalled: the wait is the server', async (t) => {
+  const budget = new CountingBudget(1 << 20)
+  const source = new PassThrough()
+  const body = new ArrivingBody(source, options(budget, 20))
+  const alive = setInterval(() => undefined, 1000)
+  t.teardown(() => clearInterval(alive))
+  body.on('error', (error) => t.fail(`ended with ${error.message}`))
+  body.resume()
+  await started()
+  body.pause()
+  // More than the body's buffer, so it pauses its source, then a wait past the stall timeout.
+  source.write(Buffer.alloc(64 * 1024))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const chunks: Buffer[] = []
+  body.on('data', (c: Buffer) => chunks.push(c))
+  body.resume()
+  source.end()
+  await once(body, 'end')
+  t.equal(Buffer.concat(chunks).length, 64 * 1024, 'every byte read once the parser asked again')
+  body.release()
+  t.same(budget.gives, [64 * 1024])
+})

@@ -68,6 +68,8 @@ export class ArrivingBody extends Readable {
   #started = false
   #stopped = false
   #arrivals = 0
+  /** Paused because the parser has not taken what arrived: the wait is the server's, not the client's. */
+  #paused = false
   #timer: NodeJS.Timeout | undefined
 
   constructor(source: Readable, options: ArrivingBodyOptions) {
@@ -86,6 +88,10 @@ export class ArrivingBody extends Readable {
       this.#source.on('close', this.#onClose)
       this.#timer = setTimeout(this.#onTimer, this.#options.stallTimeoutMs)
       this.#timer.unref()
+    }
+    if (this.#paused) {
+      this.#paused = false
+      this.#timer?.refresh()
     }
     this.#source.resume()
   }
@@ -117,7 +123,10 @@ export class ArrivingBody extends Readable {
     this.received += chunk.length
     this.#arrivals++
     this.#timer?.refresh()
-    if (!this.push(chunk)) this.#source.pause()
+    if (!this.push(chunk)) {
+      this.#paused = true
+      this.#source.pause()
+    }
   }
 
   readonly #onEnd = (): void => {
@@ -143,7 +152,7 @@ export class ArrivingBody extends Readable {
   readonly #onTimer = (): void => {
     const seen = this.#arrivals
     setImmediate(() => {
-      if (this.#stopped || this.#arrivals !== seen) return
+      if (this.#stopped || this.#paused || this.#arrivals !== seen) return
       this.#stop(false)
       this.#fail(this.#options.stalled(this.received))
     })
