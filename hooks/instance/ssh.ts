@@ -41,7 +41,7 @@ export const AUTHORIZED_KEYS_MODE = 0o400
 /**
  * Capabilities `sshd` adds after dropping ALL: what nsenter, chroot and sshd need, plus SETPCAP,
  * without which a session cannot empty its bounding set and a root workspace's session would keep
- * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-enter` refuses root sessions without it).
+ * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-handover.c` refuses every session without it).
  * SETPCAP is allowed by Pod Security baseline, so it does not raise the level the Pod needs.
  */
 export const SSH_CAPABILITIES = [
