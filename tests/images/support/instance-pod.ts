@@ -6,7 +6,7 @@
  * as the kubelet's atomic writer lays it out (each file a link through `..data` to a dated
  * directory, swapped in one rename), so replacing the key is what a Secret update does.
  */
-import { mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PodSpec } from 'kubernetes-types/core/v1.d.ts'
 import { sync } from '../../../hooks/instance/sync.ts'
@@ -16,6 +16,7 @@ import { PRIVILEGED } from '../../support/instance-requests.ts'
 import { baseSpec, instance, instanceType, namespaceObject, request, secret, setting } from '../../unit/fixtures/instance.ts'
 import { OWNED, addressOf, waitForLog } from './containers.ts'
 import { containerRun, podFlags } from './kube-podman.ts'
+import { secretVolume, type SecretVolume } from './secret-volume.ts'
 import { CONTAINERS_DIR, TEST_NETWORK, assertOnBridge, ensureNetwork, podman } from './podman.ts'
 
 /** An Instance with SSH, as the tests give it. */
@@ -52,46 +53,6 @@ export function renderInstancePod(input: InstanceInput): KubeObject {
   return pod
 }
 
-/** A Secret volume's directory, written as the kubelet writes it. */
-export class SecretVolume {
-  private generation = 0
-  constructor(
-    readonly dir: string,
-    private readonly items: { key: string; path: string; mode?: number }[]
-  ) {
-    mkdirSync(dir, { recursive: true, mode: 0o755 })
-  }
-
-  /** Replaces the volume's content with `data` (by key) in one rename of `..data`. */
-  write(data: Record<string, string>): void {
-    const version = `..${++this.generation}`
-    const versionDir = join(this.dir, version)
-    mkdirSync(versionDir, { mode: 0o755 })
-    for (const item of this.items) {
-      const value = data[item.key]
-      if (value === undefined) throw new Error(`no ${item.key} for the secret volume`)
-      writeFileSync(join(versionDir, item.path), value)
-      chmodSync(join(versionDir, item.path), item.mode ?? 0o644)
-    }
-    let previous: string | undefined
-    try {
-      previous = readlinkSync(join(this.dir, '..data'))
-    } catch {
-      previous = undefined
-    }
-    symlinkSync(version, join(this.dir, '..data_tmp'))
-    renameSync(join(this.dir, '..data_tmp'), join(this.dir, '..data'))
-    for (const item of this.items) {
-      try {
-        symlinkSync(join('..data', item.path), join(this.dir, item.path))
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      }
-    }
-    if (previous !== undefined) rmSync(join(this.dir, previous), { recursive: true, force: true })
-  }
-}
-
 /** A started Instance Pod. */
 export interface StartedPod {
   /** The podman pod's name; its containers are `<name>-<container>`. */
@@ -118,13 +79,9 @@ export async function startPod(rendered: KubeObject, authorizedKeys: string): Pr
   const namespace = String(rendered.metadata.namespace)
   const name = `gpuhooks-${podName}-${process.pid}`
   const dir = mkdtempSync(join(CONTAINERS_DIR, 'pod-'))
-  const secretVolume = (spec.volumes ?? []).find((v) => v.secret !== undefined)
-  if (secretVolume?.secret === undefined) throw new Error('the rendered Pod has no Secret volume')
-  const keys = new SecretVolume(
-    join(dir, secretVolume.name),
-    (secretVolume.secret.items ?? []).map((i) => ({ key: i.key, path: i.path, ...(i.mode !== undefined ? { mode: i.mode } : {}) }))
-  )
-  keys.write({ authorized_keys: authorizedKeys })
+  const volume = (spec.volumes ?? []).find((v) => v.secret !== undefined)
+  if (volume === undefined) throw new Error('the rendered Pod has no Secret volume')
+  const keys = secretVolume(volume, join(dir, volume.name), { authorized_keys: authorizedKeys })
   const network = await ensureNetwork()
   await podman(['pod', 'create', `--name=${name}`, OWNED, `--network=${network}`, ...podFlags(spec, podName)])
   const container = (c: string): string => `${name}-${c}`
@@ -135,7 +92,7 @@ export async function startPod(rendered: KubeObject, authorizedKeys: string): Pr
       namespace,
       image,
       imageUser: await imageUser(image),
-      volumes: { [secretVolume.name]: keys.dir }
+      volumes: { [volume.name]: keys.dir }
     })
     await podman(['create', `--pod=${name}`, `--name=${container(c.name)}`, OWNED, ...run.flags, run.image, ...run.args])
   }

@@ -30,7 +30,17 @@ export interface RunContext {
   image: string
   /** The image's USER (`podman image inspect`), for runAsNonRoot's check. */
   imageUser: string
+  /**
+   * What the kubelet gives a Pod that mounts its service account token: a directory holding
+   * `token`, `ca.crt` and `namespace` (mounted at /var/run/secrets/kubernetes.io/serviceaccount)
+   * and the API server's address (KUBERNETES_SERVICE_HOST and _PORT). Required unless the Pod
+   * sets `automountServiceAccountToken: false`.
+   */
+  serviceAccount?: { dir: string; host: string; port: number }
 }
+
+/** Where the kubelet mounts a Pod's service account token. */
+export const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount'
 
 /** `podman run`/`create` arguments: flags before the image, the image, and what follows it. */
 export interface PodmanRun {
@@ -52,8 +62,7 @@ const POD_IGNORED: Record<string, string> = {
   topologySpreadConstraints: 'one machine',
   nodeSelector: 'one machine',
   tolerations: 'one machine',
-  serviceAccountName: 'no API server is called through a mounted token here',
-  automountServiceAccountToken: 'no token is mounted either way',
+  serviceAccountName: 'the token in RunContext.serviceAccount is that account’s',
   enableServiceLinks: 'no Services here, so no service link variables either way',
   restartPolicy: 'the tests start and restart containers themselves',
   imagePullSecrets: 'images are local'
@@ -71,14 +80,22 @@ function checkKeys(object: object, path: string, known: readonly string[], ignor
   }
 }
 
+const POD_KNOWN = [
+  'containers',
+  'securityContext',
+  'volumes',
+  'shareProcessNamespace',
+  'terminationGracePeriodSeconds',
+  'automountServiceAccountToken'
+]
+
+function checkPod(pod: PodSpec): void {
+  checkKeys(pod, 'spec', POD_KNOWN, POD_IGNORED)
+}
+
 /** The Pod-level settings of `pod` that `podman pod create` (or a lone `podman run`) takes. */
 export function podFlags(pod: PodSpec, podName: string): string[] {
-  checkKeys(
-    pod,
-    'spec',
-    ['containers', 'securityContext', 'volumes', 'shareProcessNamespace', 'terminationGracePeriodSeconds'],
-    POD_IGNORED
-  )
+  checkPod(pod)
   // A Pod always shares its network, IPC and UTS namespaces; the PID namespace on request.
   const share = ['net', 'ipc', 'uts', ...(pod.shareProcessNamespace === true ? ['pid'] : [])]
   return [`--hostname=${podName}`, `--share=${share.join(',')}`]
@@ -86,6 +103,7 @@ export function podFlags(pod: PodSpec, podName: string): string[] {
 
 /** `podman run`/`create` arguments for the container `name` of `pod`. */
 export function containerRun(pod: PodSpec, name: string, context: RunContext): PodmanRun {
+  checkPod(pod)
   const container = pod.containers.find((c) => c.name === name)
   if (container === undefined) throw new Error(`the Pod has no container ${name}: ${pod.containers.map((c) => c.name).join(', ')}`)
   checkKeys(
@@ -99,6 +117,7 @@ export function containerRun(pod: PodSpec, name: string, context: RunContext): P
     ...securityFlags(pod.securityContext ?? {}, container.securityContext ?? {}, name, context.imageUser),
     ...(container.env ?? []).map((v) => `--env=${v.name}=${envValue(v, name, context)}`),
     ...mountFlags(pod.volumes ?? [], container, context),
+    ...serviceAccountFlags(pod, context),
     ...resourceFlags(container, name),
     ...(pod.terminationGracePeriodSeconds !== undefined ? [`--stop-timeout=${pod.terminationGracePeriodSeconds}`] : []),
     ...(container.workingDir !== undefined ? [`--workdir=${container.workingDir}`] : [])
@@ -190,6 +209,17 @@ function mountFlags(volumes: Volume[], container: Container, context: RunContext
     }
     return refuse(`volumes[${mount.name}] (give it a host directory in RunContext.volumes)`, volume)
   })
+}
+
+function serviceAccountFlags(pod: PodSpec, context: RunContext): string[] {
+  if (pod.automountServiceAccountToken === false) return []
+  const account = context.serviceAccount
+  if (account === undefined) throw new Error('the Pod mounts its service account token: give RunContext.serviceAccount')
+  return [
+    `--mount=type=bind,source=${account.dir},destination=${SERVICE_ACCOUNT_MOUNT},ro`,
+    `--env=KUBERNETES_SERVICE_HOST=${account.host}`,
+    `--env=KUBERNETES_SERVICE_PORT=${account.port}`
+  ]
 }
 
 function resourceFlags(container: Container, name: string): string[] {
