@@ -106,10 +106,13 @@ for (const [pod, uid, user, home] of [
       const main = await mainProcess(pod)
       const ran = await session(
         pod,
-        `${STATUS}; echo "id=$(id -u) user=$USER home=$HOME pwd=$(pwd) host=$(hostname) mark=$WORKSPACE_MARK"; readlink /proc/self/ns/mnt; cat /srv/index.html`
+        `${STATUS}; echo "id=$(id -u) user=$USER home=$HOME pwd=$(pwd) host=$(hostname) mark=$WORKSPACE_MARK"; echo "fds=$(ls /proc/self/fd | tr '\\n' ' ')"; readlink /proc/self/ns/mnt; cat /srv/index.html`
       )
       t.equal(ran.code, 0, ran.stderr)
       t.same(privilegeOf(ran.stdout), unprivileged(uid), 'CapEff, CapPrm, CapInh, CapBnd, CapAmb 0; NoNewPrivs 1')
+      // ls's own: stdin, stdout (the pipe to tr), stderr, and 3, the directory it lists; anything
+      // more would be a descriptor the sidecar or the handover left open.
+      t.match(ran.stdout, '\nfds=0 1 2 3 \n', 'no descriptor of the sidecar reaches the session')
       t.match(
         ran.stdout,
         `id=${uid} user=${user} home=${home} pwd=${home} host=${String(pod.rendered.metadata.name)} mark=${uid === 0 ? 'root' : 'user'}-main\n`
