@@ -15,3 +15,9 @@ import { pino, type Logger, type LoggerOptions } from 'pino'
 export function processLogger(options: LoggerOptions): Logger {
   return pino(options, pino.destination({ dest: 1, sync: true }))
 }
+
+/**
+ * What a component needs of a logger, by level: an object first, a message second (pino's order).
+ * A pino Logger is one; a test passes a recorder without casting.
+ */
+export type LogTo<Level extends 'debug' | 'info' | 'warn' | 'error'> = Record<Level, (fields: object, message: string) => void>

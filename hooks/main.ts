@@ -33,6 +33,49 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const common = { routes, metrics, bodyLimit: config.bodyLimit, ready, loggerInstance: logger, limits: config.limits }
 
   const apps: FastifyInstance[] = []
+  let markStarted: () => void = () => undefined
+  const started = new Promise<void>((resolve) => (markStarted = resolve))
+  let closing = false
+  const close = (): void => {
+    if (closing) return
+    closing = true
+    logger.info('listeners closing: finishing in-flight requests')
+    // A signal during start-up closes what has started once start-up is over.
+    started
+      .then(() => Promise.all(apps.map((app) => app.close())))
+      .then(
+        () => {
+          logger.info('stopped')
+          process.exit(0)
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'error while stopping')
+          process.exit(1)
+        }
+      )
+  }
+  let delay: NodeJS.Timeout | undefined
+  const shutdown = (signal: string): void => {
+    if (draining) {
+      logger.info({ signal }, 'second signal: closing now')
+      clearTimeout(delay)
+      close()
+      return
+    }
+    draining = true
+    logger.info({ signal, delayMs: config.shutdownDelayMs }, 'draining: /readyz answers 503; the listeners close after the delay')
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    timer.unref()
+    delay = setTimeout(close, config.shutdownDelayMs)
+  }
+  // Installed before the first listener answers: a SIGTERM that arrives as soon as a listener
+  // is up (a test, or a Pod deleted at once) must drain, not kill node outright.
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+
   const hooks = await buildApp({ ...common, surfaces: ['hooks'] })
   apps.push(hooks)
   const hooksAddress = await hooks.listen({ host: '::', port: config.port })
@@ -54,41 +97,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     admission.server.on('tlsClientError', (err) => logger.warn({ err }, 'TLS handshake failed'))
   }
 
-  let closing = false
-  const close = (): void => {
-    if (closing) return
-    closing = true
-    logger.info('listeners closing: finishing in-flight requests')
-    Promise.all(apps.map((app) => app.close())).then(
-      () => {
-        logger.info('stopped')
-        process.exit(0)
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'error while stopping')
-        process.exit(1)
-      }
-    )
-  }
-  let delay: NodeJS.Timeout | undefined
-  const shutdown = (signal: string): void => {
-    if (draining) {
-      logger.info({ signal }, 'second signal: closing now')
-      clearTimeout(delay)
-      close()
-      return
-    }
-    draining = true
-    logger.info({ signal, delayMs: config.shutdownDelayMs }, 'draining: /readyz answers 503; the listeners close after the delay')
-    const timer = setTimeout(() => {
-      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; exiting')
-      process.exit(1)
-    }, config.shutdownTimeoutMs)
-    timer.unref()
-    delay = setTimeout(close, config.shutdownDelayMs)
-  }
-  process.on('SIGTERM', () => shutdown('SIGTERM'))
-  process.on('SIGINT', () => shutdown('SIGINT'))
+  markStarted()
 }
 
 main().catch((err: unknown) => {

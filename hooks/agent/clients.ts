@@ -7,8 +7,19 @@
  * with `Date` fields, and the core reads JSON. Every call has a deadline, so a workload API server
  * that accepts connections and never answers makes the pass fail (Unreachable) instead of hang.
  */
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Lease
+} from '@kubernetes/client-node'
+import { deadline } from './clock.ts'
+import { eventRecorder } from './events.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
+import type { LeaseApi } from './leader.ts'
 
 /** What the agent does in a workload cluster: read Nodes, Leases, Pods; patch and delete Nodes. */
 export interface WorkloadApi {
@@ -35,22 +46,6 @@ export interface InfraApi {
   setFinalizers(namespace: string, name: string, expected: string[], next: string[]): Promise<void>
   /** A Warning Event on the CellNodeSet. */
   warn(cns: { namespace: string; name: string; uid: string }, reason: string, message: string, now: Date): Promise<void>
-}
-
-/** Per-call deadline (ms). */
-const CALL_TIMEOUT_MS = Number(process.env.AGENT_CALL_TIMEOUT_SECONDS ?? '10') * 1000
-
-/** Runs `call` with a deadline; the error of a late call names what timed out. */
-export async function withDeadline<T>(what: string, call: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([call, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** The HTTP status of a client-node error, if it has one. */
@@ -82,10 +77,11 @@ export function workloadKubeConfig(config: ReducedKubeconfig): KubeConfig {
   return kc
 }
 
-/** The workload cluster through client-node. */
-export function workloadApi(kc: KubeConfig): WorkloadApi {
+/** The workload cluster through client-node; every call gets `timeoutMs` (AGENT_CALL_TIMEOUT_SECONDS). */
+export function workloadApi(kc: KubeConfig, timeoutMs: number): WorkloadApi {
   const core = kc.makeApiClient(CoreV1Api)
   const coordination = kc.makeApiClient(CoordinationV1Api)
+  const withDeadline = <T>(what: string, call: Promise<T>): Promise<T> => deadline(what, call, timeoutMs)
   const orUndefined = async (what: string, call: () => Promise<unknown>): Promise<unknown> => {
     try {
       return plain(await withDeadline(what, call()))
@@ -120,10 +116,11 @@ export function workloadApi(kc: KubeConfig): WorkloadApi {
 const GROUP = 'cells.kubeswift.io'
 const VERSION = 'v1alpha1'
 
-/** The infrastructure cluster through client-node. */
-export function infraApi(kc: KubeConfig): InfraApi {
+/** The infrastructure cluster through client-node; every call gets `timeoutMs`. */
+export function infraApi(kc: KubeConfig, timeoutMs: number): InfraApi {
   const custom = kc.makeApiClient(CustomObjectsApi)
-  const core = kc.makeApiClient(CoreV1Api)
+  const events = eventRecorder(kc, timeoutMs)
+  const withDeadline = <T>(what: string, call: Promise<T>): Promise<T> => deadline(what, call, timeoutMs)
   return {
     async getPool(namespace, name) {
       try {
@@ -161,31 +158,33 @@ export function infraApi(kc: KubeConfig): InfraApi {
         custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }, jsonPatch)
       )
     },
-    async warn(cns, reason, message, now) {
-      const time = now.toISOString()
-      await withDeadline(
-        `create Event on CellNodeSet ${cns.namespace}/${cns.name}`,
-        core.createNamespacedEvent({
-          namespace: cns.namespace,
-          body: {
-            metadata: { generateName: `${cns.name}.`, namespace: cns.namespace },
-            involvedObject: {
-              apiVersion: `${GROUP}/${VERSION}`,
-              kind: 'CellNodeSet',
-              name: cns.name,
-              namespace: cns.namespace,
-              uid: cns.uid
-            },
-            type: 'Warning',
-            reason,
-            message: message.slice(0, 1000),
-            source: { component: 'gpuhooks-workload-agent' },
-            firstTimestamp: new Date(time),
-            lastTimestamp: new Date(time),
-            count: 1
-          }
-        })
+    warn: (cns, reason, message, now) =>
+      events.record({ ...cns, kind: 'CellNodeSet', apiVersion: `${GROUP}/${VERSION}` }, 'Warning', reason, message, now)
+  }
+}
+
+/** The leader Lease in the infrastructure cluster through client-node; every call gets `timeoutMs`. */
+export function leaseApi(kc: KubeConfig, lease: { namespace: string; name: string }, timeoutMs: number): LeaseApi {
+  const coordination = kc.makeApiClient(CoordinationV1Api)
+  const what = `Lease ${lease.namespace}/${lease.name}`
+  return {
+    async get() {
+      try {
+        return plain(await deadline(`get ${what}`, coordination.readNamespacedLease(lease), timeoutMs))
+      } catch (error) {
+        if (statusCode(error) === 404) return undefined
+        throw error
+      }
+    },
+    async create(body) {
+      await deadline(
+        `create ${what}`,
+        coordination.createNamespacedLease({ namespace: lease.namespace, body: body as unknown as V1Lease }),
+        timeoutMs
       )
+    },
+    async replace(body) {
+      await deadline(`replace ${what}`, coordination.replaceNamespacedLease({ ...lease, body: body as unknown as V1Lease }), timeoutMs)
     }
   }
 }

@@ -1,46 +1,137 @@
 /**
- * The agent's settings from its environment (the list is in main.ts). A bad value stops the
- * process at start with a message naming the variable.
+ * The agent's settings, from its environment (workload.md, "The agent process"; README, "The
+ * workload cluster"). Read once at start; every problem is named with its variable and rule, all
+ * of them together, and the process does not start (as the hook service's `server/config.ts`).
+ *
+ * | variable | default | meaning |
+ * | --- | --- | --- |
+ * | `PORT` | 8081 | `/healthz`, `/readyz`, `/metrics` over plain HTTP on `::` |
+ * | `LOG_LEVEL` | info | pino level; JSON lines on stdout |
+ * | `WATCH_NAMESPACE` | all | serve the CellNodeSets (and read the Secrets) of this namespace only |
+ * | `RESYNC_SECONDS` | 15 | a pass per CellNodeSet at least this often, and on every change |
+ * | `LEADER_ELECTION` | true | `false`: no Lease, this replica acts alone (run one replica only) |
+ * | `LEASE_NAMESPACE`, else `POD_NAMESPACE` | default | where the leader Lease is |
+ * | `LEASE_NAME` | gpuhooks-workload-agent | the leader Lease |
+ * | `POD_NAME` | host name and pid | this replica's identity in the Lease |
+ * | `LEADER_ELECTION_RETRY_SECONDS` | 2 | how often a replica reads, takes or renews the Lease |
+ * | `SHUTDOWN_TIMEOUT_SECONDS` | 25 | on SIGTERM, the longest wait for the pass in progress and the Lease release; past it the process exits 1 |
+ * | `AGENT_CALL_TIMEOUT_SECONDS` | 10 | deadline of each API call to either cluster |
+ * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (workload.md fixes them; tests shorten them) |
  */
 import { hostname } from 'node:os'
+import { pino } from 'pino'
+import { DNS_LABEL_PATTERN } from '../api/kit.ts'
+import { DEFAULT_TIMINGS } from './leader.ts'
 import type { LivenessWindows } from './liveness.ts'
 
-/** The agent process settings (documented in main.ts). */
+/** The agent process settings (the table above). */
 export interface AgentConfig {
   port: number
-  resyncMs: number
+  logLevel: string
+  /** Undefined: every namespace. */
   watchNamespace: string | undefined
+  resyncMs: number
+  leaderElection: boolean
   lease: { namespace: string; name: string }
   identity: string
-  leaderElection: boolean
+  /** How often the election loop runs a round. */
+  electionRetryMs: number
+  shutdownTimeoutMs: number
+  callTimeoutMs: number
   windows: LivenessWindows
-  logLevel: string
 }
 
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}=${raw} is not a number of seconds`)
-  return value
+/** pino's levels, most severe first, and `silent`. */
+const LEVELS = [
+  ...Object.entries(pino.levels.values)
+    .sort((a, b) => b[1] - a[1])
+    .map(([level]) => level),
+  'silent'
+]
+const DNS_LABEL = new RegExp(DNS_LABEL_PATTERN)
+
+/** A DNS label (a namespace name): at most 63 characters of the label grammar. */
+function isDnsLabel(value: string): boolean {
+  return value.length <= 63 && DNS_LABEL.test(value)
 }
 
-/** Reads the environment; a bad value stops the process at start with a message naming it. */
-export function readAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
-  const port = Number(env.PORT ?? '8081')
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT=${env.PORT} is not a port`)
-  return {
-    port,
-    resyncMs: seconds(env, 'RESYNC_SECONDS', 15) * 1000,
-    watchNamespace: env.WATCH_NAMESPACE === '' ? undefined : env.WATCH_NAMESPACE,
-    lease: { namespace: env.LEASE_NAMESPACE ?? env.POD_NAMESPACE ?? 'default', name: env.LEASE_NAME ?? 'gpuhooks-workload-agent' },
-    identity: env.POD_NAME ?? `${hostname()}-${process.pid}`,
-    leaderElection: env.LEADER_ELECTION !== 'false',
-    windows: {
-      leaseMs: seconds(env, 'AGENT_LEASE_STALE_SECONDS', 90) * 1000,
-      heartbeatMs: seconds(env, 'AGENT_HEARTBEAT_STALE_SECONDS', 360) * 1000,
-      startupMs: seconds(env, 'AGENT_STARTUP_GRACE_SECONDS', 90) * 1000
-    },
-    logLevel: env.LOG_LEVEL ?? 'info'
+/** A DNS subdomain (most object names): at most 253 characters, dot-separated labels. */
+function isDnsSubdomain(value: string): boolean {
+  return value.length <= 253 && value.split('.').every((label) => DNS_LABEL.test(label))
+}
+
+/**
+ * The longest election round that still renews the Lease within the renew deadline with room for
+ * a slow renewal: client-go asks the deadline to exceed 1.2 × the retry period.
+ */
+const MAX_ELECTION_RETRY_SECONDS = Math.floor(DEFAULT_TIMINGS.renewDeadlineMs / 1000 / 1.2)
+
+/**
+ * Reads the environment; throws one error naming every variable that is wrong and its rule.
+ * `host` gives the default identity (tests pass their own).
+ */
+export function readAgentConfig(
+  env: NodeJS.ProcessEnv,
+  host: { name: string; pid: number } = { name: hostname(), pid: process.pid }
+): AgentConfig {
+  const problems: string[] = []
+  const set = (name: string): string | undefined => {
+    const raw = env[name]
+    return raw === undefined || raw === '' ? undefined : raw
   }
+  const integer = (name: string, fallback: number, min: number, max: number, why = ''): number => {
+    const raw = set(name)
+    if (raw === undefined) return fallback
+    const value = Number(raw)
+    if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name}=${raw} must be an integer from ${min} to ${max}${why}`)
+      return fallback
+    }
+    return value
+  }
+  const seconds = (name: string, fallback: number, min: number, max = 3600, why = ''): number =>
+    integer(name, fallback, min, max, why) * 1000
+  const name = (variable: string, fallback: string, valid: (value: string) => boolean, rule: string): string => {
+    const raw = set(variable) ?? fallback
+    if (!valid(raw)) problems.push(`${variable}=${raw} must be ${rule}`)
+    return raw
+  }
+
+  const port = integer('PORT', 8081, 0, 65535)
+  const logLevel = set('LOG_LEVEL') ?? 'info'
+  if (!LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL=${logLevel} must be one of ${LEVELS.join(', ')}`)
+  const watchNamespace = set('WATCH_NAMESPACE')
+  if (watchNamespace !== undefined && !isDnsLabel(watchNamespace))
+    problems.push(`WATCH_NAMESPACE=${watchNamespace} must be a namespace name (a DNS label), or empty for every namespace`)
+  const election = set('LEADER_ELECTION') ?? 'true'
+  if (election !== 'true' && election !== 'false') problems.push(`LEADER_ELECTION=${election} must be true or false`)
+  const leaseNamespaceVariable = set('LEASE_NAMESPACE') !== undefined ? 'LEASE_NAMESPACE' : 'POD_NAMESPACE'
+  const config: AgentConfig = {
+    port,
+    logLevel,
+    watchNamespace,
+    resyncMs: seconds('RESYNC_SECONDS', 15, 1),
+    leaderElection: election !== 'false',
+    lease: {
+      namespace: name(leaseNamespaceVariable, 'default', isDnsLabel, 'a namespace name (a DNS label)'),
+      name: name('LEASE_NAME', 'gpuhooks-workload-agent', isDnsSubdomain, 'a Lease name (a DNS subdomain)')
+    },
+    identity: set('POD_NAME') ?? `${host.name}-${host.pid}`,
+    electionRetryMs: seconds(
+      'LEADER_ELECTION_RETRY_SECONDS',
+      DEFAULT_TIMINGS.retryPeriodMs / 1000,
+      1,
+      MAX_ELECTION_RETRY_SECONDS,
+      ` (the leader renews its Lease every round and must within ${DEFAULT_TIMINGS.renewDeadlineMs / 1000} s)`
+    ),
+    shutdownTimeoutMs: seconds('SHUTDOWN_TIMEOUT_SECONDS', 25, 1),
+    callTimeoutMs: seconds('AGENT_CALL_TIMEOUT_SECONDS', 10, 1, 300),
+    windows: {
+      leaseMs: seconds('AGENT_LEASE_STALE_SECONDS', 90, 1),
+      heartbeatMs: seconds('AGENT_HEARTBEAT_STALE_SECONDS', 360, 1),
+      startupMs: seconds('AGENT_STARTUP_GRACE_SECONDS', 90, 0)
+    }
+  }
+  if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
+  return config
 }

@@ -24,7 +24,7 @@ import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
 import { readDemand } from './demand.ts'
-import { desiredLabels, ensurePatch, type NodePatch } from './ensure.ts'
+import { desiredLabels, ensurePatch, withoutRestricted, type NodePatch } from './ensure.ts'
 import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
 import { DEFAULT_WINDOWS, isLive, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
 
@@ -234,7 +234,14 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     const instance = view.labels[INSTANCE_LABEL] ?? ''
     const wanted = entry.instance ?? ''
     if (wanted !== '' && (instance === wanted || isFreshRegistration(view))) {
-      const patch = ensurePatch(view, entry, desiredLabels(entry, pool, poolUID))
+      const { entry: allowed, refused } = withoutRestricted(entry)
+      if (refused.length > 0) {
+        row.message = joinMessages(
+          row.message,
+          `not written: ${refused.join(', ')} (a pool may not set what NodeRestriction keeps from a kubelet, or what Kubernetes' controllers own)`
+        )
+      }
+      const patch = ensurePatch(view, allowed, desiredLabels(allowed, pool, poolUID))
       if (patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch })
     } else if (!view.live) {
       sweep(view, 'Stale')
@@ -333,6 +340,11 @@ function releaseReason(cns: CellNodeSetInput, conditions: Condition[], now: numb
     return 'the workload cluster has been unreachable for 10 minutes'
   }
   return undefined
+}
+
+/** Two sentences of a row's message, either of which may be absent. */
+function joinMessages(first: string | undefined, second: string): string {
+  return first === undefined || first === '' ? second : `${first}; ${second}`
 }
 
 /** Fixed key order, so a status written twice is byte-identical. */

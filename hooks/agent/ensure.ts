@@ -17,6 +17,7 @@ import {
   type CellNode,
   type Taint
 } from '../api/cellnodeset.ts'
+import { restrictedLabelReason, restrictedTaintReason } from '../k8s/node-keys.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
 
 /** What the agent set on a Node, as recorded in {@link MANAGED_ANNOTATION}. */
@@ -92,6 +93,28 @@ export function desiredLabels(entry: CellNode, pool: string, poolUID: string): R
   const suffix = entry.name.startsWith(prefix) ? entry.name.slice(prefix.length) : ''
   if (/^\d+$/.test(suffix)) labels[CELL_INDEX_LABEL] = String(Number(suffix))
   return labels
+}
+
+/**
+ * The entry without the labels and taints a pool may not put on a Node (hooks/k8s/node-keys.ts),
+ * and the keys left out. The pool hooks refuse them in the spec; the agent, which writes with
+ * rights a kubelet does not have, refuses them again whatever a CellNodeSet says (written by an
+ * older release, or past a webhook that was off). A key it set before and now refuses is removed
+ * like any key it no longer wants.
+ */
+export function withoutRestricted(entry: CellNode): { entry: CellNode; refused: string[] } {
+  const labels = Object.entries(entry.labels ?? {})
+  const taints = entry.taints ?? []
+  const keptLabels = labels.filter(([key]) => restrictedLabelReason(key) === undefined)
+  const keptTaints = taints.filter((t) => restrictedTaintReason(t.key) === undefined)
+  const refused = [
+    ...labels.filter(([key]) => restrictedLabelReason(key) !== undefined).map(([key]) => `label ${key}`),
+    ...taints.filter((t) => restrictedTaintReason(t.key) !== undefined).map((t) => `taint ${t.key}:${t.effect}`)
+  ]
+  if (refused.length === 0) return { entry, refused }
+  const out: CellNode = { ...entry, labels: recordOf(keptLabels) }
+  if (entry.taints !== undefined) out.taints = keptTaints
+  return { entry: out, refused }
 }
 
 const taintKey = (t: { key: string; effect: string }): string => `${t.key}\u0000${t.effect}`

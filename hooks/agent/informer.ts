@@ -2,8 +2,17 @@
  * An informer kept running for the life of the agent: restarted after each error until the agent
  * stops, with its sync state for the readiness probe.
  */
-import type { Informer, KubernetesObject } from '@kubernetes/client-node'
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache
+} from '@kubernetes/client-node'
 import type { Logger } from 'pino'
+import { CELLS_API_VERSION, WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 
 /** How long after an error the informer starts again. */
 export const RESTART_MS = 3000
@@ -61,4 +70,40 @@ export function startInformer(
   })
   start()
   return { synced: () => synced }
+}
+
+/** An informer with its cache, as client-node's `makeInformer` makes it. */
+export type CachedInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>
+
+/** The informer of CellNodeSets: in `namespace`, or in every namespace. */
+export function cellNodeSetInformer(kc: KubeConfig, namespace: string | undefined): CachedInformer {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const [group, version] = CELLS_API_VERSION.split('/') as [string, string]
+  const resource = { group, version, plural: 'cellnodesets' }
+  const path =
+    namespace === undefined ? `/apis/${CELLS_API_VERSION}/cellnodesets` : `/apis/${CELLS_API_VERSION}/namespaces/${namespace}/cellnodesets`
+  return makeInformer<KubernetesObject>(
+    kc,
+    path,
+    () =>
+      (namespace === undefined
+        ? custom.listClusterCustomObject(resource)
+        : custom.listNamespacedCustomObject({ ...resource, namespace })) as never
+  )
+}
+
+/** The informer of kubeconfig Secrets an admin opted in (their label), in `namespace` or every namespace. */
+export function kubeconfigSecretInformer(kc: KubeConfig, namespace: string | undefined): CachedInformer {
+  const core = kc.makeApiClient(CoreV1Api)
+  const selector = `${WORKLOAD_KUBECONFIG_LABEL}=true`
+  const path = namespace === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${namespace}/secrets`
+  return makeInformer<KubernetesObject>(
+    kc,
+    path,
+    async () =>
+      namespace === undefined
+        ? core.listSecretForAllNamespaces({ labelSelector: selector })
+        : core.listNamespacedSecret({ namespace, labelSelector: selector }),
+    selector
+  )
 }

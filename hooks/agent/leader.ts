@@ -12,7 +12,9 @@
  *   renew deadline (shorter than the lease duration, so it stops before another may take over);
  * - on shutdown the leader releases the Lease (empty holder), so a standby takes over at once.
  */
+import type { LogTo } from '../logger.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { Sleeper, type Clock } from './clock.ts'
 
 /** The Lease operations the elector needs. */
 export interface LeaseApi {
@@ -85,7 +87,7 @@ export class LeaderElector {
 
   constructor(
     private readonly api: LeaseApi,
-    private readonly lease: { name: string; namespace: string },
+    readonly lease: { name: string; namespace: string },
     readonly identity: string,
     private readonly clock: () => number,
     private readonly timings: ElectionTimings = DEFAULT_TIMINGS
@@ -164,5 +166,59 @@ export class LeaderElector {
     } catch {
       return false
     }
+  }
+}
+
+/** What the election loop needs besides its elector. */
+export interface CampaignOptions {
+  clock: Clock
+  /** The pause between two rounds (LEADER_ELECTION_RETRY_SECONDS). */
+  retryMs: number
+  log: LogTo<'info' | 'warn'>
+  /** After every round: whether this replica leads now, and whether that changed with this round. */
+  onRound(leading: boolean, changed: boolean): void
+}
+
+/**
+ * The election loop: a round of `elector` every retry period until `stop()`, logging each change
+ * of leadership. Giving the Lease up is the caller's next step after the loop ended (`release`),
+ * so that it happens after the pass in progress, never under it.
+ */
+export class Campaign {
+  private stopped = false
+  private leading = false
+  private readonly sleeper: Sleeper
+
+  constructor(
+    private readonly elector: LeaderElector,
+    private readonly options: CampaignOptions
+  ) {
+    this.sleeper = new Sleeper(options.clock)
+  }
+
+  /** Runs rounds until `stop()`; never throws (a failed round is logged and the next one tries again). */
+  async run(): Promise<void> {
+    const { log } = this.options
+    while (!this.stopped) {
+      const result = await this.elector.tick()
+      if (result.step === 'error') log.warn({ err: result.error }, 'leader election round failed')
+      const leading = this.elector.isLeader()
+      const changed = leading !== this.leading
+      this.leading = leading
+      if (changed)
+        log.info(
+          { identity: this.elector.identity, lease: this.elector.lease },
+          leading ? 'leading: passes start' : 'not leading: passes stop'
+        )
+      this.options.onRound(leading, changed)
+      if (this.stopped) break
+      await this.sleeper.sleep(this.options.retryMs)
+    }
+  }
+
+  /** Ends the loop after the round in progress, without waiting out the pause. */
+  stop(): void {
+    this.stopped = true
+    this.sleeper.wake()
   }
 }

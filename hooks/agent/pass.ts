@@ -7,8 +7,8 @@
  * written (its own actions wait for the next pass). Nothing is written in the workload cluster
  * while it is unreachable: the core gives no Node action then.
  */
-import { Value } from '@sinclair/typebox/value'
-import { CellNodeSetSpecSchema, WORKLOAD_NODES_FINALIZER } from '../api/cellnodeset.ts'
+import { WORKLOAD_NODES_FINALIZER } from '../api/cellnodeset.ts'
+import { readCellNodeSet as readStored } from '../api/cellnodeset-reader.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { applyNodeActions } from './actions.ts'
 import type { InfraApi, WorkloadApi } from './clients.ts'
@@ -39,6 +39,8 @@ export interface PassReport {
   reachable?: string
   nodeWrites: { patch: number; delete: number }
   errors: { reason: string; message: string }[]
+  /** What of the stored status could not be read and was left out (it is written anew). */
+  statusProblems?: string[]
   statusWritten: boolean
   finalizer?: 'added' | 'removed'
 }
@@ -51,6 +53,7 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     report.notServed = cns
     return report
   }
+  if (cns.statusProblems.length > 0) report.statusProblems = cns.statusProblems
   const { namespace, name } = cns.metadata as { namespace: string; name: string }
   const controller = (
     isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences)
@@ -161,24 +164,26 @@ function uidOf(object: unknown): string {
   return isRecord(object) && isRecord(object.metadata) && typeof object.metadata.uid === 'string' ? object.metadata.uid : ''
 }
 
-/** The CellNodeSet as the core reads it, or why it cannot be served. */
-export function readCellNodeSet(object: unknown): CellNodeSetInput | string {
-  if (!isRecord(object) || !isRecord(object.metadata)) return 'not an object with metadata'
-  const metadata = object.metadata
-  if (typeof metadata.name !== 'string' || typeof metadata.namespace !== 'string')
-    return 'metadata.name and metadata.namespace are required'
-  if (!Value.Check(CellNodeSetSpecSchema, object.spec)) {
-    const first = [...Value.Errors(CellNodeSetSpecSchema, object.spec)][0]
-    return `spec${first?.path.replace(/\//g, '.') ?? ''} ${first?.message ?? 'is invalid'}`
+/**
+ * The CellNodeSet as the core reads it (through the one reader of api/cellnodeset-reader.ts), or
+ * why it cannot be served: no name or namespace, or a spec that fails its schema (every failing
+ * field named). A status part that fails its schema is left out, and named in `statusProblems`.
+ */
+export function readCellNodeSet(object: unknown): (CellNodeSetInput & { statusProblems: string[] }) | string {
+  const read = readStored(object)
+  if (typeof read === 'string') return read
+  const { name, namespace, generation, deletionTimestamp, finalizers } = read.metadata
+  if (namespace === undefined || namespace === '') return 'metadata.name and metadata.namespace are required'
+  if (read.spec === undefined) return read.specProblems.join('; ')
+  const input: CellNodeSetInput & { statusProblems: string[] } = {
+    metadata: { name, namespace },
+    spec: read.spec,
+    statusProblems: read.statusProblems
   }
-  const input: CellNodeSetInput = {
-    metadata: { name: metadata.name, namespace: metadata.namespace },
-    spec: object.spec
-  }
-  if (typeof metadata.generation === 'number') input.metadata.generation = metadata.generation
-  if (typeof metadata.deletionTimestamp === 'string') input.metadata.deletionTimestamp = metadata.deletionTimestamp
-  if (Array.isArray(metadata.finalizers)) input.metadata.finalizers = metadata.finalizers.filter((f): f is string => typeof f === 'string')
-  if (isRecord(object.status)) input.status = object.status
+  if (generation !== undefined) input.metadata.generation = generation
+  if (deletionTimestamp !== undefined) input.metadata.deletionTimestamp = deletionTimestamp
+  if (finalizers !== undefined) input.metadata.finalizers = finalizers
+  if (read.hasStatus) input.status = read.status
   return input
 }
 

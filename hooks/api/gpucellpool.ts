@@ -189,9 +189,11 @@ export const CellSpecSchema = Type.Object(
     ),
     guestTemplate: OpenObject({
       description:
-        'A KubeSwift SwiftGuestSpec, copied verbatim into every cell guest. Set by the controller, so refused here: ' +
-        'seedProfileRef, gpuProfileRef, gpuResourceClaim, nodeName, migration, runPolicy. Not supported on the GPU path: ' +
-        'kernelRef, cloneFromSnapshot, vhostUserDevices, filesystems, osType windows. Required: guestClassRef, imageRef.'
+        'A KubeSwift SwiftGuestSpec, copied verbatim into every cell guest, at most 64 KiB as JSON. A cell may set imageRef, ' +
+        'guestClassRef (both required), dataDiskRef, dataDiskRefs, interfaces (names are DNS labels), network, storage, ' +
+        'osType (linux), schedulerName, topologySpreadConstraints and guestAgent; any other field is refused. Set by the ' +
+        'controller: seedProfileRef, gpuProfileRef, gpuResourceClaim, nodeName, migration, runPolicy. Not supported on the ' +
+        'GPU path: kernelRef, kernelCmdline, cloneFromSnapshot, vhostUserDevices, filesystems, osType windows.'
     }),
     gpu: CellGpuSchema,
     spreadPolicy: Type.Optional(
@@ -203,8 +205,10 @@ export const CellSpecSchema = Type.Object(
     nodeIPFrom: Type.Optional(
       Type.String({
         maxLength: 63,
+        pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$',
         description:
-          'Name of a guestTemplate interface whose IP is the node address (the {{ nodeIPInterface }} token). Empty: the primary interface.'
+          'Name of a guestTemplate interface whose IP is the node address (the {{ nodeIPInterface }} token), a DNS label: it goes ' +
+          'into the boot script. Empty: the primary interface.'
       })
     ),
     clusterAPI: Type.Optional(
@@ -289,15 +293,22 @@ export const WorkloadClusterSpecSchema = Type.Object(
         {
           labels: Type.Optional(
             StringMap(
-              'Labels of each cell Node. Labels a kubelet may set on itself are set at registration ({{ nodeLabels }}); ' +
-                'the others (node-role.kubernetes.io/...) by the workload agent after the Node joins.'
+              'Labels of each cell Node, at most 64. Labels a kubelet may set on itself are set at registration ({{ nodeLabels }}); ' +
+                'the others (node-role.kubernetes.io/...) by the workload agent after the Node joins. Refused: ' +
+                'node-restriction.kubernetes.io/ labels, the control-plane roles, and other kubernetes.io and k8s.io labels ' +
+                'NodeRestriction forbids a kubelet. Labels and annotations together take at most 16 KiB.',
+              { maxProperties: 64 }
             )
           ),
-          annotations: Type.Optional(StringMap('Annotations of each cell Node, set by the workload agent after the Node joins.')),
+          annotations: Type.Optional(
+            StringMap('Annotations of each cell Node, at most 64, set by the workload agent after the Node joins.', { maxProperties: 64 })
+          ),
           taints: Type.Optional(
             Type.Array(PoolTaintSchema, {
               maxItems: 64,
-              description: 'Taints of each cell Node: at registration ({{ nodeTaints }}) and ensured by the workload agent.'
+              description:
+                'Taints of each cell Node: at registration ({{ nodeTaints }}) and ensured by the workload agent. Refused: ' +
+                'node.kubernetes.io/ and node.cloudprovider.kubernetes.io/ taints and the control-plane taints.'
             })
           )
         },

@@ -12,7 +12,8 @@ import {
   conditionSchema,
   CustomResource,
   DNS_LABEL_PATTERN,
-  OpenObject,
+  DNS_SUBDOMAIN_PATTERN,
+  NON_NEGATIVE_QUANTITY_RULE,
   Quantity,
   StringEnum,
   StringMap,
@@ -142,16 +143,105 @@ export const AcceleratorSchema = Type.Object(
 )
 export type Accelerator = Static<typeof AcceleratorSchema>
 
+/**
+ * An environment variable name as the API server checks it since Kubernetes 1.34 (the relaxed
+ * rule, `RelaxedEnvironmentVariableValidation`, GA and locked on): printable ASCII other than `=`.
+ * Before it, a C identifier-like name (`[-._a-zA-Z][-._a-zA-Z0-9]*`) was asked.
+ */
+export const ENV_NAME_PATTERN = '^[ -<>-~]+$'
+
+/** A ConfigMap or Secret key (`[-._a-zA-Z0-9]+`, at most 253), as a key selector names it. */
+export const CONFIG_KEY_PATTERN = '^[-._a-zA-Z0-9]+$'
+
+/** The env sources a container takes (Kubernetes v1.37 `validateEnvVarValueFrom`). */
+export const ENV_SOURCES = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'] as const
+
+function keySelector(what: string) {
+  return Type.Object(
+    {
+      name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN, description: `Name of the ${what} in the Instance namespace.` }),
+      key: Type.String({ minLength: 1, maxLength: 253, pattern: CONFIG_KEY_PATTERN, description: `Key in the ${what}.` }),
+      optional: Type.Optional(
+        Type.Boolean({ description: `true: the container starts without the variable when the ${what} or key is missing.` })
+      )
+    },
+    { description: `A key of a ${what}.` }
+  )
+}
+
+/** Where an environment variable's value comes from: exactly one of the sources. */
+export const EnvVarSourceSchema = Type.Object(
+  {
+    fieldRef: Type.Optional(
+      Type.Object(
+        {
+          apiVersion: Type.Optional(Type.String({ description: 'Version of the schema fieldPath is written in; v1.' })),
+          fieldPath: Type.String({
+            minLength: 1,
+            description:
+              "A field of the Pod: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], " +
+              "metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP(s), status.podIP(s)."
+          })
+        },
+        { description: 'A field of the Pod.' }
+      )
+    ),
+    resourceFieldRef: Type.Optional(
+      Type.Object(
+        {
+          containerName: Type.Optional(
+            Type.String({ description: 'Container whose resource is read; the workload container when absent.' })
+          ),
+          resource: Type.String({
+            minLength: 1,
+            description:
+              'limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, requests.ephemeral-storage, or a hugepages one.'
+          }),
+          // Typed as kubernetes-types declares a Quantity (a string); the API server takes an integer too.
+          divisor: Type.Optional(Type.Unsafe<string>(Quantity({ description: 'Unit of the value; 1 when absent.' })))
+        },
+        { description: 'A resource of a container.' }
+      )
+    ),
+    configMapKeyRef: Type.Optional(keySelector('ConfigMap')),
+    secretKeyRef: Type.Optional(keySelector('Secret')),
+    fileKeyRef: Type.Optional(
+      Type.Object(
+        {
+          volumeName: Type.String({
+            minLength: 1,
+            maxLength: 63,
+            pattern: DNS_LABEL_PATTERN,
+            description: 'An emptyDir volume of the Pod.'
+          }),
+          path: Type.String({ minLength: 1, description: 'The env file, relative to the volume.' }),
+          key: Type.String({ minLength: 1, pattern: ENV_NAME_PATTERN, description: 'The variable in the file.' }),
+          optional: Type.Optional(Type.Boolean({ description: 'true: the container starts without the variable when it is missing.' }))
+        },
+        { description: 'A variable of an env file in a volume (Kubernetes 1.35 and later).' }
+      )
+    )
+  },
+  {
+    description:
+      'Source of the value, as in a container env entry: exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef.',
+    ...cel({
+      rule: `[${ENV_SOURCES.map((source) => `has(self.${source})`).join(', ')}].filter(x, x).size() == 1`,
+      message: 'set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef and fileKeyRef'
+    })
+  }
+)
+
 /** An environment variable of the workload container. */
 export const EnvVarSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, description: 'Variable name.' }),
+    name: Type.String({
+      minLength: 1,
+      pattern: ENV_NAME_PATTERN,
+      description: 'Variable name: printable ASCII characters other than =.'
+    }),
     value: Type.Optional(Type.String({ description: 'Literal value.' })),
-    valueFrom: Type.Optional(
-      OpenObject({
-        description: 'Source of the value, as in a container env entry (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).'
-      })
-    )
+    valueFrom: Type.Optional(EnvVarSourceSchema)
   },
   {
     description: 'An environment variable, as in a container.',
@@ -211,10 +301,16 @@ export const InstanceSpecSchema = Type.Object(
       Type.Object(
         {
           cpu: Type.Optional(
-            Quantity({ description: 'CPU of the workload container (requests = limits); the InstanceType default when absent.' })
+            Quantity({
+              description: 'CPU of the workload container (requests = limits), not negative; the InstanceType default when absent.',
+              ...cel(NON_NEGATIVE_QUANTITY_RULE)
+            })
           ),
           memory: Type.Optional(
-            Quantity({ description: 'Memory of the workload container (requests = limits); the InstanceType default when absent.' })
+            Quantity({
+              description: 'Memory of the workload container (requests = limits), not negative; the InstanceType default when absent.',
+              ...cel(NON_NEGATIVE_QUANTITY_RULE)
+            })
           ),
           accelerator: Type.Optional(AcceleratorSchema)
         },
@@ -241,7 +337,9 @@ export const InstanceSpecSchema = Type.Object(
               description: 'Absolute path of the workspace volume in the workload container.'
             })
           ),
-          size: Type.Optional(Quantity({ description: 'Size limit of an ephemeral (emptyDir) workspace.' })),
+          size: Type.Optional(
+            Quantity({ description: 'Size limit of an ephemeral (emptyDir) workspace, not negative.', ...cel(NON_NEGATIVE_QUANTITY_RULE) })
+          ),
           claimName: Type.Optional(
             Type.String({
               minLength: 1,
@@ -263,7 +361,9 @@ export const InstanceSpecSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 253,
-        description: 'Pin the Pod to this node, as required node affinity (the scheduler and device plugins still run).'
+        pattern: DNS_SUBDOMAIN_PATTERN,
+        description:
+          'Pin the Pod to this node, a Node name (a DNS subdomain), as required node affinity (the scheduler and device plugins still run).'
       })
     ),
     stop: Type.Optional(Type.Boolean({ default: false, description: 'true: no Pod; the Service and its node ports stay. false: run.' }))

@@ -7,6 +7,7 @@
  * (`x-kubernetes-*`) as plain schema options that TypeBox ignores.
  */
 import {
+  FormatRegistry,
   Kind,
   Type,
   TypeRegistry,
@@ -16,6 +17,14 @@ import {
   type TSchema,
   type TUnsafe
 } from '@sinclair/typebox'
+
+/**
+ * `format: date-time` as the API server checks it on a CRD field: an RFC 3339 time. TypeBox knows
+ * no format by itself and fails every value of an unknown one, so readers that check stored
+ * statuses (cellnodeset-reader.ts) need it registered.
+ */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => RFC3339.test(value) && !Number.isNaN(Date.parse(value)))
 
 TypeRegistry.Set('StringEnum', (schema: { enum: readonly string[] }, value) => typeof value === 'string' && schema.enum.includes(value))
 
@@ -33,6 +42,18 @@ TypeRegistry.Set(
   (_schema, value) =>
     (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
 )
+
+/**
+ * A CEL rule for a {@link Quantity} that must not be negative, as the API server asks of a Pod's
+ * resources and an emptyDir's size limit. The quantity functions came with Kubernetes 1.28.
+ */
+export const NON_NEGATIVE_QUANTITY_RULE: CelRule = {
+  rule: "type(self) == int ? self >= 0 : (!isQuantity(self) || !quantity(self).isLessThan(quantity('0')))",
+  message: 'must not be negative'
+}
+
+/** A DNS subdomain (RFC 1123), the rule of a Node, Secret or ConfigMap name (at most 253 characters). */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 
 /** A resource quantity: an integer or a quantity string, as `resources.requests` takes. */
 export function Quantity(options: SchemaOptions = {}): TUnsafe<number | string> {
@@ -56,8 +77,8 @@ export function OpenObject<T = Record<string, unknown>>(options: SchemaOptions =
 }
 
 /** A string-to-string map (labels, annotations, a node selector), rendered as `additionalProperties`. */
-export function StringMap(description: string) {
-  return Type.Record(Type.String(), Type.String(), { description })
+export function StringMap(description: string, options: { maxProperties?: number } = {}) {
+  return Type.Record(Type.String(), Type.String(), { description, ...options })
 }
 
 /** The effects a Node taint may have, and so a toleration may match. */

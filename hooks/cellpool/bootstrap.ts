@@ -9,10 +9,18 @@
  *
  * A template without `{{ nodeLabels }}` is refused too: the pool-uid label must reach the Node at
  * registration, or the workload agent never writes that Node and the cell never becomes Ready.
+ *
+ * The join template is a tenant's, up to the 1 MiB of a Secret, and a token may repeat: its
+ * rendering is bounded (limits.ts) by counting tokens and adding up the values' lengths before
+ * anything is built. Every value is a DNS label, a number, or labels and taints the spec checks
+ * admitted; a value with a control character is refused all the same, so that nothing a spec
+ * check misses can break a line of a boot script.
  */
 import type { Taint } from '../api/cellnodeset.ts'
 import { cellLabels, cellName } from './children.ts'
-import { kubeletMaySetLabel, type ResolvedPool } from './validate.ts'
+import { kubeletMaySetLabel } from '../k8s/node-keys.ts'
+import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, bytesText } from './limits.ts'
+import type { ResolvedPool } from './validate.ts'
 
 /** The per-cell values of the tokens. */
 export interface BootstrapValues {
@@ -43,44 +51,97 @@ export const BOOTSTRAP_TOKENS = [
 /** A bare name between double braces; anything with a dot, an underscore or an operator is not one. */
 const TOKEN = /\{\{\s*([A-Za-z][A-Za-z0-9]*)\s*\}\}/g
 
+/** A control character (C0, DEL, C1): none may reach a boot script through a token's value. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/** What one pass over a template found, before anything is replaced. */
+interface TemplateScan {
+  /** Occurrences of each known token. */
+  counts: Map<(typeof BOOTSTRAP_TOKENS)[number], number>
+  /** Bare names that are not tokens. */
+  unknown: Set<string>
+  /** Bytes of every token as written (`{{ nodeLabels }}`), which the values replace. */
+  tokenBytes: number
+  /** The scan stopped at the token past {@link MAX_TEMPLATE_TOKENS}. */
+  tooMany: boolean
+}
+
+const KNOWN = new Set<string>(BOOTSTRAP_TOKENS)
+const isToken = (name: string): name is (typeof BOOTSTRAP_TOKENS)[number] => KNOWN.has(name)
+
+/** Counts the template's tokens without building anything; stops past {@link MAX_TEMPLATE_TOKENS}. */
+function scanTemplate(template: string): TemplateScan {
+  const scan: TemplateScan = { counts: new Map(), unknown: new Set(), tokenBytes: 0, tooMany: false }
+  let seen = 0
+  for (const match of template.matchAll(TOKEN)) {
+    if (++seen > MAX_TEMPLATE_TOKENS) {
+      scan.tooMany = true
+      break
+    }
+    const name = match[1] ?? ''
+    scan.tokenBytes += Buffer.byteLength(match[0])
+    if (isToken(name)) scan.counts.set(name, (scan.counts.get(name) ?? 0) + 1)
+    else scan.unknown.add(name)
+  }
+  return scan
+}
+
 /**
- * The template with every token replaced, or the problem that keeps it from being used: an
- * unknown bare name (all of them named, sorted), no `{{ nodeLabels }}`, or an empty template.
+ * The template with every token replaced, or the problem that keeps it from being used: more
+ * than {@link MAX_TEMPLATE_TOKENS} tokens, an unknown bare name (all of them named, sorted), no
+ * `{{ nodeLabels }}`, an empty template, a value with a control character, or a rendering past
+ * {@link MAX_BOOTSTRAP_BYTES}. The size is computed from the token counts and the values' lengths
+ * before any string is built, so a template that repeats a long token cannot cost memory.
  */
 export function renderBootstrap(template: string, values: BootstrapValues): { text: string } | { problem: string } {
   if (template.trim() === '') return { problem: 'the join template is empty' }
-  const known = new Map<string, string>(BOOTSTRAP_TOKENS.map((token) => [token, String(values[token])]))
-  const unknown = new Set<string>()
-  let hasNodeLabels = false
-  // One pass: a value is never scanned again, so a value that looks like a token stays as it is.
-  const text = template.replace(TOKEN, (match, name: string) => {
-    const value = known.get(name)
-    if (value === undefined) {
-      unknown.add(name)
-      return match
-    }
-    if (name === 'nodeLabels') hasNodeLabels = true
-    return value
-  })
-  if (unknown.size > 0) {
-    const names = [...unknown]
+  const scan = scanTemplate(template)
+  if (scan.tooMany) {
+    return { problem: `the join template has more than ${MAX_TEMPLATE_TOKENS} tokens ({{ name }}); a join template needs a few` }
+  }
+  if (scan.unknown.size > 0) {
+    const names = [...scan.unknown]
       .sort()
       .map((n) => `{{ ${n} }}`)
       .join(', ')
     return {
       problem:
-        `the join template uses ${names}, which ${unknown.size === 1 ? 'is not a token' : 'are not tokens'}; ` +
+        `the join template uses ${names}, which ${scan.unknown.size === 1 ? 'is not a token' : 'are not tokens'}; ` +
         `the tokens are ${BOOTSTRAP_TOKENS.map((t) => `{{ ${t} }}`).join(', ')}`
     }
   }
-  if (!hasNodeLabels) {
+  if (!scan.counts.has('nodeLabels')) {
     return {
       problem:
         'the join template has no {{ nodeLabels }}: the kubelet must register the cell labels (pool-uid among them) ' +
         'with --node-labels, or the workload agent never manages the Node and the cell never becomes Ready'
     }
   }
-  return { text }
+  const known = new Map<string, string>(BOOTSTRAP_TOKENS.map((token) => [token, String(values[token])]))
+  let bytes = Buffer.byteLength(template) - scan.tokenBytes
+  let largest = { token: '', bytes: 0, count: 0 }
+  for (const [token, count] of scan.counts) {
+    const value = known.get(token) ?? ''
+    if (CONTROL.test(value)) {
+      return {
+        problem: `the value of {{ ${token} }} for cell ${values.cellName} holds a control character; it cannot go into a boot script`
+      }
+    }
+    const added = count * Buffer.byteLength(value)
+    bytes += added
+    if (added > largest.bytes) largest = { token, bytes: added, count }
+  }
+  if (bytes > MAX_BOOTSTRAP_BYTES) {
+    return {
+      problem:
+        `the join template renders to ${bytes} bytes for cell ${values.cellName}, past the bound of ${bytesText(MAX_BOOTSTRAP_BYTES)} ` +
+        `of bootstrap data per cell (its Secret, and Metacontroller's record of it in an annotation, hold it twice each); ` +
+        `{{ ${largest.token} }} alone adds ${largest.bytes} bytes ` +
+        `(${largest.count} times)`
+    }
+  }
+  // One pass: a value is never scanned again, so a value that looks like a token stays as it is.
+  return { text: template.replace(TOKEN, (match, name: string) => known.get(name) ?? match) }
 }
 
 /**

@@ -17,6 +17,7 @@ import { keepAsIs } from '../metacontroller/observed.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { autoscale, autoscaleDeadline, type AutoscaleCell, type AutoscaleConfig, type AutoscaleResult } from './autoscale.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
+import { MAX_BUILT_PER_ANSWER, MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX, nodeSetProblems } from './limits.ts'
 import {
   buildBootstrapSecret,
   buildCellNode,
@@ -29,13 +30,13 @@ import {
 } from './children.ts'
 import { cellPhase, rowOfGuest, workloadState, type PhaseConfig, type PreviousCell, type WorkloadState } from './phases.ts'
 import { readPool, type CellPoolSyncRequest, type ObservedCell, type PoolView, type PreviousRow } from './request.ts'
-import { isIdle, planScaling, type CellInput, type CellPlan } from './scaling.ts'
+import { MAX_CREATING, isIdle, planScaling, type CellInput, type CellPlan } from './scaling.ts'
 import { resyncAfter, viewStatus, withoutStop, type CellRow } from './status.ts'
 import { poolProblems, resolvePool, type ResolvedPool } from './validate.ts'
 
 /** Why the pool creates no cell and keeps every child as it is. */
 export interface Blocking {
-  reason: 'SpecInvalid' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid'
+  reason: 'SpecInvalid' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid' | 'CellNodeSetTooLarge'
   message: string
 }
 
@@ -69,10 +70,26 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
   if (problems.length > 0) {
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
   }
+  // The objects labelled as the pool's cells may outnumber its spec (a scale-down, or a tenant's own).
+  const oversized = nodeSetProblems(
+    view.name,
+    pool,
+    view.cells.size + MAX_CREATING,
+    MAX_NODE_SET_BYTES,
+    'spec.replicas',
+    `${view.cells.size} cells have children, and ${MAX_CREATING} more may be created`
+  )
+  if (oversized.length > 0) {
+    return {
+      blocking: { reason: 'CellNodeSetTooLarge', message: `${oversized.map((p) => withoutStop(p.message)).join('; ')}.` },
+      template: ''
+    }
+  }
   const join = joinTemplate(view, pool)
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('reason' in join) return { blocking: join, template: '' }
-  const rendered = renderBootstrap(join.template, bootstrapValues(view.name, view.uid, pool, 0))
+  // The widest cell name and index: a template within the bounds for it is within them for every cell.
+  const rendered = renderBootstrap(join.template, bootstrapValues(view.name, view.uid, pool, WIDEST_CELL_INDEX))
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('problem' in rendered) {
     return {
@@ -381,6 +398,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   })
 
   const byIndex = new Map(contexts.map((c) => [c.index, c]))
+  const budget: BuildBudget = { secrets: MAX_BUILT_PER_ANSWER, guests: MAX_BUILT_PER_ANSWER }
   const children: KubeObject[] = []
   const nodes: CellNode[] = []
   const rows: CellRow[] = []
@@ -388,7 +406,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     const ctx = byIndex.get(cell.index)
     const observed = ctx?.observed
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: cell.index }
-    const answered = answerCell(cell, observed, id, pool, template)
+    const answered = answerCell(cell, observed, id, pool, template, budget)
     children.push(...answered)
     const hasChild =
       observed !== undefined && (observed.secret !== undefined || observed.seed !== undefined || observed.guest !== undefined)
@@ -410,13 +428,23 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   return response
 }
 
+/**
+ * How many bootstrap Secrets and SwiftGuests one answer may still build (limits.ts); the rest
+ * are built by the next syncs, which the new children trigger.
+ */
+export interface BuildBudget {
+  secrets: number
+  guests: number
+}
+
 /** The children answered for one cell, in a fixed order: Secret, seed profile, guest. */
 export function answerCell(
   cell: CellPlan,
   observed: ObservedCell | undefined,
   id: CellIdentity,
   pool: ResolvedPool,
-  template: string
+  template: string,
+  budget: BuildBudget = { secrets: MAX_BUILT_PER_ANSWER, guests: MAX_BUILT_PER_ANSWER }
 ): KubeObject[] {
   switch (cell.answer) {
     case 'none':
@@ -430,14 +458,18 @@ export function answerCell(
     case 'serve': {
       const out: KubeObject[] = []
       if (observed?.secret !== undefined) out.push(keepAsIs(observed.secret))
-      else {
+      else if (budget.secrets > 0) {
+        budget.secrets -= 1
         const rendered = renderBootstrap(template, bootstrapValues(id.poolName, id.poolUID, pool, id.index))
         // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
         if ('text' in rendered) out.push(buildBootstrapSecret(id, rendered.text))
       }
       out.push(observed?.seed !== undefined ? keepAsIs(observed.seed) : buildSeedProfile(id, pool.hostname))
       if (observed?.guest !== undefined) out.push(keepAsIs(observed.guest))
-      else if (cell.createGuest) out.push(buildGuest(pool, id))
+      else if (cell.createGuest && budget.guests > 0) {
+        budget.guests -= 1
+        out.push(buildGuest(pool, id))
+      }
       return out
     }
   }

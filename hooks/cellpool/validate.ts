@@ -14,6 +14,14 @@
  * - Two taints with the same key and effect are refused, as the API server refuses them on a Node.
  * - The resolved autoscaling floor is `minReplicas`, else `spec.replicas`; the ceiling is
  *   `maxReplicas` raised to the floor, or the floor when `maxReplicas` is unset (autoscaling off).
+ * - The guestTemplate is checked against the fields a cell may set ({@link CELL_FIELDS}), not
+ *   only against the denylist of cellpool.md: a key outside both is refused too, and a denied
+ *   key in another case (`KernelRef`) is refused as the field it spells.
+ * - Node labels and taints are refused where the workload agent would set, with its own rights,
+ *   what NodeRestriction keeps from a kubelet (hooks/k8s/node-keys.ts). cellpool.md allows any
+ *   valid label after join; this is narrower on purpose.
+ * - Sizes are bounded (limits.ts); the CellNodeSet estimate is made only for a spec with no other
+ *   problem, since it reads the resolved spec.
  */
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
@@ -21,7 +29,9 @@ import type { Taint } from '../api/cellnodeset.ts'
 import { DURATION_PATTERN, GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { asRecord, isRecord } from '../k8s/objects.ts'
+import { kubeletMaySetLabel, restrictedLabelReason, restrictedTaintReason } from '../k8s/node-keys.ts'
 import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from './limits.ts'
 
 /** One problem of a pool spec: the field at fault and a sentence naming the rule. */
 export interface PoolProblem {
@@ -79,10 +89,35 @@ export const CONTROLLER_FIELDS = ['seedProfileRef', 'gpuProfileRef', 'gpuResourc
 /** guestTemplate fields a GPU cell cannot use, with the reason. */
 const UNSUPPORTED_FIELDS: ReadonlyArray<readonly [string, string]> = [
   ['kernelRef', 'a GPU cell boots from a disk (imageRef) only'],
+  ['kernelCmdline', 'it belongs to a kernel boot (kernelRef), and a GPU cell boots from a disk (imageRef) only'],
   ['cloneFromSnapshot', 'VFIO device state cannot be restored from a snapshot'],
   ['vhostUserDevices', 'KubeSwift refuses vhost-user devices on the GPU path'],
   ['filesystems', 'KubeSwift refuses virtiofs filesystems on the GPU path']
 ]
+
+/**
+ * The SwiftGuestSpec fields a cell may set (KubeSwift `api/swift/v1alpha1` SwiftGuestSpec): the
+ * disk and class it boots from, its data disks, its network interfaces and pod-network binding,
+ * the storage of the disks the controller clones, the OS family (linux), the launcher's scheduler
+ * profile, topology spread (ignored by the GPU launcher) and the guest agent's vsock device. Each
+ * stays within the VM and its launcher pod in the pool's namespace. Every other key is refused:
+ * the controller's own fields and those the GPU path does not support get their reason, and a
+ * key KubeSwift does not know (or a known one spelt in another case) is named as such, since the
+ * API server would drop it without a word.
+ */
+export const CELL_FIELDS = [
+  'imageRef',
+  'guestClassRef',
+  'dataDiskRef',
+  'dataDiskRefs',
+  'interfaces',
+  'network',
+  'storage',
+  'osType',
+  'schedulerName',
+  'topologySpreadConstraints',
+  'guestAgent'
+] as const
 
 /** The label and annotation prefix the controller keeps for itself. */
 const CONTROLLER_PREFIX = 'cells.kubeswift.io/'
@@ -93,42 +128,8 @@ const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/
 const DURATION = new RegExp(DURATION_PATTERN)
-const ANNOTATIONS_MAX_BYTES = 256 * 1024
 
-/** Labels a kubelet may set on itself under NodeRestriction, beside the allowed namespaces. */
-const KUBELET_LABELS = new Set([
-  'kubernetes.io/hostname',
-  'kubernetes.io/os',
-  'kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region'
-])
-
-function inNamespace(namespace: string, domain: string): boolean {
-  return namespace === domain || namespace.endsWith(`.${domain}`)
-}
-
-/**
- * True when a kubelet may set label `key` on its own Node (NodeRestriction, and kubelet's own
- * check of `--node-labels`): any key outside `kubernetes.io`, `k8s.io` and their subdomains, the
- * well-known labels above, and keys under `[*.]kubelet.kubernetes.io/` or `[*.]node.kubernetes.io/`.
- * A kubelet given any other key in `--node-labels` refuses to start, so `{{ nodeLabels }}` carries
- * only these; the workload agent sets the others once the Node has joined.
- */
-export function kubeletMaySetLabel(key: string): boolean {
-  const slash = key.indexOf('/')
-  if (slash < 0) return true
-  const namespace = key.slice(0, slash)
-  if (!inNamespace(namespace, 'kubernetes.io') && !inNamespace(namespace, 'k8s.io')) return true
-  if (KUBELET_LABELS.has(key)) return true
-  return inNamespace(namespace, 'kubelet.kubernetes.io') || inNamespace(namespace, 'node.kubernetes.io')
-}
+export { kubeletMaySetLabel }
 
 /**
  * Problems of the pool name: cells are named `<pool>-<index>`, and a cell name is a VM hostname
@@ -151,7 +152,9 @@ export function poolNameProblems(name: string): PoolProblem[] {
 export function poolProblems(name: string, spec: unknown): PoolProblem[] {
   const named = poolNameProblems(name)
   if (!isRecord(spec)) return [...named, { field: 'spec', message: `spec must be an object, not ${describe(spec)}` }]
-  return [...named, ...merge(schemaProblems(spec), ruleProblems(spec))]
+  const problems = [...named, ...merge(schemaProblems(spec), ruleProblems(spec))]
+  // The CellNodeSet estimate reads the resolved spec, which is meaningful only for a valid one.
+  return problems.length > 0 ? problems : desiredNodeSetProblems(name, resolvePool(spec))
 }
 
 /**
@@ -209,6 +212,7 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
     problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = record(workload.node)
   problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))
+  problems.push(...nodeMetadataProblems(node.labels, node.annotations), ...guestTemplateSizeProblems(cell.guestTemplate))
   problems.push(...autoscalingProblems(record(spec.autoscaling)))
   problems.push(
     ...durationProblems('spec.bootstrap.readyTimeout', bootstrap.readyTimeout, true),
@@ -231,23 +235,44 @@ function schemaProblems(spec: Record<string, unknown>): PoolProblem[] {
   return problems
 }
 
+/** Every SwiftGuestSpec field this module knows, by its lower-case spelling. */
+const KNOWN_FIELDS = new Map<string, string>(
+  [...CONTROLLER_FIELDS, ...UNSUPPORTED_FIELDS.map(([field]) => field), ...CELL_FIELDS].map((field) => [field.toLowerCase(), field])
+)
+const CELL_FIELD_SET = new Set<string>(CELL_FIELDS)
+
+/**
+ * The guestTemplate's fields against {@link CELL_FIELDS}. Names are compared as written and, to
+ * say what a misspelt one is, without case: `KernelRef` is refused as kernelRef is.
+ */
 function guestTemplateProblems(template: unknown): PoolProblem[] {
   const base = 'spec.cell.guestTemplate'
   if (!isRecord(template)) return template === undefined ? [] : [{ field: base, message: `${base} must be an object (a SwiftGuestSpec)` }]
   const problems: PoolProblem[] = []
-  for (const field of CONTROLLER_FIELDS) {
-    if (isSet(template, field))
-      problems.push({ field: `${base}.${field}`, message: `${base}.${field} is set by the controller and must not be set here` })
+  for (const key of Object.keys(template)) {
+    if (CELL_FIELD_SET.has(key) || !isSet(template, key)) continue
+    const field = `${base}.${clip(key)}`
+    const known = KNOWN_FIELDS.get(key.toLowerCase())
+    const as = known !== undefined && known !== key ? ` (${known})` : ''
+    const unsupported = UNSUPPORTED_FIELDS.find(([name]) => name === known)
+    if ((CONTROLLER_FIELDS as readonly string[]).includes(known ?? '')) {
+      problems.push({ field, message: `${field}${as} is set by the controller and must not be set here` })
+    } else if (unsupported !== undefined) {
+      problems.push({ field, message: `${field}${as} is not supported on the GPU path: ${unsupported[1]}` })
+    } else if (known !== undefined) {
+      problems.push({ field, message: `${field} is not a SwiftGuestSpec field: field names are case-sensitive; write ${known}` })
+    } else {
+      problems.push({ field, message: `${field} is not a SwiftGuestSpec field a cell may set; a cell may set ${CELL_FIELDS.join(', ')}` })
+    }
   }
-  for (const [field, why] of UNSUPPORTED_FIELDS) {
-    if (isSet(template, field))
-      problems.push({ field: `${base}.${field}`, message: `${base}.${field} is not supported on the GPU path: ${why}` })
-  }
-  if (Object.hasOwn(template, 'osType') && template.osType === 'windows') {
+  const osType = Object.hasOwn(template, 'osType') ? template.osType : undefined
+  if (typeof osType === 'string' && osType.toLowerCase() === 'windows') {
     problems.push({
       field: `${base}.osType`,
       message: `${base}.osType windows is not supported on the GPU path: a cell runs Linux with the NVIDIA driver and a kubelet`
     })
+  } else if (osType !== undefined && osType !== null && osType !== 'linux') {
+    problems.push({ field: `${base}.osType`, message: `${base}.osType ${describe(osType)} is not linux, the only OS family a cell runs` })
   }
   for (const field of ['guestClassRef', 'imageRef']) {
     const ref = Object.hasOwn(template, field) ? template[field] : undefined
@@ -258,6 +283,21 @@ function guestTemplateProblems(template: unknown): PoolProblem[] {
       })
     }
   }
+  problems.push(...interfaceNameProblems(template.interfaces))
+  return problems
+}
+
+/** Interface names are DNS labels: the one `nodeIPFrom` names goes into the boot script. */
+function interfaceNameProblems(interfaces: unknown): PoolProblem[] {
+  if (!Array.isArray(interfaces)) return []
+  const problems: PoolProblem[] = []
+  interfaces.forEach((entry, i) => {
+    const name = isRecord(entry) && Object.hasOwn(entry, 'name') ? entry.name : undefined
+    const field = `spec.cell.guestTemplate.interfaces[${i}].name`
+    if (typeof name !== 'string' || !isDnsLabel(name)) {
+      problems.push({ field, message: `${field} ${describe(name)} is not a DNS label (${DNS_LABEL_RULE})` })
+    }
+  })
   return problems
 }
 
@@ -320,6 +360,14 @@ function gpuProblems(spec: Record<string, unknown>, gpu: Record<string, unknown>
 
 function nodeIPFromProblems(nodeIPFrom: unknown, template: unknown): PoolProblem[] {
   if (typeof nodeIPFrom !== 'string' || nodeIPFrom === '') return []
+  if (!isDnsLabel(nodeIPFrom)) {
+    return [
+      {
+        field: 'spec.cell.nodeIPFrom',
+        message: `spec.cell.nodeIPFrom ${describe(nodeIPFrom)} is not a DNS label (${DNS_LABEL_RULE}); it goes into the boot script as {{ nodeIPInterface }}`
+      }
+    ]
+  }
   const interfaces = isRecord(template) && Array.isArray(template.interfaces) ? template.interfaces : []
   const names = interfaces
     .filter(isRecord)
@@ -341,7 +389,10 @@ function labelProblems(labels: unknown): PoolProblem[] {
   const problems: PoolProblem[] = []
   for (const [key, value] of Object.entries(labels)) {
     const field = `spec.workloadCluster.node.labels[${clip(key)}]`
-    problems.push(...keyProblems(field, key, 'label'))
+    const keyed = keyProblems(field, key, 'label')
+    problems.push(...keyed)
+    const restricted = keyed.length === 0 ? restrictedLabelReason(key) : undefined
+    if (restricted !== undefined) problems.push({ field, message: `${field}: ${clip(key)} is refused: ${restricted}` })
     if (typeof value === 'string' && !isLabelValue(value)) {
       problems.push({
         field,
@@ -354,19 +405,7 @@ function labelProblems(labels: unknown): PoolProblem[] {
 
 function annotationProblems(annotations: unknown): PoolProblem[] {
   if (!isRecord(annotations)) return []
-  const problems: PoolProblem[] = []
-  let bytes = 0
-  for (const [key, value] of Object.entries(annotations)) {
-    problems.push(...keyProblems(`spec.workloadCluster.node.annotations[${clip(key)}]`, key, 'annotation'))
-    bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0)
-  }
-  if (bytes > ANNOTATIONS_MAX_BYTES) {
-    problems.push({
-      field: 'spec.workloadCluster.node.annotations',
-      message: `spec.workloadCluster.node.annotations total ${bytes} bytes; a Node takes at most ${ANNOTATIONS_MAX_BYTES}`
-    })
-  }
-  return problems
+  return Object.keys(annotations).flatMap((key) => keyProblems(`spec.workloadCluster.node.annotations[${clip(key)}]`, key, 'annotation'))
 }
 
 function taintProblems(taints: unknown): PoolProblem[] {
@@ -377,7 +416,11 @@ function taintProblems(taints: unknown): PoolProblem[] {
     if (!isRecord(taint)) return // the schema check reports it
     const field = `spec.workloadCluster.node.taints[${i}]`
     if (typeof taint.key === 'string' && taint.key !== '') {
-      for (const p of keyProblems(`${field}.key`, taint.key, 'taint')) problems.push(p)
+      const keyed = keyProblems(`${field}.key`, taint.key, 'taint')
+      problems.push(...keyed)
+      const restricted = keyed.length === 0 ? restrictedTaintReason(taint.key) : undefined
+      if (restricted !== undefined)
+        problems.push({ field: `${field}.key`, message: `${field}.key ${clip(taint.key)} is refused: ${restricted}` })
     }
     if (typeof taint.value === 'string' && !isLabelValue(taint.value)) {
       problems.push({
@@ -602,6 +645,12 @@ function seconds(value: unknown, fallback: number): number {
 
 function isSecretName(name: string): boolean {
   return name.length <= 253 && DNS1123_SUBDOMAIN.test(name)
+}
+
+const DNS_LABEL_RULE = 'at most 63 lower-case letters, digits and -, starting and ending with a letter or digit'
+
+function isDnsLabel(value: string): boolean {
+  return value.length <= 63 && DNS1123_LABEL.test(value)
 }
 
 function isLabelValue(value: string): boolean {

@@ -1,6 +1,7 @@
 /**
- * `gpuhooks render`: a dry run of the hooks on files. It reads a parent manifest and optionally
- * observed children and related objects, builds the hook request exactly as Metacontroller v2
+ * `gpuhooks render`: a dry run of the hooks on files. It reads a manifest as a user writes it
+ * (the parent, an Instance, a Namespace or a GPUCellPool, with the objects it goes with, such as
+ * an Instance's key Secret), and optionally observed children and more related objects, builds the hook request exactly as Metacontroller v2
  * would (type keys `Kind.version` / `Kind.group/version`, object keys `namespace/name` or `name`,
  * every declared child type present, related objects as the customize hook asks for them), calls
  * the pure hook and prints its answer (desired children and status) as YAML.
@@ -27,7 +28,9 @@ export class InputError extends Error {}
 const USAGE = `usage: gpuhooks render PARENT.yaml [--children FILE]... [--related FILE]... [--finalize] [--now RFC3339]
 
 Prints what the gpuhooks hooks would answer Metacontroller for PARENT (an Instance, a Namespace or
-a GPUCellPool): the desired children and the status, as YAML. --children and --related take
+a GPUCellPool): the desired children and the status, as YAML. PARENT.yaml holds that one parent
+and may hold the objects it goes with (a key Secret, a join Secret): those are read as related
+objects, as if given with --related. --children and --related take
 multi-document YAML files (or List objects) of observed objects (a Secret's stringData is read as
 the API server stores it, in data); --finalize calls the finalize hook as for a parent being
 deleted; --now fixes the clock (default: the current time).`
@@ -161,18 +164,47 @@ function schemaProblem(schema: Parameters<typeof Value.Errors>[0], value: unknow
   return first === undefined ? undefined : `${first.path === '' ? '/' : first.path}: ${first.message}`
 }
 
-/** Builds the v2 hook request for the parent, as Metacontroller would send it, and its controller's row. */
-export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { row: RenderController; request: Record<string, unknown> } {
-  const parents = readObjects(args.parent)
-  if (parents.length !== 1) throw new InputError(`${args.parent}: expected exactly one parent object, found ${parents.length}`)
-  const parent = parents[0] as KubeObject
-  const row: RenderController | undefined = RENDER_CONTROLLERS.find((c) => c.apiVersion === parent.apiVersion && c.kind === parent.kind)
-  if (row === undefined) {
-    const known = RENDER_CONTROLLERS.map((c) => `${c.kind} (${c.apiVersion})`).join(', ')
+/** The controller whose parent `object` is, if gpuhooks serves its kind. */
+function controllerOf(object: KubeObject): RenderController | undefined {
+  return RENDER_CONTROLLERS.find((c) => c.apiVersion === object.apiVersion && c.kind === object.kind)
+}
+
+/** An object as a message names it: kind, then `namespace/name` or `name`. */
+function nameOf(object: KubeObject): string {
+  return `${String(object.kind)} ${keyOf(object)}`
+}
+
+/**
+ * Splits the parent file as a user writes it: the one object of a kind gpuhooks serves is the
+ * parent, every other object (an Instance's key Secret, a pool's join Secret) is an observed
+ * related object, selected as the customize hook selects `--related` files.
+ */
+export function splitParentFile(
+  file: string,
+  objects: readonly KubeObject[]
+): { parent: KubeObject; row: RenderController; rest: KubeObject[] } {
+  const served = objects.filter((o) => controllerOf(o) !== undefined)
+  const known = RENDER_CONTROLLERS.map((c) => `${c.kind} (${c.apiVersion})`).join(', ')
+  if (served.length > 1)
     throw new InputError(
-      `${args.parent}: ${String(parent.kind)} (${String(parent.apiVersion)}) is not a parent gpuhooks renders; known: ${known}`
+      `${file}: expected one parent object, found ${served.length} of kinds gpuhooks renders: ${served.map(nameOf).join(', ')}; render them one file each`
+    )
+  const parent = served[0]
+  if (parent === undefined) {
+    if (objects.length === 0) throw new InputError(`${file}: no object in it; expected a parent: ${known}`)
+    const [only] = objects
+    if (objects.length === 1 && only !== undefined)
+      throw new InputError(`${file}: ${String(only.kind)} (${String(only.apiVersion)}) is not a parent gpuhooks renders; known: ${known}`)
+    throw new InputError(
+      `${file}: none of its ${objects.length} objects is a parent gpuhooks renders (${objects.map(nameOf).join(', ')}); known: ${known}`
     )
   }
+  return { parent, row: controllerOf(parent) as RenderController, rest: objects.filter((o) => o !== parent) }
+}
+
+/** Builds the v2 hook request for the parent, as Metacontroller would send it, and its controller's row. */
+export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { row: RenderController; request: Record<string, unknown> } {
+  const { parent, row, rest } = splitParentFile(args.parent, readObjects(args.parent))
   if (args.finalize && row.finalize === undefined) throw new InputError(`--finalize: the ${row.kind} controller has no finalize hook`)
 
   const customizeRequest = { controller: { metadata: { name: row.name } }, parent }
@@ -196,8 +228,9 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
     const key = ruleTypeKey(rule.apiVersion, rule.resource)
     if (key !== undefined && !related.has(key)) related.set(key, {})
   }
-  for (const file of args.related) {
-    for (const object of readObjects(file).map(asStored)) {
+  const relatedFiles = [{ file: args.parent, objects: rest }, ...args.related.map((file) => ({ file, objects: readObjects(file) }))]
+  for (const { file, objects } of relatedFiles) {
+    for (const object of objects.map(asStored)) {
       if (!rules.some((rule) => ruleSelects(rule, object))) {
         io.stderr(`gpuhooks render: ${file}: ${typeOf(object)} ${keyOf(object)} ignored: the customize hook does not relate it\n`)
         continue

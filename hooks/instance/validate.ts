@@ -23,7 +23,16 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
-import { ACCELERATOR_FAMILIES, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec } from '../api/instance.ts'
+import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../api/kit.ts'
+import {
+  ACCELERATOR_FAMILIES,
+  CONFIG_KEY_PATTERN,
+  ENV_NAME_PATTERN,
+  ENV_SOURCES,
+  InstanceSpecSchema,
+  type AcceleratorFamily,
+  type InstanceSpec
+} from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { canonicalJson } from '../k8s/hash.ts'
@@ -254,6 +263,7 @@ function specRuleProblems(spec: Record<string, unknown>): SpecProblem[] {
   return [
     ...portProblems(list(spec.ports), spec.sshPublicKey !== undefined),
     ...envProblems(list(spec.env)),
+    ...quantityProblems(spec),
     ...uniqueNameProblems('spec.imagePullSecrets', list(spec.imagePullSecrets)),
     ...(isRecord(resources.accelerator) ? acceleratorProblems(resources.accelerator) : []),
     ...(isRecord(spec.workspace) && spec.workspace.size !== undefined && spec.workspace.claimName !== undefined
@@ -321,8 +331,110 @@ function envProblems(env: unknown[]): SpecProblem[] {
     if (isRecord(entry) && entry.value !== undefined && entry.valueFrom !== undefined) {
       problems.push(invalid(`spec.env[${i}]`, `spec.env[${i}] (${describe(entry.name)}): value and valueFrom are exclusive; set one`))
     }
+    if (isRecord(entry) && isRecord(entry.valueFrom)) problems.push(...valueFromProblems(`spec.env[${i}].valueFrom`, entry.valueFrom))
   })
   return problems
+}
+
+/** The Pod fields an env `fieldRef` may read (Kubernetes v1.37 `validEnvDownwardAPIFieldPathExpressions`). */
+const ENV_FIELD_PATHS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.serviceAccountName',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs'
+]
+/** A label or annotation of the Pod, by key, as a `fieldRef` subscript. */
+const SUBSCRIPTED_FIELD_PATH = /^metadata\.(labels|annotations)\['[^']+'\]$/
+/** The container resources an env `resourceFieldRef` may read, and the hugepages ones. */
+const ENV_RESOURCES = /^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/
+
+/**
+ * `valueFrom` as the API server checks it in a container (v1.37 `validateEnvVarValueFrom`):
+ * exactly one known source, and for `fieldRef` and `resourceFieldRef` a field the downward API
+ * offers. Any other key is refused too: the API server would drop it, and with it the source the
+ * author meant. The names and keys of the other sources are the schema's patterns.
+ */
+function valueFromProblems(at: string, from: Record<string, unknown>): SpecProblem[] {
+  const problems: SpecProblem[] = []
+  const known = ENV_SOURCES as readonly string[]
+  const keys = Object.keys(from)
+  for (const key of keys.filter((k) => !known.includes(k))) {
+    problems.push(invalid(`${at}.${cutKey(key)}`, `${at}.${cutKey(key)} is not a source; valueFrom takes one of ${ENV_SOURCES.join(', ')}`))
+  }
+  const sources = ENV_SOURCES.filter((source) => Object.hasOwn(from, source))
+  if (sources.length !== 1) {
+    problems.push(
+      invalid(
+        at,
+        `${at} ${sources.length === 0 ? 'sets no source' : `sets ${sources.length} sources (${sources.join(', ')})`}; set exactly one of ${ENV_SOURCES.join(', ')}`
+      )
+    )
+  }
+  const fieldRef = from.fieldRef
+  if (isRecord(fieldRef)) {
+    if (fieldRef.apiVersion !== undefined && fieldRef.apiVersion !== 'v1') {
+      problems.push(invalid(`${at}.fieldRef.apiVersion`, `${at}.fieldRef.apiVersion ${describe(fieldRef.apiVersion)} is not v1`))
+    }
+    const path = fieldRef.fieldPath
+    if (typeof path === 'string' && path !== '' && !ENV_FIELD_PATHS.includes(path) && !SUBSCRIPTED_FIELD_PATH.test(path)) {
+      problems.push(
+        invalid(
+          `${at}.fieldRef.fieldPath`,
+          `${at}.fieldRef.fieldPath ${describe(path)} is not a field the downward API offers: ${ENV_FIELD_PATHS.join(', ')}, metadata.labels['<key>'] or metadata.annotations['<key>']`
+        )
+      )
+    }
+  }
+  const resourceRef = from.resourceFieldRef
+  if (
+    isRecord(resourceRef) &&
+    typeof resourceRef.resource === 'string' &&
+    resourceRef.resource !== '' &&
+    !ENV_RESOURCES.test(resourceRef.resource)
+  ) {
+    problems.push(
+      invalid(
+        `${at}.resourceFieldRef.resource`,
+        `${at}.resourceFieldRef.resource ${describe(resourceRef.resource)} is not one of limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, requests.ephemeral-storage or a hugepages resource`
+      )
+    )
+  }
+  return problems
+}
+
+/**
+ * Quantities the API server refuses when negative: the workload container's cpu and memory
+ * (requests and limits) and the emptyDir size limit. Their form is the schema's.
+ */
+function quantityProblems(spec: Record<string, unknown>): SpecProblem[] {
+  const resources = isRecord(spec.resources) ? spec.resources : {}
+  const workspace = isRecord(spec.workspace) ? spec.workspace : {}
+  const fields: Array<[string, unknown]> = [
+    ['spec.resources.cpu', resources.cpu],
+    ['spec.resources.memory', resources.memory],
+    ['spec.workspace.size', workspace.size]
+  ]
+  return fields
+    .filter(([, value]) => isNegativeQuantity(value))
+    .map(([field, value]) => invalid(field, `${field} ${describe(value)} is negative; the API server takes no negative quantity`))
+}
+
+/** A quantity below zero: a negative number, or a quantity string with a minus sign and a digit other than 0 before its suffix. */
+function isNegativeQuantity(value: unknown): boolean {
+  if (typeof value === 'number') return value < 0
+  if (typeof value !== 'string' || !value.startsWith('-')) return false
+  const mantissa = /^-([0-9]*\.?[0-9]*)/.exec(value)?.[1] ?? ''
+  return /[1-9]/.test(mantissa)
+}
+
+/** A key as a field path shows it: at most 63 characters. */
+function cutKey(key: string): string {
+  return key.length > 63 ? `${key.slice(0, 63)}…` : key
 }
 
 /** A list keyed by `name` (a list-map, or container port names) names each entry once. */
@@ -426,6 +538,18 @@ function cut(text: string): string {
   return text.length > MAX_DESCRIBED ? `${text.slice(0, MAX_DESCRIBED)}… (${text.length} characters)` : text
 }
 
+/** What each pattern of the schema asks, as a message says it. */
+const PATTERN_RULES = new Map<string, string>([
+  ['^/', 'must be an absolute path (start with /)'],
+  [
+    DNS_SUBDOMAIN_PATTERN,
+    'is not a DNS subdomain (lower-case letters, digits, - and ., each part starting and ending with a letter or digit)'
+  ],
+  [ENV_NAME_PATTERN, 'is not an environment variable name: printable ASCII characters other than ='],
+  [CONFIG_KEY_PATTERN, 'is not a ConfigMap or Secret key (letters, digits, -, _ and .)'],
+  [DNS_LABEL_PATTERN, 'is not a DNS label (lower-case letters, digits and -, starting and ending with a letter or digit)']
+])
+
 function schemaMessage(error: ValueError, root: string): string {
   const field = fieldOf(error.path, root)
   const value = describe(error.value)
@@ -437,7 +561,7 @@ function schemaMessage(error: ValueError, root: string): string {
       // A Kind error with a pattern is the Quantity int-or-string (api/kit.ts).
       return pattern !== undefined ? `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)` : `${field} ${value} must be an object`
     case ValueErrorType.StringPattern:
-      return pattern === '^/' ? `${field} ${value} must be an absolute path (start with /)` : `${field} ${value} does not match ${pattern}`
+      return `${field} ${value} ${PATTERN_RULES.get(pattern ?? '') ?? `does not match ${pattern}`}`
     default:
       return invalidValueMessage(error, field, value)
   }

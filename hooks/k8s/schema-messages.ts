@@ -17,6 +17,7 @@ interface Keywords {
   minLength?: number
   maxLength?: number
   maxItems?: number
+  maxProperties?: number
 }
 
 /**
@@ -44,6 +45,10 @@ export function commonSchemaMessage(error: ValueError, field: string, value: str
       return `${field} ${value} is longer than ${schema.maxLength} characters`
     case ValueErrorType.ArrayMaxItems:
       return `${field} has ${Array.isArray(error.value) ? error.value.length : '?'} entries; at most ${schema.maxItems}`
+    case ValueErrorType.ObjectMaxProperties: {
+      const count = typeof error.value === 'object' && error.value !== null ? Object.keys(error.value).length : '?'
+      return `${field} has ${count} entries; at most ${schema.maxProperties}`
+    }
     default:
       return undefined
   }

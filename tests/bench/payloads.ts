@@ -11,6 +11,7 @@ import { ISOLATION_ANNOTATION, NETWORK_POLICY_TYPE_KEY, type IsolationSyncReques
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { DECORATOR_ANNOTATION, objectKey } from '../../hooks/metacontroller/observed.ts'
 import { controllerObject, namespaceObject, runningInstanceRequest, setting } from './instance.ts'
+import { checkLargestPool, largestPoolRequest } from './largest-pool.ts'
 import { CREATED, storedChild, uid, type Owner } from './stored.ts'
 
 /** One request to benchmark, and how to tell that the hook answered it properly. */
@@ -138,4 +139,18 @@ export function payloads(): Payload[] {
       check: checkIsolated
     }
   ]
+}
+
+/**
+ * The largest GPUCellPool sync request the bounds allow (largest-pool.ts), built at the time of
+ * the call: its workload cluster counts as observed for 2 minutes.
+ */
+export function largestPoolPayload(): Payload {
+  const { request, cells, replicas } = largestPoolRequest(new Date())
+  return {
+    name: `cellpool sync: largest legal pool (${cells + 2} of ${replicas} cells, 64 KiB bootstrap and guestTemplate)`,
+    path: '/hooks/cellpool/sync',
+    body: JSON.stringify(request),
+    check: checkLargestPool(cells)
+  }
 }

@@ -151,6 +151,8 @@ const MSG = {
   sshReserved: 'ssh is reserved for the SSH sidecar',
   iana: 'must be an IANA service name: lower-case letters, digits and -, with a letter, no -- and no - at either end',
   envValue: 'value and valueFrom are exclusive',
+  envSource: 'set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef and fileKeyRef',
+  negative: 'must not be negative',
   workspace: 'size and claimName are exclusive: an ephemeral size or a claim',
   ssh22: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
   partitionProfiles: 'spec.partitionProfiles needs Partitioned in spec.families',
@@ -217,6 +219,21 @@ const INSTANCE_CASES: CelCase[] = [
     object: instance('env-both', { env: [{ name: 'TOKEN', value: 'x', valueFrom: { secretKeyRef: { name: 'hf', key: 'token' } } }] }),
     message: MSG.envValue
   },
+  {
+    name: 'env valueFrom with two sources',
+    object: instance('env-two', {
+      env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'hf', key: 'token' }, configMapKeyRef: { name: 'c', key: 'k' } } }]
+    }),
+    message: MSG.envSource
+  },
+  {
+    name: 'env valueFrom with no known source (an unknown one is pruned)',
+    object: instance('env-none', { env: [{ name: 'TOKEN', valueFrom: {} }] }),
+    message: MSG.envSource
+  },
+  { name: 'a negative cpu', object: instance('cpu-negative', { resources: { cpu: '-1' } }), message: MSG.negative },
+  { name: 'a negative memory as an integer', object: instance('mem-negative', { resources: { memory: -1024 } }), message: MSG.negative },
+  { name: 'a negative workspace size', object: instance('ws-negative', { workspace: { size: '-10Gi' } }), message: MSG.negative },
   { name: 'an Instance name starting with a digit', object: instance('1st-notebook', {}), message: MSG.instanceName },
   { name: 'an Instance name of 64 characters', object: instance('n'.repeat(64), {}), message: MSG.instanceName },
   {
@@ -284,6 +301,16 @@ t.test('a valid base object of each kind is accepted', async (t) => {
     instance('base-sliced', accel({ family: 'Sliced', count: 1, memoryMiB: 4096, coresPercentage: 30 })),
     instance('base-mig', accel({ family: 'Partitioned', profile: '1g.10gb' })),
     instance('base-cpu', accel({ count: 0 })),
+    instance('base-env', {
+      env: [
+        { name: 'my.var 1', value: 'relaxed name' },
+        { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'hf', key: 'token' } } },
+        { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: 1 } } }
+      ],
+      resources: { cpu: '500m', memory: 1073741824 },
+      nodeName: 'gpu-1.zone-a.example.com'
+    }),
     instanceType('base', { families: ['Whole', 'Partitioned'], partitionProfiles: ['1g.10gb'] })
   ]
   for (const object of objects) {

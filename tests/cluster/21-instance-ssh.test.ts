@@ -289,6 +289,41 @@ t.test('admission through kubectl', async (t) => {
     t.not(fresh.metadata.uid, pod.metadata.uid)
   })
 
+  await t.test('values the API server would refuse in the Pod are refused at admission, each naming its field', async (t) => {
+    const webhook = await apply(
+      instance(ns, 'bad-sources', {
+        ...WORKSPACE,
+        env: [
+          { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'spec.containers' } } },
+          { name: 'GPUS', valueFrom: { resourceFieldRef: { resource: 'limits.nvidia.com/gpu' } } }
+        ]
+      }),
+      true
+    )
+    t.not(webhook.code, 0)
+    t.match(webhook.stderr, /admission webhook "instances\.worker\.gpustack\.ai" denied the request/)
+    t.match(webhook.stderr, 'spec.env[0].valueFrom.fieldRef.fieldPath spec.containers is not a field the downward API offers')
+    t.match(webhook.stderr, 'spec.env[1].valueFrom.resourceFieldRef.resource limits.nvidia.com/gpu is not one of limits.cpu')
+    t.equal(await get(instanceRef(ns, 'bad-sources')), undefined, 'nothing stored')
+
+    // What the schema states is refused by the API server itself, before the webhook is asked.
+    const schema = await apply(
+      instance(ns, 'bad-values', {
+        ...WORKSPACE,
+        env: [{ name: 'A=B', value: '1' }],
+        resources: { cpu: '-1' },
+        nodeName: 'Node_1'
+      }),
+      true
+    )
+    t.not(schema.code, 0)
+    t.notMatch(schema.stderr, /admission webhook/)
+    t.match(schema.stderr, /spec\.env\[0\]\.name in body should match/)
+    t.match(schema.stderr, /spec\.nodeName in body should match/)
+    t.match(schema.stderr, /spec\.resources\.cpu: Invalid value: .*must not be negative/)
+    t.equal(await get(instanceRef(ns, 'bad-values')), undefined, 'nothing stored')
+  })
+
   await t.test('an Instance that never got a Pod can be fixed in place', async (t) => {
     await apply(instance(ns, 'typo', { ...WORKSPACE, type: 'hamii' }))
     await settle(ns, 'typo')

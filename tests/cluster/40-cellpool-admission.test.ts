@@ -7,8 +7,18 @@
 // Metacontroller write a CellNodeSet's spec.
 import { join } from 'node:path'
 import t from 'tap'
-import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, buildGuest, buildSeedProfile } from '../../hooks/cellpool/children.ts'
+import {
+  buildBootstrapSecret,
+  buildCellNode,
+  buildCellNodeSet,
+  buildGuest,
+  buildSeedProfile,
+  type CellIdentity
+} from '../../hooks/cellpool/children.ts'
+import { MAX_BOOTSTRAP_BYTES, MAX_NODE_SET_BYTES, nodeSetBytes, nodeSetEntryBytes } from '../../hooks/cellpool/limits.ts'
 import { resolvePool } from '../../hooks/cellpool/validate.ts'
+import type { KubeObject } from '../../hooks/k8s/objects.ts'
+import { LAST_APPLIED_ANNOTATION } from '../../hooks/metacontroller/observed.ts'
 import type { JsonObject } from '../support/merge.ts'
 import { CELLS, poolManifest, poolSpecWith } from './support/cellpool.ts'
 import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
@@ -339,6 +349,70 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
       'spec.workloadCluster.node.labels[cells.kubeswift.io/pool]: cells.kubeswift.io/pool is under cells.kubeswift.io/, which the controller keeps for itself',
       'spec.workloadCluster.node.taints[0].key: bad key is not a valid taint key'
     ]
+  },
+  {
+    name: 'node labels and taints NodeRestriction and the node controllers keep, all at once',
+    object: pool('restricted', {
+      workloadCluster: {
+        node: {
+          labels: {
+            'node-restriction.kubernetes.io/trusted': 'true',
+            'node-role.kubernetes.io/control-plane': '',
+            'node-role.kubernetes.io/master': '',
+            'kubernetes.io/role': 'master',
+            'node-role.kubernetes.io/gpu-cell': ''
+          },
+          taints: [
+            { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' },
+            { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }
+          ]
+        }
+      }
+    }),
+    messages: [
+      'spec.workloadCluster.node.labels[node-restriction.kubernetes.io/trusted]: node-restriction.kubernetes.io/trusted is refused: node-restriction.kubernetes.io/ labels mark the Nodes an admin trusts',
+      'spec.workloadCluster.node.labels[node-role.kubernetes.io/control-plane]: node-role.kubernetes.io/control-plane is refused: it marks a control-plane Node',
+      'spec.workloadCluster.node.labels[node-role.kubernetes.io/master]: node-role.kubernetes.io/master is refused',
+      'spec.workloadCluster.node.labels[kubernetes.io/role]: kubernetes.io/role is refused: its prefix kubernetes.io is reserved to Kubernetes',
+      'spec.workloadCluster.node.taints[0].key node.kubernetes.io/out-of-service is refused: node.kubernetes.io/ taints belong to the node lifecycle controller',
+      'spec.workloadCluster.node.taints[1].key node.cloudprovider.kubernetes.io/uninitialized is refused'
+    ]
+  },
+  {
+    name: 'guestTemplate keys compared as a decoder would and against the fields a cell may set',
+    object: pool('spelt', {
+      cell: {
+        guestTemplate: { KernelRef: { name: 'k' }, SeedProfileRef: { name: 's' }, hostPath: '/etc', interfaces: [{ name: 'routable' }] }
+      }
+    }),
+    messages: [
+      'spec.cell.guestTemplate.KernelRef (kernelRef) is not supported on the GPU path',
+      'spec.cell.guestTemplate.SeedProfileRef (seedProfileRef) is set by the controller and must not be set here',
+      'spec.cell.guestTemplate.hostPath is not a SwiftGuestSpec field a cell may set'
+    ]
+  },
+  {
+    name: 'an interface name with a newline',
+    object: pool('iface', { cell: { guestTemplate: { interfaces: [{ name: 'eth0\nruncmd: [reboot]' }] }, nodeIPFrom: null } }),
+    messages: ['spec.cell.guestTemplate.interfaces[0].name eth0\nruncmd: [reboot] is not a DNS label']
+  },
+  {
+    name: 'node labels and annotations past 16 KiB, and a guestTemplate past 64 KiB',
+    object: pool('big', {
+      cell: { guestTemplate: { network: { note: 'n'.repeat(65 * 1024) } } },
+      workloadCluster: { node: { annotations: { 'example.com/notes': 'n'.repeat(17 * 1024) } } }
+    }),
+    messages: [
+      'spec.workloadCluster.node.labels and .annotations take 17',
+      'past the bound of 16384 bytes (16 KiB)',
+      'spec.cell.guestTemplate takes 66',
+      'past the bound of 65536 bytes (64 KiB)'
+    ]
+  },
+  {
+    name: 'a desired size whose CellNodeSet passes 192 KiB',
+    object: pool('many', { replicas: 500, workloadCluster: { node: { annotations: { 'example.com/notes': 'n'.repeat(1024) } } } }),
+    messages: ["spec.replicas 500: each cell's CellNodeSet entry takes up to", 'past the bound of 196608 bytes (192 KiB)']
   }
 ]
 
@@ -351,6 +425,17 @@ t.test('the webhook refuses through kubectl apply, every problem named at once',
     const name = String(objectAt(c.object, 'metadata').name)
     t.equal((await cluster.kubectl(['get', '-n', NS, 'gpucellpool', name], { allowFail: true })).code, 1, `${c.name}: nothing stored`)
   }
+})
+
+t.test('nodeIPFrom is a DNS label in the schema: a newline never reaches the webhook, let alone a boot script', async (t) => {
+  const { code, stderr } = await apply(
+    pool('newline', {
+      cell: { guestTemplate: { interfaces: [{ name: 'routable' }] }, nodeIPFrom: 'routable\nruncmd: [reboot]' }
+    })
+  )
+  t.equal(code, 1)
+  t.match(stderr, /spec\.cell\.nodeIPFrom: Invalid value: "routable\\nruncmd: \[reboot\]": spec\.cell\.nodeIPFrom in body should match/)
+  t.notMatch(stderr, /admission webhook/, 'refused by the schema')
 })
 
 t.test('an update that breaks a rule is refused; the stored pool stays', async (t) => {
@@ -418,6 +503,32 @@ t.test('the children the builders render are created as they are', async (t) => 
   }
   await kube.updateStatus(guest, { ...current, status })
   t.same((await kube.get(guest)).body.status, status, 'a guest status can be stamped as KubeSwift writes it')
+})
+
+t.test("the size bounds hold what the API server stores with Metacontroller's record, and no more", async (t) => {
+  // Metacontroller creates a child with its last-applied record in an annotation; an object takes 256 KiB of them.
+  const withRecord = (child: KubeObject): JsonObject =>
+    ({
+      ...child,
+      metadata: { ...child.metadata, annotations: { ...child.metadata.annotations, [LAST_APPLIED_ANNOTATION]: JSON.stringify(child) } }
+    }) as unknown as JsonObject
+  const create = (object: JsonObject) => cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(object), allowFail: true })
+  const at = (index: number): CellIdentity => ({ ...ID, index })
+
+  const atBound = await create(withRecord(buildBootstrapSecret(at(10), '#'.repeat(MAX_BOOTSTRAP_BYTES))))
+  t.equal(atBound.code, 0, `a bootstrap Secret of 64 KiB is stored with its record: ${atBound.stderr}`)
+  const past = await create(withRecord(buildBootstrapSecret(at(11), '#'.repeat(100 * 1024))))
+  t.equal(past.code, 1, 'one of 100 KiB is not')
+  t.match(past.stderr, /metadata\.annotations: Too long: may not be (more|longer) than 262144 bytes|must have at most 262144 bytes/)
+
+  const cells = Math.floor((MAX_NODE_SET_BYTES - nodeSetBytes('built', resolved, 0).total) / nodeSetEntryBytes('built', resolved))
+  const nodes = Array.from({ length: cells }, (_, i) =>
+    buildCellNode(resolved, at(99999 - i), '00000000-0000-4000-8000-000000000001', false)
+  )
+  const largest = buildCellNodeSet('largest', NS, 'built-uid', resolved, nodes, true)
+  t.ok(Buffer.byteLength(JSON.stringify(largest)) <= MAX_NODE_SET_BYTES, `${cells} entries stay within the bound`)
+  const stored = await create(withRecord(largest))
+  t.equal(stored.code, 0, `a CellNodeSet at the 240 KiB bound is stored with its record: ${stored.stderr}`)
 })
 
 // ---------------------------------------------------------------------------------------------

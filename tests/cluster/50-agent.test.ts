@@ -193,11 +193,12 @@ t.test('the agent starts: probes answer, it leads, adds its finalizer and report
     }
   })
   t.equal((await fetch(`http://127.0.0.1:${agentPort}/healthz`)).status, 200)
-  const c = await until('the first status', async () => {
+  // One pass writes the status, then patches the finalizer on: a read between the two sees the
+  // status alone, so the wait is for both (and fails, naming them, if either never comes).
+  const c = await until('the first status and the finalizer', async () => {
     const c = await cns()
-    return reachable(c)?.status === 'True' ? c : undefined
+    return reachable(c)?.status === 'True' && (c.metadata.finalizers ?? []).includes(FINALIZER) ? c : undefined
   })
-  t.ok(c.metadata.finalizers.includes(FINALIZER), 'the finalizer is on')
   t.equal(c.status.nodeCount, 0)
   t.equal(c.status.observedGeneration, c.metadata.generation)
   t.same(c.status.demand, { read: true, pendingPods: 0, shapes: [] })
@@ -328,6 +329,36 @@ t.test('a cordon someone else set is left alone', async (t) => {
   )
   t.equal((await getOrUndefined(wl, nodeRef('pool-a-0'))).spec.unschedulable, true)
   await wl.patch(nodeRef('pool-a-0'), { spec: { unschedulable: null } }, 'merge')
+})
+
+t.test('labels and taints a pool may not set are never written, whatever the CellNodeSet says; the row says so', async (t) => {
+  const asked = cellNode('pool-a-0', 'guest-0')
+  asked.labels = { ...asked.labels, 'node-restriction.kubernetes.io/trusted': 'true', 'node-role.kubernetes.io/control-plane': '' }
+  asked.taints = [...asked.taints, { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }]
+  await setSpec('pool-a', { nodes: [asked] })
+  const r = await until('the row names what was not written', async () => {
+    const r = row(await cns(), 'pool-a-0')
+    return typeof r?.message === 'string' && r.message.startsWith('not written:') ? r : undefined
+  })
+  t.equal(
+    r.message,
+    'not written: label node-restriction.kubernetes.io/trusted, label node-role.kubernetes.io/control-plane, taint node.kubernetes.io/out-of-service:NoExecute ' +
+      "(a pool may not set what NodeRestriction keeps from a kubelet, or what Kubernetes' controllers own)"
+  )
+  // Removing a label the agent set proves passes ran since: the agent puts it back, and nothing else.
+  await wl.patch(nodeRef('pool-a-0'), { metadata: { labels: { team: null } } }, 'merge')
+  const node = await until('the label restored', async () => {
+    const n = await getOrUndefined(wl, nodeRef('pool-a-0'))
+    return n.metadata.labels.team === 'ml' ? n : undefined
+  })
+  t.equal(node.metadata.labels['node-restriction.kubernetes.io/trusted'], undefined, 'no node-restriction label')
+  t.equal(node.metadata.labels['node-role.kubernetes.io/control-plane'], undefined, 'no control-plane role')
+  const taints = (node.spec.taints ?? []).map((x: Loose) => String(x.key))
+  t.ok(taints.includes('gpu'), "the pool's own taint is there")
+  // The node lifecycle controller of the test cluster may have added its own taints; none is the agent's.
+  t.notOk(taints.includes('node.kubernetes.io/out-of-service'), `no out-of-service taint: ${taints.join(', ')}`)
+  await setSpec('pool-a', { nodes: [cellNode('pool-a-0', 'guest-0')] })
+  await until('the row message gone', async () => (row(await cns(), 'pool-a-0')?.message === undefined ? true : undefined))
 })
 
 t.test("stale and orphan Nodes are swept; live ones never; another pool's Node is not written", async (t) => {

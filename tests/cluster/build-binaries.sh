@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the control plane for the cluster tests (etcd, kube-apiserver,
-# kube-controller-manager) from the Go module in tests/cluster/k8s, with the
+# kube-controller-manager) and the node of the real-node scenarios (kubelet,
+# kube-proxy, kube-scheduler) from the Go module in tests/cluster/k8s, with the
 # machine's Go toolchain, into a cache directory outside the repository:
 #
 #   ${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-<kubernetes version>}
 #
 # A stamp file in that directory records a hash of the module (go.mod, go.sum,
 # tools.go), of this script and of build-cache.sh (the cache steps it shares
-# with build-helm.sh); when all three binaries are there and the stamp
+# with build-helm.sh); when all six binaries are there and the stamp
 # matches, nothing is built. Progress goes to stderr; the last line on
 # stdout is the directory that holds the binaries.
 set -euo pipefail
@@ -15,7 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 module="$here/k8s"
 tool=build-binaries
-programs=(etcd kube-apiserver kube-controller-manager)
+programs=(etcd kube-apiserver kube-controller-manager kubelet kube-proxy kube-scheduler)
 # shellcheck source=build-cache.sh
 source "$here/build-cache.sh"
 
@@ -50,8 +51,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 log "building Kubernetes $kube_version and etcd into $cache ($(go version))"
-# One `go build` for the three programs, so that the packages they share
-# (client libraries, gRPC, protobuf) are compiled once. The etcd server's main
+# One `go build` for the six programs, so that the packages they share
+# (client libraries, gRPC, protobuf, the API types) are compiled once. The etcd server's main
 # package is the root of go.etcd.io/etcd/server/v3, which go names "server".
 (
   cd "$module"
@@ -64,7 +65,10 @@ log "building Kubernetes $kube_version and etcd into $cache ($(go version))"
     -o "$out/" \
     go.etcd.io/etcd/server/v3 \
     k8s.io/kubernetes/cmd/kube-apiserver \
-    k8s.io/kubernetes/cmd/kube-controller-manager
+    k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubelet \
+    k8s.io/kubernetes/cmd/kube-proxy \
+    k8s.io/kubernetes/cmd/kube-scheduler
 )
 mv "$out/server" "$out/etcd"
 cache_install

@@ -707,3 +707,64 @@ t.test('garbage Nodes in the snapshot are skipped, never thrown on', async (t) =
   t.equal(decision.status.nodes?.[0]?.conflict, true, 'a Node without readable labels lacks the pool uid, so it is not written')
   t.same(nodeActions(decision.actions), [])
 })
+
+t.test('restricted labels and taints are never written, whatever the CellNodeSet asks, and the row says so', async (t) => {
+  const asked = entry({
+    labels: {
+      team: 'ml',
+      'node-restriction.kubernetes.io/trusted': 'true',
+      'node-role.kubernetes.io/control-plane': '',
+      'kubernetes.io/role': 'master',
+      'node-role.kubernetes.io/gpu-cell': ''
+    },
+    taints: [
+      { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' },
+      { key: 'example.com/gpu', effect: 'NoSchedule' }
+    ]
+  })
+  const decision = decide(cns([asked]), snap([settled()]), NOW)
+  t.same(nodeActions(decision.actions), [
+    {
+      type: 'patchNode',
+      name: 'pool-a-0',
+      patch: {
+        metadata: {
+          resourceVersion: '7',
+          labels: { team: 'ml', 'node-role.kubernetes.io/gpu-cell': '' },
+          annotations: {
+            [MANAGED]: managed({
+              labels: [...CELL_KEYS, 'node-role.kubernetes.io/gpu-cell', 'team'].sort(),
+              taints: [{ key: 'example.com/gpu', effect: 'NoSchedule' }]
+            })
+          }
+        },
+        spec: { taints: [{ key: 'example.com/gpu', effect: 'NoSchedule' }] }
+      }
+    }
+  ])
+  t.equal(
+    decision.status.nodes?.[0]?.message,
+    'not written: label node-restriction.kubernetes.io/trusted, label node-role.kubernetes.io/control-plane, label kubernetes.io/role, ' +
+      "taint node.kubernetes.io/out-of-service:NoExecute (a pool may not set what NodeRestriction keeps from a kubelet, or what Kubernetes' controllers own)"
+  )
+})
+
+t.test('a restricted label the agent set before is removed like any it no longer wants', async (t) => {
+  const before = node({
+    labels: { ...cellLabels(GUEST), 'node-restriction.kubernetes.io/trusted': 'true' },
+    annotations: { [MANAGED]: managed({ labels: [...CELL_KEYS, 'node-restriction.kubernetes.io/trusted'].sort() }) }
+  })
+  const decision = decide(cns([entry({ labels: { 'node-restriction.kubernetes.io/trusted': 'true' } })]), snap([before]), NOW)
+  t.same(nodeActions(decision.actions), [
+    {
+      type: 'patchNode',
+      name: 'pool-a-0',
+      patch: {
+        metadata: {
+          labels: { 'node-restriction.kubernetes.io/trusted': null },
+          annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) }
+        }
+      }
+    }
+  ])
+})

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { LeaderElector, leaseStep, type ElectionTimings, type LeaseApi, type LeaseBody } from '../../hooks/agent/leader.ts'
+import { Campaign, LeaderElector, leaseStep, type ElectionTimings, type LeaseApi, type LeaseBody } from '../../hooks/agent/leader.ts'
 import { readAgentConfig } from '../../hooks/agent/config.ts'
+import { FakeClock, settle } from '../support/fake-clock.ts'
 
 const TIMINGS: ElectionTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }
 const LEASE = { name: 'gpuhooks-workload-agent', namespace: 'gpuhooks' }
@@ -136,4 +137,83 @@ t.test('agent settings: defaults, and a bad value names the variable', async (t)
   )
   t.throws(() => readAgentConfig({ RESYNC_SECONDS: 'often' }), /RESYNC_SECONDS=often/)
   t.throws(() => readAgentConfig({ PORT: '99999' }), /PORT=99999/)
+})
+
+/** A Campaign over a FakeLeases Lease with a fake clock, recording each round and log line. */
+function campaign(leases: FakeLeases, identity = 'a') {
+  const clock = new FakeClock(0)
+  const elector = new LeaderElector(leases, LEASE, identity, () => clock.now(), TIMINGS)
+  const rounds: Array<[boolean, boolean]> = []
+  const logged: string[] = []
+  const loop = new Campaign(elector, {
+    clock,
+    retryMs: TIMINGS.retryPeriodMs,
+    log: {
+      info: (_o: object, message: string) => void logged.push(message),
+      warn: (_o: object, message: string) => void logged.push(message)
+    },
+    onRound: (leading, changed) => rounds.push([leading, changed])
+  })
+  const running = loop.run()
+  return { clock, rounds, logged, loop, running }
+}
+
+t.test('the election loop runs a round each retry period and reports leadership and its changes', async (t) => {
+  const leases = new FakeLeases()
+  const c = campaign(leases)
+  await settle()
+  t.same(c.rounds, [[true, true]], 'the first round takes the Lease')
+  t.same(c.logged, ['leading: passes start'])
+  await c.clock.advance(TIMINGS.retryPeriodMs - 1)
+  t.equal(c.rounds.length, 1, 'no round before the retry period')
+  await c.clock.advance(1)
+  t.same(c.rounds, [
+    [true, true],
+    [true, false]
+  ])
+  t.equal(leases.stored?.spec.renewTime, new Date(TIMINGS.retryPeriodMs).toISOString().replace('Z', '000Z'), 'renewed')
+  c.loop.stop()
+  await c.running
+})
+
+t.test('the election loop: failed rounds are logged, and leadership ends at the renew deadline', async (t) => {
+  const leases = new FakeLeases()
+  const c = campaign(leases)
+  await settle()
+  leases.failing = true
+  for (let s = 0; s < TIMINGS.renewDeadlineMs; s += TIMINGS.retryPeriodMs) await c.clock.advance(TIMINGS.retryPeriodMs)
+  t.same(c.rounds.at(-1), [false, true], 'not leading once no renewal went through within the deadline')
+  t.ok(c.logged.includes('leader election round failed'))
+  t.equal(c.logged.at(-1), 'not leading: passes stop')
+  leases.failing = false
+  await c.clock.advance(TIMINGS.retryPeriodMs)
+  t.same(c.rounds.at(-1), [true, true], 'its own Lease again at the next round')
+  c.loop.stop()
+  await c.running
+})
+
+t.test('a standby waits for the leader and takes over once its record stops changing', async (t) => {
+  const leases = new FakeLeases()
+  await new LeaderElector(leases, LEASE, 'other', () => 0, TIMINGS).tick()
+  const c = campaign(leases, 'b')
+  await settle()
+  t.same(c.rounds, [[false, false]])
+  await c.clock.advance(14_000)
+  t.same(c.rounds.at(-1), [false, false], 'the record seen unchanged for 14 s of the 15 s lease duration')
+  await c.clock.advance(TIMINGS.retryPeriodMs)
+  t.same(c.rounds.at(-1), [true, true], 'taken over at the first round past it')
+  t.equal(leases.stored?.spec.holderIdentity, 'b')
+  c.loop.stop()
+  await c.running
+})
+
+t.test('stop ends the election loop without waiting out its pause', async (t) => {
+  const c = campaign(new FakeLeases())
+  await settle()
+  let ended = false
+  void c.running.then(() => (ended = true))
+  c.loop.stop()
+  await settle()
+  t.equal(ended, true)
+  t.equal(c.clock.pending, 0)
 })

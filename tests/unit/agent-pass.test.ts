@@ -316,3 +316,30 @@ t.test('one client per kubeconfig Secret, rebuilt when its resourceVersion chang
   cache.get('ns/other', '5', { server: 'https://b', token: 't3' })
   t.same(built, ['t1', 't2', 't3'])
 })
+
+t.test('a stored status of the wrong shape is read part by part: the pass serves, rewrites it, and names what it left out', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  const object = {
+    ...cellNodeSet([{ name: 'pool-0', instance: 'g0' }]),
+    status: { swept: { last: 'pool-9' }, nodes: 'pool-0', nodeCount: 0 }
+  }
+  const report = await runPass(object, deps(workload, infra, { now: NOW }))
+  t.equal(report.served, true)
+  t.same(report.errors, [])
+  t.same(report.statusProblems, ['status.nodes is a string, not a list', 'status.swept is an object, not a list'])
+  t.equal(report.statusWritten, true)
+  t.match(infra.statuses[0], { nodeCount: 0, nodes: [{ name: 'pool-0', present: false }] })
+  t.notOk(Object.hasOwn(infra.statuses[0] as object, 'swept'), 'the unreadable swept list is not written back')
+})
+
+t.test('an invalid spec is not served, and every failing field is named', async (t) => {
+  const object = cellNodeSet([{ name: '' }, { name: 'pool-1', cordon: 'yes' }])
+  object.spec.poolUID = ''
+  const report = await runPass(object, deps(new FakeWorkload(), new FakeInfra(), { now: NOW }))
+  t.equal(report.served, false)
+  t.equal(
+    report.notServed,
+    'spec.poolUID must not be empty; spec.nodes[0].name must not be empty; spec.nodes[1].cordon is a string, not true or false'
+  )
+})

@@ -7,6 +7,7 @@ import {
   renderBootstrap,
   type BootstrapValues
 } from '../../hooks/cellpool/bootstrap.ts'
+import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS } from '../../hooks/cellpool/limits.ts'
 import { resolvePool } from '../../hooks/cellpool/validate.ts'
 
 const VALUES: BootstrapValues = {
@@ -169,4 +170,71 @@ t.test('a gpucellpool join template renders unchanged but for its five tokens', 
       .replace('{{ expectedGPUs }}', '1')
       .replace('{{ nodeLabels }}', 'cells.kubeswift.io/pool=inference,gpu=on')
   )
+})
+
+// Bounds (limits.ts): a join template is a tenant's, so what it renders to is bounded before
+// anything is built.
+
+t.test('a template that renders past 64 KiB is refused, naming the size, the bound and the token that adds most', async (t) => {
+  const labels = 'x'.repeat(1000)
+  // 66 repeats of a 1000-byte value: 66000 bytes of labels alone.
+  const template = `#cloud-config\n${'--node-labels {{ nodeLabels }}\n'.repeat(66)}`
+  const result = renderBootstrap(template, { ...VALUES, nodeLabels: labels })
+  t.notOk('text' in result, 'no text')
+  t.match(
+    'problem' in result ? result.problem : '',
+    /^the join template renders to \d+ bytes for cell inference-3, past the bound of 65536 bytes \(64 KiB\) of bootstrap data per cell \(its Secret, and Metacontroller's record of it in an annotation, hold it twice each\); \{\{ nodeLabels \}\} alone adds 66000 bytes \(66 times\)$/
+  )
+})
+
+t.test('the rendered size is computed exactly: a template right at the bound renders, one byte more does not', async (t) => {
+  const head = '#cloud-config\n{{ nodeLabels }} {{ cellName }}\n'
+  const fixed =
+    Buffer.byteLength(head) - '{{ nodeLabels }}'.length - '{{ cellName }}'.length + VALUES.nodeLabels.length + VALUES.cellName.length
+  const fill = '#'.repeat(MAX_BOOTSTRAP_BYTES - fixed)
+  const atBound = renderBootstrap(head + fill, VALUES)
+  t.ok('text' in atBound, 'exactly 64 KiB renders')
+  t.equal('text' in atBound ? Buffer.byteLength(atBound.text) : 0, MAX_BOOTSTRAP_BYTES, 'and is exactly 64 KiB')
+  const over = renderBootstrap(`${head}${fill}é`, VALUES)
+  t.match('problem' in over ? over.problem : '', /renders to 65538 bytes/, 'a two-byte character past it is counted in bytes')
+})
+
+t.test('a template with more than 256 tokens is refused before anything is built', async (t) => {
+  const ok = renderBootstrap('{{ nodeLabels }}'.repeat(MAX_TEMPLATE_TOKENS), VALUES)
+  t.ok('text' in ok, '256 tokens render')
+  const tooMany = renderBootstrap(`{{ nodeLabels }}${' {{ cellIndex }}'.repeat(MAX_TEMPLATE_TOKENS)}`, VALUES)
+  t.equal(
+    'problem' in tooMany ? tooMany.problem : '',
+    'the join template has more than 256 tokens ({{ name }}); a join template needs a few'
+  )
+  const unknown = renderBootstrap(`{{ nodeLabels }}${'{{ nope }}'.repeat(1000)}`, VALUES)
+  t.match('problem' in unknown ? unknown.problem : '', /more than 256 tokens/, 'unknown names count as tokens too')
+})
+
+t.test('the amplification of the report: a 1 MiB template of {{ nodeLabels }} costs nothing to refuse', async (t) => {
+  // 20 long labels and a template of nothing but the token: 1 MiB of it would render to gigabytes.
+  const labels = Array.from({ length: 20 }, (_, i) => `example.com/label-${i}=${'v'.repeat(63)}`).join(',')
+  const template = '{{nodeLabels}}'.repeat(Math.floor((1024 * 1024) / 14))
+  const before = process.memoryUsage().heapUsed
+  const result = renderBootstrap(template, { ...VALUES, nodeLabels: labels })
+  const grown = process.memoryUsage().heapUsed - before
+  t.match('problem' in result ? result.problem : '', /more than 256 tokens/)
+  t.ok(grown < 64 * 1024 * 1024, `the heap grew by ${Math.round(grown / 1024 / 1024)} MiB, not by the gigabytes a rendering would take`)
+})
+
+t.test('a value with a control character is refused, whatever the spec checks let through', async (t) => {
+  for (const [token, value] of [
+    ['nodeIPInterface', 'eth0\nruncmd: [reboot]'],
+    ['nodeLabels', 'gpu=on\r'],
+    ['nodeTaints', 'a:NoSchedule\u0000'],
+    ['poolName', 'pool\u0085']
+  ] as const) {
+    const result = renderBootstrap(`{{ nodeLabels }} {{ ${token} }}`, { ...VALUES, [token]: value })
+    t.equal(
+      'problem' in result ? result.problem : '',
+      `the value of {{ ${token} }} for cell inference-3 holds a control character; it cannot go into a boot script`,
+      token
+    )
+  }
+  t.ok('text' in renderBootstrap('{{ nodeLabels }}', { ...VALUES, nodeIPInterface: 'eth0\n' }), 'a value no token asks for is not read')
 })

@@ -175,6 +175,25 @@ const blockers: Array<{ name: string; reason: string; apply: (w: PoolWorld) => v
       w.related = [joinSecret('#cloud-config\nhostname: {{ cellName }}\n')]
     },
     message: /nodeLabels/
+  },
+  {
+    name: 'a template that renders past 64 KiB per cell, judged for the widest cell name',
+    reason: 'BootstrapTemplateInvalid',
+    apply: (w) => {
+      w.related = [joinSecret(`{{ nodeLabels }}\n${'{{ cellName }}'.repeat(250)}${'#'.repeat(64 * 1024 - 3000)}`)]
+    },
+    message: /renders to \d+ bytes for cell inference-99999, past the bound of 65536 bytes \(64 KiB\) of bootstrap data per cell/
+  },
+  {
+    name: 'a node label the workload agent may not set',
+    reason: 'SpecInvalid',
+    apply: (w) =>
+      w.edit((s) => {
+        ;((s.workloadCluster as Record<string, Record<string, unknown>>).node as Record<string, unknown>).labels = {
+          'node-role.kubernetes.io/control-plane': ''
+        }
+      }),
+    message: /node-role\.kubernetes\.io\/control-plane is refused: it marks a control-plane Node/
   }
 ]
 
@@ -412,4 +431,57 @@ t.test('resyncAfterSeconds is the nearest deadline', async (t) => {
   world.advance(250)
   world.agent()
   t.equal(sync(world.request(), world.now).resyncAfterSeconds, 350, 'the budget left, from the transition kept in status')
+})
+
+t.test('one answer renders at most two bootstrap Secrets and builds at most two guests; the next syncs do the rest', async (t) => {
+  const world = readyWorld()
+  world.edit((s) => {
+    s.replicas = 5
+  })
+  world.settle(sync)
+  t.equal(world.cells().filter((c) => c.phase === 'Ready').length, 5, 'five Ready cells')
+  // Every bootstrap Secret deleted by hand: the hook restores them, two per answer.
+  world.observed[SECRET_KEY] = {}
+  const first = sync(world.request(), world.now)
+  t.equal(first.children.filter((c) => c.kind === 'Secret').length, 2, 'two Secrets in the first answer')
+  const guests = first.children.filter((c) => c.kind === 'SwiftGuest').length
+  t.equal(guests, 5, 'every guest kept')
+  world.settle(sync)
+  t.equal(world.of(SECRET_KEY).length, 5, 'all five back after a few syncs')
+  t.equal(world.guests().length, 5, 'and no guest was touched')
+})
+
+t.test('more objects labelled as cells than one CellNodeSet holds: the pool is blocked and keeps them as they are', async (t) => {
+  const world = readyWorld()
+  world.edit((s) => {
+    ;((s.workloadCluster as Record<string, Record<string, unknown>>).node as Record<string, unknown>).annotations = {
+      'example.com/notes': 'n'.repeat(15 * 1024)
+    }
+  })
+  // A tenant's own Secrets, labelled as cells of the pool: each would get a CellNodeSet entry of about 16 KiB.
+  for (let i = 10; i < 110; i++) {
+    const cell = `${POOL}-${i}`
+    const labels = { 'cells.kubeswift.io/pool': POOL, 'cells.kubeswift.io/cell': cell, 'cells.kubeswift.io/cell-index': String(i) }
+    ;(world.observed[SECRET_KEY] ??= {})[`${NS}/${cell}-bootstrap`] = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${cell}-bootstrap`, namespace: NS, labels }
+    }
+  }
+  const before = world.children()
+  const request = world.request()
+  const answer = sync(request, world.now)
+  const progressing = condition(answer.status, 'Progressing')
+  t.same([progressing?.status, progressing?.reason], ['False', 'CellNodeSetTooLarge'])
+  t.match(
+    progressing?.message,
+    /^102 cells have children, and 2 more may be created: each cell's CellNodeSet entry takes up to \d+ bytes .* past the bound of 245760 bytes \(240 KiB\)/
+  )
+  const order = (list: readonly KubeObject[]) => [...list].map((o) => `${o.kind}/${o.metadata.name}`).sort()
+  t.same(order(answer.children), order(before), 'exactly the observed children, nothing new')
+  const cns = answer.children.find((c) => c.kind === 'CellNodeSet')
+  t.same(cns, keepAsIs(world.cellNodeSet() as KubeObject), 'the CellNodeSet as it was')
+  const sent = Buffer.byteLength(JSON.stringify(request))
+  const answered = Buffer.byteLength(JSON.stringify(answer))
+  t.ok(answered < 2 * sent, `the answer (${answered} bytes) stays within twice the request (${sent})`)
 })

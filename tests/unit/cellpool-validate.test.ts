@@ -92,6 +92,47 @@ const CASES: Case[] = [
     field: `${gt}.osType`,
     message: /osType windows is not supported on the GPU path/
   },
+  ...(
+    [
+      ['KernelRef', /KernelRef \(kernelRef\) is not supported on the GPU path: a GPU cell boots from a disk/],
+      ['kernelref', /kernelref \(kernelRef\) is not supported on the GPU path/],
+      ['SeedProfileRef', /SeedProfileRef \(seedProfileRef\) is set by the controller and must not be set here$/],
+      ['kernelCmdline', /kernelCmdline is not supported on the GPU path: it belongs to a kernel boot/],
+      ['ImageRef', /ImageRef is not a SwiftGuestSpec field: field names are case-sensitive; write imageRef$/],
+      ['hostPath', /hostPath is not a SwiftGuestSpec field a cell may set; a cell may set imageRef, guestClassRef, dataDiskRef/]
+    ] as const
+  ).map(([key, message]) => ({
+    rule: `guestTemplate key ${key} is refused`,
+    spec: variant((s) => {
+      s.cell.guestTemplate[key] = { name: 'x' }
+    }),
+    field: `${gt}.${key}`,
+    message
+  })),
+  {
+    rule: 'osType is linux',
+    spec: variant((s) => {
+      s.cell.guestTemplate.osType = 'freebsd'
+    }),
+    field: `${gt}.osType`,
+    message: /osType freebsd is not linux, the only OS family a cell runs/
+  },
+  {
+    rule: 'osType Windows in any case is refused as windows',
+    spec: variant((s) => {
+      s.cell.guestTemplate.osType = 'Windows'
+    }),
+    field: `${gt}.osType`,
+    message: /osType windows is not supported on the GPU path/
+  },
+  {
+    rule: 'the guestTemplate within 64 KiB',
+    spec: variant((s) => {
+      s.cell.guestTemplate.network = { note: 'x'.repeat(64 * 1024) }
+    }),
+    field: gt,
+    message: /guestTemplate takes 65\d{3} bytes as JSON, past the bound of 65536 bytes \(64 KiB\): every cell's SwiftGuest carries a copy/
+  },
   {
     rule: 'guestClassRef is required',
     spec: variant((s) => {
@@ -209,6 +250,24 @@ const CASES: Case[] = [
     message: /eth9 names no interface of spec\.cell\.guestTemplate\.interfaces \(it lists primary, routable\)/
   },
   {
+    rule: 'nodeIPFrom is a DNS label: no newline reaches the boot script',
+    spec: variant((s) => {
+      s.cell.nodeIPFrom = 'routable\nruncmd: [reboot]'
+      s.cell.guestTemplate.interfaces.push({ name: 'routable\nruncmd: [reboot]' })
+    }),
+    field: 'spec.cell.nodeIPFrom',
+    message:
+      /nodeIPFrom routable\nruncmd: \[reboot\] is not a DNS label \(at most 63 lower-case letters.*it goes into the boot script as \{\{ nodeIPInterface \}\}$/
+  },
+  {
+    rule: 'an interface name is a DNS label',
+    spec: variant((s) => {
+      s.cell.guestTemplate.interfaces[0].name = 'Eth_0'
+    }),
+    field: `${gt}.interfaces[0].name`,
+    message: /interfaces\[0\]\.name Eth_0 is not a DNS label/
+  },
+  {
     rule: 'nodeIPFrom with no interfaces',
     spec: variant((s) => {
       delete s.cell.guestTemplate.interfaces
@@ -256,13 +315,53 @@ const CASES: Case[] = [
     message: /is not a label value/
   },
   {
-    rule: 'annotations within 256 KiB',
+    rule: 'at most 64 node labels',
     spec: variant((s) => {
-      s.workloadCluster.node.annotations.big = 'x'.repeat(300 * 1024)
+      for (let i = 0; i < 63; i++) s.workloadCluster.node.labels[`example.com/l${i}`] = 'x'
     }),
-    field: 'spec.workloadCluster.node.annotations',
-    message: /a Node takes at most 262144/
+    field: 'spec.workloadCluster.node.labels',
+    message: /^spec\.workloadCluster\.node\.labels has 65 entries; at most 64$/
   },
+  {
+    rule: 'node labels and annotations within 16 KiB together',
+    spec: variant((s) => {
+      s.workloadCluster.node.annotations.big = 'x'.repeat(16 * 1024)
+    }),
+    field: 'spec.workloadCluster.node',
+    message: /labels and \.annotations take 16\d{3} bytes of keys and values, past the bound of 16384 bytes \(16 KiB\)/
+  },
+  ...(
+    [
+      ['node-restriction.kubernetes.io/trusted', /mark the Nodes an admin trusts; NodeRestriction forbids a kubelet to set them/],
+      ['tier.node-restriction.kubernetes.io/gold', /mark the Nodes an admin trusts/],
+      ['node-role.kubernetes.io/control-plane', /it marks a control-plane Node/],
+      ['node-role.kubernetes.io/master', /it marks a control-plane Node/],
+      ['kubernetes.io/role', /its prefix kubernetes\.io is reserved to Kubernetes and NodeRestriction forbids a kubelet to set it/],
+      ['storage.k8s.io/zone', /its prefix storage\.k8s\.io is reserved to Kubernetes/]
+    ] as const
+  ).map(([key, message]) => ({
+    rule: `node label ${key} is refused`,
+    spec: variant((s) => {
+      s.workloadCluster.node.labels[key] = 'true'
+    }),
+    field: `spec.workloadCluster.node.labels[${key}]`,
+    message: new RegExp(`${key.replace(/\./g, '\\.')} is refused: .*${message.source}`)
+  })),
+  ...(
+    [
+      ['node.kubernetes.io/out-of-service', /node\.kubernetes\.io\/ taints belong to the node lifecycle controller and the kubelet/],
+      ['node.kubernetes.io/unreachable', /node\.kubernetes\.io\/ taints belong to the node lifecycle controller/],
+      ['node.cloudprovider.kubernetes.io/uninitialized', /belong to the cloud node controller/],
+      ['node-role.kubernetes.io/control-plane', /it is the control-plane taint/]
+    ] as const
+  ).map(([key, message]) => ({
+    rule: `taint ${key} is refused`,
+    spec: variant((s) => {
+      s.workloadCluster.node.taints = [{ key, effect: 'NoExecute' }]
+    }),
+    field: 'spec.workloadCluster.node.taints[0].key',
+    message: new RegExp(`taints\\[0\\]\\.key ${key.replace(/\./g, '\\.')} is refused: .*${message.source}`)
+  })),
   {
     rule: 'a taint key must be a qualified name',
     spec: variant((s) => {
@@ -423,6 +522,24 @@ const CASES: Case[] = [
     }),
     field: 'spec.replicas',
     message: /100001 is above the maximum 100000/
+  },
+  {
+    rule: 'the desired size fits one CellNodeSet: spec.replicas times an entry within 192 KiB',
+    spec: variant((s) => {
+      s.replicas = 5000
+    }),
+    field: 'spec.replicas',
+    message:
+      /^spec\.replicas 5000: each cell's CellNodeSet entry takes up to \d+ bytes .* past the bound of 196608 bytes \(192 KiB\) .*; at most \d+ cells with these node labels, annotations and taints$/
+  },
+  {
+    rule: 'with autoscaling, maxReplicas times an entry within 192 KiB',
+    spec: variant((s) => {
+      s.replicas = 1
+      s.autoscaling = { enabled: true, maxReplicas: 20000 }
+    }),
+    field: 'spec.autoscaling.maxReplicas',
+    message: /^spec\.autoscaling\.maxReplicas 20000: each cell's CellNodeSet entry/
   },
   {
     rule: 'replicas is a non-negative integer',

@@ -156,7 +156,110 @@ const specCases: Array<{ name: string; given: unknown; expected: SpecProblem[] }
       bad(`${A}.coresPercentage`, `${A}.coresPercentage applies to the Sliced family only; family is Whole`),
       bad(`${A}.profile`, `${A}.profile 1g.10gb applies to the Partitioned family only; family is Whole`)
     ]
-  }
+  },
+  // What the API server refuses in the Pod the hook renders (Kubernetes v1.37 pkg/apis/core/validation).
+  {
+    name: 'negative quantities are refused, as the API server refuses them in a Pod',
+    given: { ...base, resources: { cpu: '-1', memory: -5 }, workspace: { size: '-0.5Gi' } },
+    expected: [
+      bad('spec.resources.cpu', 'spec.resources.cpu -1 is negative; the API server takes no negative quantity'),
+      bad('spec.resources.memory', 'spec.resources.memory -5 is negative; the API server takes no negative quantity'),
+      bad('spec.workspace.size', 'spec.workspace.size -0.5Gi is negative; the API server takes no negative quantity')
+    ]
+  },
+  {
+    name: 'zero, minus zero and positive quantities are accepted',
+    given: { ...base, resources: { cpu: '0', memory: '-0Gi' }, workspace: { size: '+1Ti' } },
+    expected: []
+  },
+  {
+    name: 'an env name is printable ASCII other than =, as the relaxed rule of Kubernetes 1.34 and later has it',
+    given: {
+      ...base,
+      env: [
+        { name: 'A=B', value: '1' },
+        { name: 'TAB\tNAME', value: '2' },
+        { name: 'my.var-1 x', value: 'ok' }
+      ]
+    },
+    expected: [
+      bad('spec.env[0].name', 'spec.env[0].name A=B is not an environment variable name: printable ASCII characters other than ='),
+      bad('spec.env[1].name', 'spec.env[1].name TAB\tNAME is not an environment variable name: printable ASCII characters other than =')
+    ]
+  },
+  {
+    name: 'valueFrom takes exactly one known source',
+    given: {
+      ...base,
+      env: [
+        { name: 'NONE', valueFrom: {} },
+        { name: 'UNKNOWN', valueFrom: { vaultRef: { path: 'x' } } },
+        { name: 'TWO', valueFrom: { secretKeyRef: { name: 's', key: 'k' }, configMapKeyRef: { name: 'c', key: 'k' } } }
+      ]
+    },
+    expected: [
+      bad(
+        'spec.env[0].valueFrom',
+        'spec.env[0].valueFrom sets no source; set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef'
+      ),
+      bad(
+        'spec.env[1].valueFrom.vaultRef',
+        'spec.env[1].valueFrom.vaultRef is not a source; valueFrom takes one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef'
+      ),
+      bad(
+        'spec.env[1].valueFrom',
+        'spec.env[1].valueFrom sets no source; set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef'
+      ),
+      bad(
+        'spec.env[2].valueFrom',
+        'spec.env[2].valueFrom sets 2 sources (configMapKeyRef, secretKeyRef); set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef'
+      )
+    ]
+  },
+  {
+    name: 'each source is checked as the API server checks it',
+    given: {
+      ...base,
+      env: [
+        { name: 'S', valueFrom: { secretKeyRef: { name: 'Not_A_Name', key: 'a/b' } } },
+        { name: 'F', valueFrom: { fieldRef: { fieldPath: 'spec.containers' } } },
+        { name: 'V', valueFrom: { fieldRef: { apiVersion: 'v2', fieldPath: "metadata.labels['team']" } } },
+        { name: 'R', valueFrom: { resourceFieldRef: { resource: 'limits.nvidia.com/gpu' } } },
+        { name: 'OK', valueFrom: { resourceFieldRef: { resource: 'requests.hugepages-2Mi' } } },
+        { name: 'OK2', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } }
+      ]
+    },
+    expected: [
+      bad(
+        'spec.env[0].valueFrom.secretKeyRef.name',
+        'spec.env[0].valueFrom.secretKeyRef.name Not_A_Name is not a DNS subdomain (lower-case letters, digits, - and ., each part starting and ending with a letter or digit)'
+      ),
+      bad(
+        'spec.env[0].valueFrom.secretKeyRef.key',
+        'spec.env[0].valueFrom.secretKeyRef.key a/b is not a ConfigMap or Secret key (letters, digits, -, _ and .)'
+      ),
+      bad(
+        'spec.env[1].valueFrom.fieldRef.fieldPath',
+        "spec.env[1].valueFrom.fieldRef.fieldPath spec.containers is not a field the downward API offers: metadata.name, metadata.namespace, metadata.uid, spec.nodeName, spec.serviceAccountName, status.hostIP, status.hostIPs, status.podIP, status.podIPs, metadata.labels['<key>'] or metadata.annotations['<key>']"
+      ),
+      bad('spec.env[2].valueFrom.fieldRef.apiVersion', 'spec.env[2].valueFrom.fieldRef.apiVersion v2 is not v1'),
+      bad(
+        'spec.env[3].valueFrom.resourceFieldRef.resource',
+        'spec.env[3].valueFrom.resourceFieldRef.resource limits.nvidia.com/gpu is not one of limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, requests.ephemeral-storage or a hugepages resource'
+      )
+    ]
+  },
+  {
+    name: 'nodeName is a Node name, a DNS subdomain',
+    given: { ...base, nodeName: 'gpu-node-1\nx' },
+    expected: [
+      bad(
+        'spec.nodeName',
+        'spec.nodeName gpu-node-1\nx is not a DNS subdomain (lower-case letters, digits, - and ., each part starting and ending with a letter or digit)'
+      )
+    ]
+  },
+  { name: 'a Node name with dots is accepted', given: { ...base, nodeName: 'gpu-1.zone-a.example.com' }, expected: [] }
 ]
 
 for (const c of specCases) {

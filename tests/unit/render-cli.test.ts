@@ -163,7 +163,23 @@ t.test('bad input is named with its file and exits 2', async (t) => {
       message:
         /pod\.yaml: Pod \(v1\) is not a parent gpuhooks renders; known: Instance \(worker\.gpustack\.ai\/v1alpha1\), Namespace \(v1\), GPUCellPool \(cells\.kubeswift\.io\/v1alpha1\)/
     },
-    { name: 'two parents in one file', argv: [relatedFile], message: /related\.yaml: expected exactly one parent object, found 3/ },
+    {
+      name: 'two parents of kinds gpuhooks renders in one file, both named',
+      argv: [file('two.yaml', [namespace, instance].map((o) => JSON.stringify(o)).join('\n---\n'))],
+      message:
+        /two\.yaml: expected one parent object, found 2 of kinds gpuhooks renders: Namespace team-a, Instance team-a\/nb; render them one file each/
+    },
+    {
+      name: 'a file of several objects none of which is a parent',
+      argv: [file('types.yaml', [instanceType, otherType].map((o) => JSON.stringify(o)).join('\n---\n'))],
+      message:
+        /types\.yaml: none of its 2 objects is a parent gpuhooks renders \(InstanceType small, InstanceType large\); known: Instance \(worker\.gpustack\.ai\/v1alpha1\)/
+    },
+    {
+      name: 'an empty parent file',
+      argv: [file('empty.yaml', '# nothing yet\n')],
+      message: /empty\.yaml: no object in it; expected a parent: Instance/
+    },
     {
       name: 'an object without a name',
       argv: [file('noname.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {}\n')],
@@ -406,4 +422,65 @@ t.test("a Secret's stringData is read as the API server stores it; other objects
   const stored = asStored(proto)
   t.same(Object.keys(stored.data as object), ['__proto__'], 'a key named __proto__ is data, not a prototype')
   t.equal(Object.getPrototypeOf(stored.data), Object.prototype)
+})
+
+// --- a parent file as a user writes it: the parent with the objects it goes with ---
+const examplesDir = join(process.cwd(), 'deploy', 'examples')
+
+t.test('deploy/examples/instance-ssh.yaml renders: the Instance is the parent, its key Secret a related object', async (t) => {
+  const path = join(examplesDir, 'instance-ssh.yaml')
+  const [keySecret, sshInstance] = parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as Record<string, any>)
+  const { io, lines } = stderrOf()
+  const { row, request } = buildRequest(parseArgs([path, '--related', join(examplesDir, 'hami.yaml')], NOW), io)
+  t.equal(row.kind, 'Instance')
+  t.same(request.parent, sshInstance)
+  t.same((request.related as Record<string, unknown>)['Secret.v1'], {
+    'gpu-workspaces/dev-ssh-keys': {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: 'dev-ssh-keys', namespace: 'gpu-workspaces' },
+      data: { authorized_keys: Buffer.from(keySecret?.stringData.authorized_keys as string).toString('base64') }
+    }
+  })
+  t.same(lines, [])
+  let out = ''
+  t.equal(
+    runRender([path, '--related', join(examplesDir, 'hami.yaml'), '--now', NOW.toISOString()], {
+      stdout: (s) => (out += s),
+      stderr: () => {}
+    }),
+    0
+  )
+  const answer = parse(out) as { children: { kind: string; spec: { containers?: { name: string }[] } }[]; status: Answer['status'] }
+  t.same(
+    answer.children.find((c) => c.kind === 'Pod')?.spec.containers?.map((c) => c.name),
+    ['main', 'sshd'],
+    'the key Secret was seen: the Pod has its SSH sidecar'
+  )
+  t.match(condition(answer as unknown as Answer, 'SpecValid'), { status: 'True' })
+})
+
+t.test(
+  'deploy/examples/cellpool.yaml renders whole, as the pool with its join Secret given apart; the Secret it does not relate is named',
+  async (t) => {
+    const path = join(examplesDir, 'cellpool.yaml')
+    const { io, lines } = stderrOf()
+    const whole = buildRequest(parseArgs([path], NOW), io).request
+    const apart = buildRequest(parseArgs([poolFile, '--related', joinFile], NOW), stderrOf().io).request
+    t.same(whole, apart)
+    t.same(lines, [
+      `gpuhooks render: ${path}: Secret.v1 gpu-workspaces/inference-cluster-kubeconfig ignored: the customize hook does not relate it\n`
+    ])
+  }
+)
+
+t.test('a --related file may add to what the parent file brings', async (t) => {
+  const both = file('nb-and-type.yaml', [instance, instanceType].map((o) => JSON.stringify(o)).join('\n---\n'))
+  const { io } = stderrOf()
+  const { request } = buildRequest(
+    parseArgs([both, '--related', file('ns-only.yaml', JSON.stringify(namespace)), '--children', childrenFile], NOW),
+    io
+  )
+  t.same(request, instanceRequest)
 })

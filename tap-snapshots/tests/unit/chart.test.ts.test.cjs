@@ -1006,18 +1006,22 @@ spec:
                         && !has(self.dra)) : (has(self.dra) && !has(self.native))'
                   guestTemplate:
                     description: 'A KubeSwift SwiftGuestSpec, copied verbatim into
-                      every cell guest. Set by the controller, so refused here: seedProfileRef,
-                      gpuProfileRef, gpuResourceClaim, nodeName, migration, runPolicy.
-                      Not supported on the GPU path: kernelRef, cloneFromSnapshot,
-                      vhostUserDevices, filesystems, osType windows. Required: guestClassRef,
-                      imageRef.'
+                      every cell guest, at most 64 KiB as JSON. A cell may set imageRef,
+                      guestClassRef (both required), dataDiskRef, dataDiskRefs, interfaces
+                      (names are DNS labels), network, storage, osType (linux), schedulerName,
+                      topologySpreadConstraints and guestAgent; any other field is
+                      refused. Set by the controller: seedProfileRef, gpuProfileRef,
+                      gpuResourceClaim, nodeName, migration, runPolicy. Not supported
+                      on the GPU path: kernelRef, kernelCmdline, cloneFromSnapshot,
+                      vhostUserDevices, filesystems, osType windows.'
                     type: object
                     x-kubernetes-preserve-unknown-fields: true
                   nodeIPFrom:
                     description: 'Name of a guestTemplate interface whose IP is the
-                      node address (the {{ nodeIPInterface }} token). Empty: the primary
-                      interface.'
+                      node address (the {{ nodeIPInterface }} token), a DNS label:
+                      it goes into the boot script. Empty: the primary interface.'
                     maxLength: 63
+                    pattern: ^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$
                     type: string
                   provisioner:
                     default: SwiftGuest
@@ -1110,20 +1114,27 @@ spec:
                       annotations:
                         additionalProperties:
                           type: string
-                        description: Annotations of each cell Node, set by the workload
-                          agent after the Node joins.
+                        description: Annotations of each cell Node, at most 64, set
+                          by the workload agent after the Node joins.
+                        maxProperties: 64
                         type: object
                       labels:
                         additionalProperties:
                           type: string
-                        description: Labels of each cell Node. Labels a kubelet may
-                          set on itself are set at registration ({{ nodeLabels }});
-                          the others (node-role.kubernetes.io/...) by the workload
-                          agent after the Node joins.
+                        description: 'Labels of each cell Node, at most 64. Labels
+                          a kubelet may set on itself are set at registration ({{
+                          nodeLabels }}); the others (node-role.kubernetes.io/...)
+                          by the workload agent after the Node joins. Refused: node-restriction.kubernetes.io/
+                          labels, the control-plane roles, and other kubernetes.io
+                          and k8s.io labels NodeRestriction forbids a kubelet. Labels
+                          and annotations together take at most 16 KiB.'
+                        maxProperties: 64
                         type: object
                       taints:
                         description: 'Taints of each cell Node: at registration ({{
-                          nodeTaints }}) and ensured by the workload agent.'
+                          nodeTaints }}) and ensured by the workload agent. Refused:
+                          node.kubernetes.io/ and node.cloudprovider.kubernetes.io/
+                          taints and the control-plane taints.'
                         items:
                           description: A Node taint; taints are matched by key and
                             effect.
@@ -1458,17 +1469,138 @@ spec:
                   description: An environment variable, as in a container.
                   properties:
                     name:
-                      description: Variable name.
+                      description: 'Variable name: printable ASCII characters other
+                        than =.'
                       minLength: 1
+                      pattern: ^[ -<>-~]+$
                       type: string
                     value:
                       description: Literal value.
                       type: string
                     valueFrom:
-                      description: Source of the value, as in a container env entry
-                        (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).
+                      description: 'Source of the value, as in a container env entry:
+                        exactly one of fieldRef, resourceFieldRef, configMapKeyRef,
+                        secretKeyRef, fileKeyRef.'
+                      properties:
+                        configMapKeyRef:
+                          description: A key of a ConfigMap.
+                          properties:
+                            key:
+                              description: Key in the ConfigMap.
+                              maxLength: 253
+                              minLength: 1
+                              pattern: ^[-._a-zA-Z0-9]+$
+                              type: string
+                            name:
+                              description: Name of the ConfigMap in the Instance namespace.
+                              maxLength: 253
+                              pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                              type: string
+                            optional:
+                              description: 'true: the container starts without the
+                                variable when the ConfigMap or key is missing.'
+                              type: boolean
+                          required:
+                          - name
+                          - key
+                          type: object
+                        fieldRef:
+                          description: A field of the Pod.
+                          properties:
+                            apiVersion:
+                              description: Version of the schema fieldPath is written
+                                in; v1.
+                              type: string
+                            fieldPath:
+                              description: 'A field of the Pod: metadata.name, metadata.namespace,
+                                metadata.uid, metadata.labels[''<key>''], metadata.annotations[''<key>''],
+                                spec.nodeName, spec.serviceAccountName, status.hostIP(s),
+                                status.podIP(s).'
+                              minLength: 1
+                              type: string
+                          required:
+                          - fieldPath
+                          type: object
+                        fileKeyRef:
+                          description: A variable of an env file in a volume (Kubernetes
+                            1.35 and later).
+                          properties:
+                            key:
+                              description: The variable in the file.
+                              minLength: 1
+                              pattern: ^[ -<>-~]+$
+                              type: string
+                            optional:
+                              description: 'true: the container starts without the
+                                variable when it is missing.'
+                              type: boolean
+                            path:
+                              description: The env file, relative to the volume.
+                              minLength: 1
+                              type: string
+                            volumeName:
+                              description: An emptyDir volume of the Pod.
+                              maxLength: 63
+                              minLength: 1
+                              pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+                              type: string
+                          required:
+                          - volumeName
+                          - path
+                          - key
+                          type: object
+                        resourceFieldRef:
+                          description: A resource of a container.
+                          properties:
+                            containerName:
+                              description: Container whose resource is read; the workload
+                                container when absent.
+                              type: string
+                            divisor:
+                              anyOf:
+                              - type: integer
+                              - type: string
+                              description: Unit of the value; 1 when absent.
+                              pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                              x-kubernetes-int-or-string: true
+                            resource:
+                              description: limits.cpu, limits.memory, limits.ephemeral-storage,
+                                requests.cpu, requests.memory, requests.ephemeral-storage,
+                                or a hugepages one.
+                              minLength: 1
+                              type: string
+                          required:
+                          - resource
+                          type: object
+                        secretKeyRef:
+                          description: A key of a Secret.
+                          properties:
+                            key:
+                              description: Key in the Secret.
+                              maxLength: 253
+                              minLength: 1
+                              pattern: ^[-._a-zA-Z0-9]+$
+                              type: string
+                            name:
+                              description: Name of the Secret in the Instance namespace.
+                              maxLength: 253
+                              pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                              type: string
+                            optional:
+                              description: 'true: the container starts without the
+                                variable when the Secret or key is missing.'
+                              type: boolean
+                          required:
+                          - name
+                          - key
+                          type: object
                       type: object
-                      x-kubernetes-preserve-unknown-fields: true
+                      x-kubernetes-validations:
+                      - message: set exactly one of fieldRef, resourceFieldRef, configMapKeyRef,
+                          secretKeyRef and fileKeyRef
+                        rule: '[has(self.fieldRef), has(self.resourceFieldRef), has(self.configMapKeyRef),
+                          has(self.secretKeyRef), has(self.fileKeyRef)].filter(x,
+                          x).size() == 1'
                   required:
                   - name
                   type: object
@@ -1509,10 +1641,12 @@ spec:
                 - name
                 x-kubernetes-list-type: map
               nodeName:
-                description: Pin the Pod to this node, as required node affinity (the
-                  scheduler and device plugins still run).
+                description: Pin the Pod to this node, a Node name (a DNS subdomain),
+                  as required node affinity (the scheduler and device plugins still
+                  run).
                 maxLength: 253
                 minLength: 1
+                pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
                 type: string
               ports:
                 description: Ports exposed through the NodePort Service named after
@@ -1643,18 +1777,26 @@ spec:
                     anyOf:
                     - type: integer
                     - type: string
-                    description: CPU of the workload container (requests = limits);
-                      the InstanceType default when absent.
+                    description: CPU of the workload container (requests = limits),
+                      not negative; the InstanceType default when absent.
                     pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
                     x-kubernetes-int-or-string: true
+                    x-kubernetes-validations:
+                    - message: must not be negative
+                      rule: 'type(self) == int ? self >= 0 : (!isQuantity(self) ||
+                        !quantity(self).isLessThan(quantity(''0'')))'
                   memory:
                     anyOf:
                     - type: integer
                     - type: string
-                    description: Memory of the workload container (requests = limits);
-                      the InstanceType default when absent.
+                    description: Memory of the workload container (requests = limits),
+                      not negative; the InstanceType default when absent.
                     pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
                     x-kubernetes-int-or-string: true
+                    x-kubernetes-validations:
+                    - message: must not be negative
+                      rule: 'type(self) == int ? self >= 0 : (!isQuantity(self) ||
+                        !quantity(self).isLessThan(quantity(''0'')))'
                 type: object
               sshPublicKey:
                 description: Secret in the Instance namespace with key authorized_keys.
@@ -1701,9 +1843,14 @@ spec:
                     anyOf:
                     - type: integer
                     - type: string
-                    description: Size limit of an ephemeral (emptyDir) workspace.
+                    description: Size limit of an ephemeral (emptyDir) workspace,
+                      not negative.
                     pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
                     x-kubernetes-int-or-string: true
+                    x-kubernetes-validations:
+                    - message: must not be negative
+                      rule: 'type(self) == int ? self >= 0 : (!isQuantity(self) ||
+                        !quantity(self).isLessThan(quantity(''0'')))'
                 type: object
                 x-kubernetes-validations:
                 - message: 'size and claimName are exclusive: an ephemeral size or

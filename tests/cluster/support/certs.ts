@@ -26,10 +26,11 @@ const VALID_DAYS = '7'
 /**
  * Writes a CA and the certificates a loopback cluster needs into `dir`. The
  * serving certificate names 127.0.0.1 and localhost (plus the in-cluster
- * names of the `kubernetes` Service); the admin client certificate is in the
+ * names of the `kubernetes` Service and any `extraIPs`, such as a real node's
+ * address the API server binds); the admin client certificate is in the
  * `system:masters` group, so it is allowed everything under RBAC too.
  */
-export async function makeClusterCerts(dir: string, serviceIP: string): Promise<ClusterCerts> {
+export async function makeClusterCerts(dir: string, serviceIP: string, extraIPs: readonly string[] = []): Promise<ClusterCerts> {
   const certs: ClusterCerts = {
     caCert: join(dir, 'ca.crt'),
     caKey: join(dir, 'ca.key'),
@@ -47,6 +48,7 @@ export async function makeClusterCerts(dir: string, serviceIP: string): Promise<
     'IP:127.0.0.1',
     'DNS:localhost',
     `IP:${serviceIP}`,
+    ...extraIPs.map((ip) => `IP:${ip}`),
     'DNS:kubernetes',
     'DNS:kubernetes.default',
     'DNS:kubernetes.default.svc',

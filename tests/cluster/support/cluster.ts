@@ -57,6 +57,14 @@ export interface StartClusterOptions {
   readyTimeoutMs?: number
   /** Keep the temporary directory after stop() or a failed start (also: GPUHOOKS_KEEP_CLUSTER=1). */
   keepDir?: boolean
+  /**
+   * For a real node (node.ts): the non-loopback address the API server binds, advertises as the
+   * `kubernetes` Service's endpoint and names in its serving certificate, so that Pods reach it
+   * through the Service; it also calls kubelets with the admin client certificate.
+   */
+  nodeAddress?: string
+  /** Controllers to run besides the default set (a real node needs Deployments, Jobs, EndpointSlices). */
+  extraControllers?: readonly string[]
 }
 
 const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const
@@ -99,9 +107,10 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
   }
 
   try {
-    const certs = await makeClusterCerts(dir, KUBERNETES_SERVICE_IP)
+    const address = opts.nodeAddress ?? '127.0.0.1'
+    const certs = await makeClusterCerts(dir, KUBERNETES_SERVICE_IP, opts.nodeAddress === undefined ? [] : [opts.nodeAddress])
     const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3)
-    const server = `https://127.0.0.1:${apiPort}`
+    const server = `https://${address}:${apiPort}`
     const kubeconfig = join(dir, 'admin.kubeconfig')
     await writeFile(kubeconfig, kubeconfigYaml(server, certs))
     const logs = {
@@ -137,12 +146,18 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
       'kube-apiserver',
       [
         `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
+        `--bind-address=${address}`,
         `--secure-port=${apiPort}`,
-        '--advertise-address=127.0.0.1',
+        `--advertise-address=${address}`,
         // The reconciler would publish 127.0.0.1 as the `kubernetes` Service's
         // endpoint, which endpoint validation rejects as a loopback address.
-        '--endpoint-reconciler-type=none',
+        ...(opts.nodeAddress === undefined
+          ? ['--endpoint-reconciler-type=none']
+          : [
+              `--kubelet-client-certificate=${certs.adminCert}`,
+              `--kubelet-client-key=${certs.adminKey}`,
+              '--kubelet-preferred-address-types=InternalIP'
+            ]),
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         `--tls-cert-file=${certs.serverCert}`,
         `--tls-private-key-file=${certs.serverKey}`,
@@ -178,7 +193,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
             'namespace-controller',
             'serviceaccount-controller',
             'serviceaccount-token-controller',
-            'root-ca-certificate-publisher-controller'
+            'root-ca-certificate-publisher-controller',
+            ...(opts.extraControllers ?? [])
           ].join(','),
         `--service-account-private-key-file=${certs.serviceAccountKey}`,
         `--root-ca-file=${certs.caCert}`,

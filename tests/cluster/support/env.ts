@@ -6,7 +6,7 @@
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { startCluster, type TestCluster } from './cluster.ts'
+import { startCluster, type StartClusterOptions, type TestCluster } from './cluster.ts'
 import { Driver } from './driver.ts'
 import { loadControllers } from './driver-manifest.ts'
 import { KubeClient, loadKubeconfig } from './kube.ts'
@@ -71,6 +71,8 @@ export interface EnvOptions {
   extraCrds?: readonly string[]
   /** Register the admission webhooks (default true). */
   webhooks?: boolean
+  /** How the cluster starts (a real node's scenarios bind the API server to the node's address). */
+  cluster?: StartClusterOptions
 }
 
 /**
@@ -98,7 +100,7 @@ export async function installCrds(cluster: TestCluster, paths: readonly string[]
 
 /** Starts the world; `stop()` tears all of it down. */
 export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
-  const cluster = await startCluster()
+  const cluster = await startCluster(options.cluster)
   let service: HookService | undefined
   try {
     const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))

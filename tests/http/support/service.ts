@@ -1,5 +1,5 @@
 /**
- * The service as a real process, started the way `npm start` starts it (tsx hooks/main.ts), or,
+ * The service as a real process, started the way `npm start` starts it (`node --import tsx hooks/main.ts`), or,
  * with GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`,
  * as the image runs it), or, with GPUHOOKS_SERVICE_LAUNCHER set, as the module it names says
  * (its `serviceCommand(env)` gives the command that starts the service with those variables: the
@@ -9,10 +9,22 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { childEnv } from '../../support/child-env.ts'
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx')
 const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
-const COMMAND: [string, string[]] =
-  BUILT === undefined ? [TSX, ['hooks/main.ts']] : [process.execPath, [join(BUILT, 'dist', 'hooks', 'main.js')]]
+/**
+ * Started through `env -u NODE_OPTIONS`: tap puts its process-info loader into NODE_OPTIONS of
+ * every process a test spawns, and that loader catches SIGTERM and a dozen other signals in the
+ * child, so a child started with it does not meet a signal as the real process does (a SIGTERM
+ * before the service's own handlers are installed was survived under tap and fatal outside it).
+ */
+const COMMAND: [string, string[]] = [
+  'env',
+  [
+    '-u',
+    'NODE_OPTIONS',
+    process.execPath,
+    ...(BUILT === undefined ? ['--import', 'tsx', 'hooks/main.ts'] : [join(BUILT, 'dist', 'hooks', 'main.js')])
+  ]
+]
 const LAUNCHER = process.env['GPUHOOKS_SERVICE_LAUNCHER']
 const launcher =
   LAUNCHER === undefined ? undefined : ((await import(LAUNCHER)) as { serviceCommand: (env: Record<string, string>) => [string, string[]] })

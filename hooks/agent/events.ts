@@ -1,0 +1,64 @@
+/**
+ * Kubernetes Events from the agent: `core/v1` Events about an object of the infrastructure
+ * cluster, with the agent as their source.
+ *
+ * Every Event the agent writes goes through one recorder, so an Event is one `record` call at the
+ * place that knows it happened. Today the one Event is the Warning of a deleting CellNodeSet that
+ * lets go of Nodes it could not sweep (pass.ts). The facts later Events need are in each pass's
+ * report (controller.ts records it): the Nodes swept, the reachability of the workload cluster
+ * before and after.
+ */
+import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node'
+import { deadline } from './clock.ts'
+
+/** The `source.component` of the agent's Events. */
+export const EVENT_SOURCE = 'gpuhooks-workload-agent'
+/** The longest message an Event carries; longer ones are cut. */
+export const MAX_EVENT_MESSAGE = 1000
+
+/** The object an Event is about. */
+export interface InvolvedObject {
+  apiVersion: string
+  kind: string
+  namespace: string
+  name: string
+  uid: string
+}
+
+/** `Normal` for what went as expected, `Warning` for what a person should look at. */
+export type EventType = 'Normal' | 'Warning'
+
+/** Writes Events; a failure rejects, and the caller reports it. */
+export interface EventRecorder {
+  record(object: InvolvedObject, type: EventType, reason: string, message: string, now: Date): Promise<void>
+}
+
+/** The Event as written: named after its object (`generateName`), in the object's namespace, first and last seen `now`. */
+export function eventBody(object: InvolvedObject, type: EventType, reason: string, message: string, now: Date): CoreV1Event {
+  const time = new Date(now.getTime())
+  return {
+    metadata: { generateName: `${object.name}.`, namespace: object.namespace },
+    involvedObject: { ...object },
+    type,
+    reason,
+    message: message.slice(0, MAX_EVENT_MESSAGE),
+    source: { component: EVENT_SOURCE },
+    firstTimestamp: time,
+    lastTimestamp: time,
+    count: 1
+  }
+}
+
+/** Events through client-node; each write gets `timeoutMs`. */
+export function eventRecorder(kc: KubeConfig, timeoutMs: number): EventRecorder {
+  const core = kc.makeApiClient(CoreV1Api)
+  return {
+    async record(object, type, reason, message, now) {
+      await deadline(
+        `create Event on ${object.kind} ${object.namespace}/${object.name}`,
+        core.createNamespacedEvent({ namespace: object.namespace, body: eventBody(object, type, reason, message, now) }),
+        timeoutMs
+      )
+    }
+  }
+}

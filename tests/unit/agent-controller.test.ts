@@ -1,0 +1,306 @@
+/**
+ * The agent's controller loop with fake clusters and a fake clock: when it runs passes (only
+ * while it may act), how often (once per change, however many changes pile up), what a failure
+ * costs (a retry with backoff, not a lost CellNodeSet), and what stopping waits for.
+ */
+import t from 'tap'
+import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
+import { AgentController, INACTIVE_POLL_MS, keyOf, type ObjectCache } from '../../hooks/agent/controller.ts'
+import { createAgentMetrics } from '../../hooks/agent/metrics.ts'
+import { WorkQueue } from '../../hooks/agent/queue.ts'
+import { FakeClock, settle } from '../support/fake-clock.ts'
+
+const POOL_UID = 'uid-pool'
+const KUBECONFIG =
+  'apiVersion: v1\nclusters: [{name: w, cluster: {server: "https://10.0.0.1"}}]\nusers: [{name: a, user: {token: t}}]\ncontexts: [{name: w, context: {cluster: w, user: a}}]\ncurrent-context: w\n'
+
+const secret = (name: string, resourceVersion = '1') => ({
+  metadata: { name, namespace: 'ns', resourceVersion, labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
+  data: { value: Buffer.from(KUBECONFIG).toString('base64') }
+})
+
+const cellNodeSet = (name: string, secretName = 'wl') => ({
+  apiVersion: 'cells.kubeswift.io/v1alpha1',
+  kind: 'CellNodeSet',
+  metadata: {
+    name,
+    namespace: 'ns',
+    uid: `uid-${name}`,
+    generation: 1,
+    resourceVersion: '10',
+    finalizers: ['cells.kubeswift.io/workload-nodes'],
+    ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name, uid: POOL_UID, controller: true }]
+  },
+  spec: { kubeconfigSecretRef: { name: secretName, key: 'value' }, poolUID: POOL_UID, nodes: [] }
+})
+
+/** An informer cache: objects by `namespace/name`. */
+class Cache implements ObjectCache {
+  readonly objects = new Map<string, unknown>()
+  put(object: unknown): void {
+    this.objects.set(keyOf(object) as string, object)
+  }
+  get(name: string, namespace?: string): unknown {
+    return this.objects.get(`${namespace ?? ''}/${name}`)
+  }
+  list(): unknown[] {
+    return [...this.objects.values()]
+  }
+}
+
+/** An infrastructure cluster whose status writes are recorded, and can fail or be held. */
+class FakeInfra implements InfraApi {
+  writes: string[] = []
+  failWrites = 0
+  hold: Promise<void> | undefined
+  async getPool(_namespace: string, name: string): Promise<unknown> {
+    return { metadata: { name, uid: POOL_UID } }
+  }
+  async replaceStatus(namespace: string, name: string): Promise<string | undefined> {
+    if (this.hold !== undefined) await this.hold
+    this.writes.push(`${namespace}/${name}`)
+    if (this.failWrites > 0) {
+      this.failWrites--
+      throw Object.assign(new Error('Conflict'), { code: 409 })
+    }
+    return '11'
+  }
+  async setFinalizers(): Promise<void> {}
+  async warn(): Promise<void> {}
+}
+
+/** A workload cluster with no Nodes and no Pods. */
+const emptyWorkload: WorkloadApi = {
+  listNodes: async () => [],
+  getNode: async () => undefined,
+  getNodeLease: async () => undefined,
+  listPods: async () => [],
+  patchNode: async () => {},
+  deleteNode: async () => {}
+}
+
+function setup(options: { active?: boolean; resyncMs?: number } = {}) {
+  const clock = new FakeClock()
+  const cellNodeSets = new Cache()
+  const secrets = new Cache()
+  secrets.put(secret('wl'))
+  const infra = new FakeInfra()
+  const metrics = createAgentMetrics()
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = []
+  const logAt =
+    (level: string) =>
+    (fields: object, message: string): void => {
+      lines.push({ level, message, fields: fields as Record<string, unknown> })
+    }
+  const log = { debug: logAt('debug'), info: logAt('info'), warn: logAt('warn'), error: logAt('error') }
+  const state = { active: options.active ?? true, builds: 0, workload: emptyWorkload as WorkloadApi | Error }
+  const controller = new AgentController({
+    queue: new WorkQueue(clock, { baseMs: 1000, maxMs: 8000 }),
+    cellNodeSets,
+    secrets,
+    infra,
+    workloadClient: () => {
+      state.builds++
+      if (state.workload instanceof Error) throw state.workload
+      return state.workload
+    },
+    active: () => state.active,
+    clock,
+    resyncMs: options.resyncMs ?? 60_000,
+    windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
+    metrics,
+    log
+  })
+  const running = controller.run()
+  const passes = (): string[] => lines.filter((l) => l.message === 'pass').map((l) => l.fields.cellNodeSet as string)
+  return { clock, cellNodeSets, secrets, infra, metrics, lines, state, controller, running, passes }
+}
+
+t.test('while it may not act nothing runs; once it may, a queued CellNodeSet gets one pass however often it changed', async (t) => {
+  const s = setup({ active: false })
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  for (let i = 0; i < 3; i++) s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await s.clock.advance(5 * INACTIVE_POLL_MS)
+  t.same(s.passes(), [], 'no pass while not active')
+  s.state.active = true
+  s.controller.wake()
+  await settle()
+  t.same(s.passes(), ['ns/pool'], 'one pass for three changes, without waiting for the poll')
+  t.same(s.infra.writes, ['ns/pool'], 'the pass wrote the status')
+  await s.controller.stop()
+})
+
+t.test('without a wake, an inactive loop looks again every second', async (t) => {
+  const s = setup({ active: false })
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  s.state.active = true
+  await s.clock.advance(INACTIVE_POLL_MS - 1)
+  t.same(s.passes(), [])
+  await s.clock.advance(1)
+  t.same(s.passes(), ['ns/pool'])
+  await s.controller.stop()
+})
+
+t.test('a change seen during a pass gets a pass of its own after it, never a second pass at once', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  let release = (): void => {}
+  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.equal(s.controller.passing, 'ns/pool')
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.same(s.infra.writes, [], 'still in the first pass')
+  s.infra.hold = undefined
+  release()
+  await settle()
+  t.same(s.passes(), ['ns/pool', 'ns/pool'], 'the first pass, then one more for the changes during it')
+  t.equal(s.controller.passing, undefined)
+  await s.controller.stop()
+})
+
+t.test('a pass that reports an error is retried after 1 s, then 2 s; a pass that goes well resets the backoff', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.infra.failWrites = 2
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.equal(s.passes().length, 1)
+  t.match(
+    s.lines.find((l) => l.message === 'pass'),
+    { level: 'warn', fields: { errors: [{ reason: 'StatusWrite' }] } }
+  )
+  await s.clock.advance(999)
+  t.equal(s.passes().length, 1, 'not before its backoff')
+  await s.clock.advance(1)
+  t.equal(s.passes().length, 2, 'retried after 1 s')
+  await s.clock.advance(1999)
+  t.equal(s.passes().length, 2)
+  await s.clock.advance(1)
+  t.equal(s.passes().length, 3, 'retried again after 2 s, and this write goes through')
+  await s.clock.advance(30_000)
+  t.equal(s.passes().length, 3, 'no retry after a pass that went well')
+  const errors = await s.metrics.registry.getSingleMetricAsString('gpuhooks_workload_errors_total')
+  t.match(errors, /gpuhooks_workload_errors_total\{reason="StatusWrite"\} 2/)
+  await s.controller.stop()
+})
+
+t.test('a pass that throws is logged, counted as Internal and retried; the loop goes on', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.state.workload = new Error('client construction failed')
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.match(
+    s.lines.find((l) => l.message === 'pass failed'),
+    { level: 'error', fields: { cellNodeSet: 'ns/pool' } }
+  )
+  const errors = await s.metrics.registry.getSingleMetricAsString('gpuhooks_workload_errors_total')
+  t.match(errors, /reason="Internal"\} 1/)
+  s.state.workload = emptyWorkload
+  await s.clock.advance(1000)
+  t.same(s.passes(), ['ns/pool'], 'the retry runs the pass')
+  await s.controller.stop()
+})
+
+t.test('every CellNodeSet in the cache gets a pass each resync period', async (t) => {
+  const s = setup({ resyncMs: 15_000 })
+  s.cellNodeSets.put(cellNodeSet('a'))
+  s.cellNodeSets.put(cellNodeSet('b'))
+  await s.clock.advance(14_999)
+  t.same(s.passes(), [], 'the cache was empty at start; nothing changed since')
+  await s.clock.advance(1)
+  t.same(s.passes(), ['ns/a', 'ns/b'])
+  await s.clock.advance(15_000)
+  t.same(s.passes(), ['ns/a', 'ns/b', 'ns/a', 'ns/b'])
+  await s.controller.stop()
+})
+
+t.test('a changed kubeconfig Secret: a pass for each CellNodeSet naming it, and a new client for its resourceVersion', async (t) => {
+  const s = setup()
+  s.secrets.put(secret('other'))
+  s.cellNodeSets.put(cellNodeSet('a', 'wl'))
+  s.cellNodeSets.put(cellNodeSet('b', 'other'))
+  s.cellNodeSets.put(cellNodeSet('c', 'wl'))
+  s.controller.secretChanged(secret('wl'))
+  await settle()
+  t.same(s.passes(), ['ns/a', 'ns/c'])
+  t.equal(s.state.builds, 1, 'one client for the two CellNodeSets of one Secret')
+  s.secrets.put(secret('wl', '2'))
+  s.controller.secretChanged(secret('wl', '2'))
+  await settle()
+  t.equal(s.state.builds, 2, 'rebuilt for the new resourceVersion')
+  t.equal(s.lines.filter((l) => l.message === 'workload cluster client built from the kubeconfig Secret').length, 2)
+  s.controller.secretChanged({ metadata: { name: 'wl', namespace: 'elsewhere' } })
+  await settle()
+  t.equal(s.passes().length, 4, 'a Secret of the same name in another namespace names none of them')
+  await s.controller.stop()
+})
+
+t.test('a CellNodeSet gone from the cache gets no pass, and its reachable series goes', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.match(await s.metrics.registry.getSingleMetricAsString('gpuhooks_workload_reachable'), /name="pool"\} 1/)
+  s.cellNodeSets.objects.clear()
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.equal(s.passes().length, 1)
+  t.notMatch(await s.metrics.registry.getSingleMetricAsString('gpuhooks_workload_reachable'), /name="pool"/)
+  await s.controller.stop()
+})
+
+t.test('a CellNodeSet of another pool is not served: logged at debug, nothing written, no retry', async (t) => {
+  const s = setup()
+  const foreign = cellNodeSet('pool')
+  foreign.spec.poolUID = 'someone-else'
+  s.cellNodeSets.put(foreign)
+  s.controller.cellNodeSetChanged(foreign)
+  await settle()
+  t.match(
+    s.lines.find((l) => l.message === 'not served'),
+    { level: 'debug', fields: { cellNodeSet: 'ns/pool' } }
+  )
+  t.same(s.infra.writes, [])
+  await s.clock.advance(60_000 - 1)
+  t.equal(s.lines.filter((l) => l.message === 'not served').length, 1)
+  await s.controller.stop()
+})
+
+t.test('stop lets the pass in progress finish, then takes no more work and the loop ends', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('a'))
+  s.cellNodeSets.put(cellNodeSet('b'))
+  let release = (): void => {}
+  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  s.controller.cellNodeSetChanged(cellNodeSet('a'))
+  s.controller.cellNodeSetChanged(cellNodeSet('b'))
+  await settle()
+  t.equal(s.controller.passing, 'ns/a')
+  let stopped = false
+  let ended = false
+  void s.controller.stop().then(() => (stopped = true))
+  void s.running.then(() => (ended = true))
+  await settle()
+  t.equal(stopped, false, 'stop waits for the pass in progress')
+  s.infra.hold = undefined
+  release()
+  await settle()
+  t.equal(stopped, true)
+  t.equal(ended, true, 'the loop has returned')
+  t.same(s.infra.writes, ['ns/a'], 'the queued CellNodeSet b got no pass')
+  t.equal(s.clock.pending, 0, 'no timer left: the resync is cancelled')
+})
+
+t.test('stop while idle ends the loop at once', async (t) => {
+  const s = setup({ active: false })
+  await settle()
+  await s.controller.stop()
+  await s.running
+  t.equal(s.clock.pending, 0)
+})

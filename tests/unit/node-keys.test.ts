@@ -1,0 +1,71 @@
+// Which Node labels and taints a cell pool may ask for (hooks/k8s/node-keys.ts): NodeRestriction's
+// rules for what a kubelet may set on its own Node, and the taints Kubernetes' controllers own.
+import t from 'tap'
+import { isPermitted, restrictedLabelReason, restrictedTaintReason } from '../../hooks/k8s/node-keys.ts'
+
+t.test('labels: what NodeRestriction keeps from a kubelet is refused, except informational roles', async (t) => {
+  // [key, refused], grouped by the rule that decides.
+  const cases: Array<[string, boolean]> = [
+    // NodeRestriction's own namespace, and its subdomains.
+    ['node-restriction.kubernetes.io/trusted', true],
+    ['gold.node-restriction.kubernetes.io/tier', true],
+    // The control-plane roles; any other role only names what a Node is for.
+    ['node-role.kubernetes.io/control-plane', true],
+    ['node-role.kubernetes.io/master', true],
+    ['node-role.kubernetes.io/gpu-cell', false],
+    ['node-role.kubernetes.io/worker', false],
+    // Other kubernetes.io and k8s.io keys a kubelet may not set.
+    ['kubernetes.io/role', true],
+    ['kubernetes.io/anything', true],
+    ['k8s.io/x', true],
+    ['storage.k8s.io/x', true],
+    ['topology.kubernetes.io/rack', true],
+    // What a kubelet may set on itself.
+    ['kubernetes.io/hostname', false],
+    ['topology.kubernetes.io/zone', false],
+    ['node.kubernetes.io/instance-type', false],
+    ['node.kubernetes.io/exclude-from-external-load-balancers', false],
+    ['feature.node.kubernetes.io/pci-10de.present', false],
+    ['kubelet.kubernetes.io/x', false],
+    // Outside Kubernetes' namespaces.
+    ['gpu', false],
+    ['example.com/team', false],
+    ['notkubernetes.io/x', false],
+    ['nvidia.com/gpu.product', false]
+  ]
+  for (const [key, refused] of cases)
+    t.equal(restrictedLabelReason(key) !== undefined, refused, `${key}: ${refused ? 'refused' : 'allowed'}`)
+})
+
+t.test('taints: the node lifecycle, the cloud node controller and kubeadm keep theirs', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['node.kubernetes.io/not-ready', true],
+    ['node.kubernetes.io/unreachable', true],
+    ['node.kubernetes.io/unschedulable', true],
+    ['node.kubernetes.io/memory-pressure', true],
+    ['node.kubernetes.io/out-of-service', true],
+    ['node.kubernetes.io/anything', true],
+    ['node.cloudprovider.kubernetes.io/uninitialized', true],
+    ['node.cloudprovider.kubernetes.io/shutdown', true],
+    ['node-role.kubernetes.io/control-plane', true],
+    ['node-role.kubernetes.io/master', true],
+    ['node-role.kubernetes.io/gpu-cell', false],
+    ['feature.node.kubernetes.io/x', false],
+    ['nvidia.com/gpu', false],
+    ['example.com/gpu-cell', false],
+    ['dedicated', false]
+  ]
+  for (const [key, refused] of cases)
+    t.equal(restrictedTaintReason(key) !== undefined, refused, `${key}: ${refused ? 'refused' : 'allowed'}`)
+})
+
+t.test('an admin exception names a key or a whole namespace', async (t) => {
+  t.equal(restrictedLabelReason('node-restriction.kubernetes.io/trusted', ['node-restriction.kubernetes.io/trusted']), undefined)
+  t.equal(restrictedLabelReason('node-restriction.kubernetes.io/gold', ['node-restriction.kubernetes.io/']), undefined)
+  t.ok(restrictedLabelReason('node-restriction.kubernetes.io/gold', ['node-restriction.kubernetes.io/trusted']) !== undefined)
+  t.equal(restrictedTaintReason('node.kubernetes.io/out-of-service', ['node.kubernetes.io/out-of-service']), undefined)
+  t.notOk(
+    isPermitted('node-restriction.kubernetes.io', ['node-restriction.kubernetes.io/']),
+    'a prefix covers keys under it, not a look-alike'
+  )
+})
