@@ -14,13 +14,13 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePorts } from '../support/ports.ts'
 import { buildImages } from './support/images.ts'
 import { buildWorkspaceImages } from './support/workspace.ts'
-import { hostPid, removeContainers, waitForPort } from './support/containers.ts'
+import { hostPid, processesIn, removeContainers, waitForPort } from './support/containers.ts'
 import { renderInstancePod, startPod, type StartedPod } from './support/instance-pod.ts'
 import { CommandError, podman } from './support/podman.ts'
 import { clientOptions, newKey, privilegeOf, runClient, startClient, unprivileged, type Key } from './support/ssh-client.ts'
@@ -166,6 +166,31 @@ t.test('scp and sftp copy files both ways, owned by main’s user', async (t) =>
   t.equal(owners.stdout, '1000 /tmp/scp.txt\n1000 /tmp/sftp.txt\n')
 })
 
+t.test('an sftp session’s server runs as main’s user with no capability', async (t) => {
+  const main = await mainProcess(userPod)
+  // Batch commands from stdin, held back until the server has been read from the host.
+  const sftp = spawn('sftp', [...clientOptions(firstKey), '-b', '-', `root@${userPod.address}`], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let stderr = ''
+  sftp.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const closed = new Promise<number | null>((resolve) => sftp.once('close', resolve))
+  const deadline = Date.now() + 120_000
+  let server = processesIn(main.pidNs).find((p) => p.comm === 'sftp-server')
+  while (server === undefined && Date.now() < deadline && sftp.exitCode === null) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    server = processesIn(main.pidNs).find((p) => p.comm === 'sftp-server')
+  }
+  if (server === undefined) {
+    sftp.stdin.end()
+    t.fail(`no sftp-server appeared in the Pod: ${stderr}`)
+    return
+  }
+  t.same(privilegeOf(readFileSync(`/proc/${server.host}/status`, 'utf8')), unprivileged(1000), 'uid 1000, every set empty, no_new_privs')
+  const [serverRoot, mainRoot] = [statSync(`/proc/${server.host}/root`), statSync(`/proc/${main.host}/root`)]
+  t.same([serverRoot.dev, serverRoot.ino], [mainRoot.dev, mainRoot.ino], 'in main’s root')
+  sftp.stdin.end('pwd\n')
+  t.equal(await closed, 0, stderr)
+})
+
 t.test('ssh -L reaches a port of main; ssh -R is refused', async (t) => {
   const [local, remote] = (await freePorts(2)) as [number, number]
   const forward = startClient('ssh', [
@@ -283,20 +308,9 @@ t.test('main absent: the session says so and ends', async (t) => {
 
 /** The host PID of the process with PID `inPod` in the PID namespace `pidNs`. */
 function hostPidOf(pidNs: string, inPod: number): number {
-  for (const entry of readdirSync('/proc').filter((e) => /^[0-9]+$/.test(e))) {
-    try {
-      if (readlinkSync(`/proc/${entry}/ns/pid`) !== pidNs) continue
-      const nspid =
-        /^NSpid:\s*(.*)$/m
-          .exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]
-          ?.trim()
-          .split(/\s+/) ?? []
-      if (Number(nspid[nspid.length - 1]) === inPod) return Number(entry)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no process ${inPod} in ${pidNs}`)
+  const found = processesIn(pidNs).find((p) => p.inNs === inPod)
+  if (found === undefined) throw new Error(`no process ${inPod} in ${pidNs}`)
+  return found.host
 }
 
 t.test('a root main that chrooted itself into a directory it controls gains nothing', async (t) => {

@@ -4,6 +4,7 @@
  * and the waits the tests use: on a log line, on a port answering; never on a fixed time.
  */
 import { spawn } from 'node:child_process'
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { connect } from 'node:net'
 import { alive } from '../../support/ports.ts'
 import { CommandError, containersEnv, podman } from './podman.ts'
@@ -49,6 +50,36 @@ export async function addressOf(container: string, network: string): Promise<str
 /** The host PID of the container's first process (0 when it is not running). */
 export async function hostPid(container: string): Promise<number> {
   return Number((await inspect(container)).State?.Pid ?? 0)
+}
+
+/** A process of a PID namespace, seen from the host. */
+export interface NamespacedProcess {
+  /** Its PID on the host, where its /proc/<pid>/status can be read. */
+  host: number
+  /** Its PID in the namespace. */
+  inNs: number
+  /** Its command name (/proc/<pid>/comm). */
+  comm: string
+}
+
+/** The processes of the PID namespace `pidNs` (a /proc/<pid>/ns/pid link, `pid:[...]`) now. */
+export function processesIn(pidNs: string): NamespacedProcess[] {
+  const found: NamespacedProcess[] = []
+  for (const entry of readdirSync('/proc').filter((e) => /^[0-9]+$/.test(e))) {
+    try {
+      if (readlinkSync(`/proc/${entry}/ns/pid`) !== pidNs) continue
+      const nspid =
+        /^NSpid:\s*(.*)$/m
+          .exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]
+          ?.trim()
+          .split(/\s+/) ?? []
+      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim()
+      found.push({ host: Number(entry), inNs: Number(nspid[nspid.length - 1]), comm })
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found
 }
 
 /**
