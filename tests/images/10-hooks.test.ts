@@ -104,11 +104,16 @@ function get(url: string, options: { ca?: Buffer; servername?: string; method?: 
   })
 }
 
-/** Runs a tap test file on its own (a TAP stream) with `env`; its exit code and output. */
+/**
+ * Runs a tap test file on its own (a TAP stream) with `env`; its exit code and output. A file run
+ * on its own gives itself 30 s in all unless TAP_TIMEOUT says otherwise, which a loaded machine
+ * exceeds (process.test.ts starts the service in a container four times): it gets this file's
+ * bound instead, a failure bound, never a wait.
+ */
 function runTestFile(file: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
   const base = Object.fromEntries(Object.entries(containersEnv()).filter(([k]) => !/^(TAP|_TAPJS|NODE_OPTIONS)/.test(k)))
   return new Promise((resolve) =>
-    execFile(TSX, [file], { cwd: ROOT, env: { ...base, ...env }, maxBuffer: 64 << 20 }, (error, stdout) =>
+    execFile(TSX, [file], { cwd: ROOT, env: { ...base, TAP_TIMEOUT: '600', ...env }, maxBuffer: 64 << 20 }, (error, stdout) =>
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out: stdout })
     )
   )
