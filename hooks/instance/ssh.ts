@@ -4,9 +4,10 @@
  * Pod the namespace would refuse.
  *
  * Why the security context looks as it does:
- * - Each session nsenters `main`'s namespaces (SYS_ADMIN for setns into mount namespaces,
- *   SYS_PTRACE to open another container's /proc/<pid>/ns/* and root), chroots into its root
- *   (SYS_CHROOT), and switches to the workload user (SETUID, SETGID); sshd binds 22
+ * - Each session's handover (`deploy/sshd/gpuhooks-handover.c`) joins `main`'s namespaces
+ *   (SYS_ADMIN for setns into mount namespaces, SYS_PTRACE to open another container's
+ *   /proc/<pid>/ns/* and root), chroots into its root (SYS_CHROOT), empties its bounding set
+ *   (SETPCAP) and switches to the workload user (SETUID, SETGID); sshd binds 22
  *   (NET_BIND_SERVICE) and writes login records to the audit log (AUDIT_WRITE). Everything else is
  *   dropped.
  * - `allowPrivilegeEscalation: true`. The Kubernetes API documents the field as always true for
@@ -39,9 +40,9 @@ export const AUTHORIZED_KEYS = 'authorized_keys'
 /** File mode of the mounted key file: 0400, read-only for root (sshd's StrictModes). */
 export const AUTHORIZED_KEYS_MODE = 0o400
 /**
- * Capabilities `sshd` adds after dropping ALL: what nsenter, chroot and sshd need, plus SETPCAP,
+ * Capabilities `sshd` adds after dropping ALL: what the handover and sshd need, SETPCAP among them,
  * without which a session cannot empty its bounding set and a root workspace's session would keep
- * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-enter` refuses root sessions without it).
+ * SYS_ADMIN and SYS_PTRACE (`deploy/sshd/gpuhooks-handover.c` refuses every session without it).
  * SETPCAP is allowed by Pod Security baseline, so it does not raise the level the Pod needs.
  */
 export const SSH_CAPABILITIES = [

@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -21,6 +21,7 @@ import { installCrds, WEBHOOKS, type ClusterEnv } from './support/env.ts'
 import { KubeClient, loadKubeconfig } from './support/kube.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { importImages } from './support/node-images.ts'
+import { clientOptions, newKey, privilegeOf, runClient, unprivileged, type Key, type Ran } from '../images/support/ssh-client.ts'
 import { HTTP_SERVER } from './support/node-probe.ts'
 import { startNodeCluster } from './support/node-scenario.ts'
 import { apply, createNamespaces, getJson, HAMI_TYPE } from './support/node-workloads.ts'
@@ -114,9 +115,8 @@ t.test('an SSH Instance through the in-cluster hooks: ssh through its node port 
   const ns = 'ssh'
   await createNamespaces(cluster, [ns])
   await apply(cluster, HAMI_TYPE)
-  const key = join(work, 'key')
-  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key])
-  await cluster.kubectl(['create', 'secret', 'generic', 'keys', '-n', ns, `--from-file=authorized_keys=${key}.pub`])
+  const key = await newKey(work, 'key')
+  await cluster.kubectl(['create', 'secret', 'generic', 'keys', '-n', ns, `--from-file=authorized_keys=${key.file}.pub`])
   await apply(cluster, {
     apiVersion: 'worker.gpustack.ai/v1alpha1',
     kind: 'Instance',
@@ -146,29 +146,29 @@ t.test('an SSH Instance through the in-cluster hooks: ssh through its node port 
     ]
   )
 
-  const ssh = await sshOnce(key, sshPort, 'hostname; id -u; cat /tmp/main-marker')
+  const ssh = await sshOnce(key, sshPort, 'hostname; id -u; cat /tmp/main-marker; echo; cat /proc/self/status')
+  t.equal(ssh.code, 0, ssh.stderr)
   // main's own user, as kubelet's exec into main sees it.
   const mainUid = (await cluster.kubectl(['exec', '-n', ns, 'shell', '-c', 'main', '--', 'id', '-u'])).stdout.trim()
-  t.same(ssh.stdout.trim().split('\n'), ['shell', mainUid, 'main of shell'], 'the session is in main: its hostname, its user, its files')
-  t.ok(readFileSync(`${key}.pub`, 'utf8').startsWith('ssh-ed25519 '))
+  t.same(
+    ssh.stdout.split('\n').slice(0, 3),
+    ['shell', mainUid, 'main of shell'],
+    'the session is in main: its hostname, its user, its files'
+  )
+  t.same(privilegeOf(ssh.stdout), unprivileged(Number(mainUid)), 'no capability in any set, no_new_privs')
+  t.ok(key.line.startsWith('ssh-ed25519 '))
 })
 
 /**
  * One ssh session to the node port, retried only while the port refuses: kube-proxy opens a node
  * port once it has seen the Ready endpoint, on its own schedule (at most 60 s).
  */
-async function sshOnce(key: string, port: number, command: string): Promise<{ stdout: string }> {
-  const args = ['-i', key, '-p', String(port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null']
-  args.push('-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', `root@${node.address}`, command)
+async function sshOnce(key: Key, port: number, command: string): Promise<Ran> {
   const deadline = Date.now() + 60_000
   for (;;) {
-    try {
-      return await run('ssh', args)
-    } catch (error) {
-      const stderr = (error as { stderr?: string }).stderr ?? ''
-      if (!/Connection refused/.test(stderr) || Date.now() > deadline) throw error
-      await new Promise((resolve) => setTimeout(resolve, 1000))
-    }
+    const ran = await runClient('ssh', [...clientOptions(key), '-p', String(port), `root@${node.address}`, command])
+    if (ran.code === 0 || !/Connection refused/.test(ran.stderr) || Date.now() > deadline) return ran
+    await new Promise((resolve) => setTimeout(resolve, 1000))
   }
 }
 

@@ -1,5 +1,6 @@
 /**
- * Every route of the service through inject, on the app the factory `main` uses builds: each hook
+ * Every route of the service through inject, on the app the factory `main` uses builds (or, with
+ * GPUHOOKS_SERVICE_URL, over the network to a running service: support/inject.ts): each hook
  * path answers 200 with an answer that fits its response schema (no undocumented field: v2
  * decodes strictly), admission echoes the uid in a well-formed AdmissionReview, and wrongly
  * shaped requests answer 400 naming the field.
@@ -12,12 +13,12 @@ import { AdmissionResponseSchema } from '../../hooks/admission/review.ts'
 import { CompositeResponseSchema, CustomizeResponseSchema, DecoratorResponseSchema } from '../../hooks/metacontroller/schemas.ts'
 import { NOW, baseSpec, instance, request } from '../unit/fixtures/instance.ts'
 import { answerErrors, ErrorAnswerSchema } from '../support/answers.ts'
-import { malformedComposite, poster, type Malformed } from './support/inject.ts'
+import { malformedComposite, servicePoster, type Malformed } from './support/inject.ts'
 
 const app = await buildApp({ routes, clock: () => NOW })
 t.teardown(() => app.close())
 
-const post = poster(app)
+const post = servicePoster(app)
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'ns-uid' }, status: { phase: 'Active' } }
 const cidrSetting = {

@@ -19,8 +19,8 @@
  *   `saveImage(ref, file)` writes an OCI archive, `podman save --format oci-archive`) and
  *   tests/images/support/podman.ts (`containersEnv()`, `podman(args)`).
  * - Needs root, `podman`, `buildah`, `runc`, `mmdebstrap` (Debian packages), network to
- *   deb.debian.org (HTTP) and the npm registry for a cold build. Cold: about 10 minutes on two
- *   cores (the sidecar compiles a static setpriv); README, "The images", has the figures.
+ *   deb.debian.org (HTTP) and the npm registry for a cold build. Cold: about 7 minutes on two
+ *   cores; README, "The images", has the figures.
  */
 import { buildImages } from './support/images.ts'
 

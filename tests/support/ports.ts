@@ -23,7 +23,8 @@ process.once('exit', () => {
   for (const port of claimed) rmSync(join(claimDir, String(port)), { force: true })
 })
 
-function alive(pid: number): boolean {
+/** Whether a process of that PID exists (EPERM: it does, owned by another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

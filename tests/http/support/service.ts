@@ -1,7 +1,9 @@
 /**
  * The service as a real process, started the way `npm start` starts it (`node --import tsx hooks/main.ts`), or,
  * with GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`,
- * as the image runs it), with its log lines collected and awaitable.
+ * as the image runs it), or, with GPUHOOKS_SERVICE_LAUNCHER set, as the module it names says
+ * (its `serviceCommand(env)` gives the command that starts the service with those variables: the
+ * image tests start it in a container), with its log lines collected and awaitable.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
@@ -23,6 +25,9 @@ const COMMAND: [string, string[]] = [
     ...(BUILT === undefined ? ['--import', 'tsx', 'hooks/main.ts'] : [join(BUILT, 'dist', 'hooks', 'main.js')])
   ]
 ]
+const LAUNCHER = process.env['GPUHOOKS_SERVICE_LAUNCHER']
+const launcher =
+  LAUNCHER === undefined ? undefined : ((await import(LAUNCHER)) as { serviceCommand: (env: Record<string, string>) => [string, string[]] })
 
 /** A started service. */
 export interface Started {
@@ -53,7 +58,8 @@ const LISTENING = /^(hooks|admission) listening/
  * with what was printed instead of crashing the test file.
  */
 export async function startService(env: Record<string, string>, readyLines: number): Promise<Started> {
-  const child = spawn(COMMAND[0], COMMAND[1], { cwd: BUILT, env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const [command, args] = launcher?.serviceCommand({ ...UNSAMPLED, ...env }) ?? COMMAND
+  const child = spawn(command, args, { cwd: BUILT, env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
   const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
   let buffer = ''

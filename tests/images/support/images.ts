@@ -30,7 +30,7 @@ const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt'
 /** Tags kept of each repository; older ones are removed after a build. */
 export const KEPT_PER_REPOSITORY = 4
 
-const ROOT = join(import.meta.dirname, '..', '..', '..')
+export const ROOT = join(import.meta.dirname, '..', '..', '..')
 const DOWNLOADS = join(CONTAINERS_DIR, 'downloads')
 
 /** The references of the built images, as `npm run images` prints them. */
@@ -62,6 +62,8 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 /** mmdebstrap's options before the suite and the output: minbase, slim as the official image is. */
 const MMDEBSTRAP_OPTIONS = [
   '--variant=minbase',
+  // Merged /usr as debootstrap makes it, without the usrmerge package (and the perl it pulls in).
+  '--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr',
   '--format=tar',
   '--aptopt=Acquire::Retries "3"',
   // As debootstrap (which the official image is made with) does; the setting is not kept.
@@ -86,7 +88,7 @@ const MMDEBSTRAP_MIRRORS = [
 const IMPORT_CHANGES = ['CMD ["bash"]', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']
 
 /** A reference `localhost/<repository>:<prefix><12 hex digits of hash>`. */
-function refOf(repository: string, prefix: string, hash: string): string {
+export function refOf(repository: string, prefix: string, hash: string): string {
   return `localhost/${repository}:${prefix}${hash.slice(0, 12)}`
 }
 
@@ -274,7 +276,7 @@ async function pruneOldTags(refs: ImageRefs, log: Log): Promise<void> {
  * Runs `body` holding an exclusive flock(2) on `file`: a `flock` child holds it for as long as its
  * stdin is open, so the lock goes with this process however it ends.
  */
-async function withLock<T>(file: string, log: Log, body: () => Promise<T>): Promise<T> {
+export async function withLock<T>(file: string, log: Log, body: () => Promise<T>): Promise<T> {
   mkdirSync(CONTAINERS_DIR, { recursive: true })
   const holder = spawn('flock', ['--exclusive', file, '--command', 'echo locked; exec cat >/dev/null'], {
     stdio: ['pipe', 'pipe', 'inherit']

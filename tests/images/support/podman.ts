@@ -10,6 +10,9 @@
  * - `default_ulimits`: the sandbox lacks CAP_SYS_RESOURCE, so podman's defaults (higher than the
  *   host's limits) fail to apply; 4096 is under the host's nofile 20000.
  * - `events_logger = "file"`: there is no journald.
+ * - a bridge network of its own ({@link TEST_NETWORK}, {@link TEST_SUBNET}), so the tests reach a
+ *   Pod's address directly and share no address range with podman's default network or the
+ *   other test layers' bridges.
  * - storage under `~/.cache/gpuhooks/containers` (or `$GPUHOOKS_CONTAINERS_DIR`): the images are
  *   cached there by content across runs and worktrees, as the cluster binaries are.
  */
@@ -32,6 +35,9 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "${join(dir, 'events.log')}"
 tmp_dir = "${join(dir, 'tmp')}"
+
+[network]
+network_config_dir = "${join(dir, 'networks')}"
 `
 }
 
@@ -126,4 +132,38 @@ export async function imageExists(ref: string): Promise<boolean> {
     if (error instanceof CommandError && error.code === 1) return false
     throw error
   }
+}
+
+/** The bridge network the image tests' Pods join, and its subnet. */
+export const TEST_NETWORK = 'gpuhooks-test'
+export const TEST_SUBNET = '10.213.0.0/24'
+
+/** Creates {@link TEST_NETWORK} unless it exists (two callers at once: the loser finds it made). */
+export async function ensureNetwork(): Promise<string> {
+  try {
+    await podman(['network', 'exists', TEST_NETWORK])
+    return TEST_NETWORK
+  } catch {
+    // absent: made below
+  }
+  try {
+    // Not --internal: an internal network's bridge has no address, so the host has no route to
+    // the Pods and their addresses would go out by the default route.
+    await podman(['network', 'create', '--subnet', TEST_SUBNET, '--disable-dns', TEST_NETWORK])
+  } catch (error) {
+    await podman(['network', 'exists', TEST_NETWORK]).catch(() => {
+      throw error
+    })
+  }
+  return TEST_NETWORK
+}
+
+/**
+ * Throws unless the host reaches `address` directly on a bridge (no gateway): the tests send
+ * traffic only to their own bridges, never out by a default route.
+ */
+export async function assertOnBridge(address: string): Promise<void> {
+  const route = await run('ip', ['route', 'get', address])
+  if (/ via /.test(route) || !/ dev podman\d+ /.test(route))
+    throw new Error(`${address} is not on a podman bridge of this host: ${route.trim()}`)
 }
