@@ -23,6 +23,7 @@ import {
 import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
+import { apiTime } from '../k8s/time.ts'
 import { readDemand } from './demand.ts'
 import { desiredLabels, ensurePatch, withoutRestricted, type NodePatch } from './ensure.ts'
 import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
@@ -205,7 +206,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const entries: CellNode[] = deleting ? [] : (cns.spec.nodes ?? [])
   const listed = new Set(entries.map((e) => e.name))
   const planned: SweptNode[] = []
-  const stamp = iso(now)
+  const stamp = apiTime(now)
   const sweep = (view: NodeView, reason: SweptNode['reason']): void => {
     const instance = view.labels[INSTANCE_LABEL] ?? ''
     actions.push({ type: 'deleteNode', name: view.name, uid: view.uid, resourceVersion: view.resourceVersion, reason, instance })
@@ -353,9 +354,4 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
   return out
-}
-
-/** RFC 3339 at second precision, as the API server writes times. */
-export function iso(time: Date): string {
-  return time.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }

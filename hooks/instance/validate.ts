@@ -34,9 +34,8 @@ import {
   type InstanceSpec
 } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
-import { isRecord } from '../k8s/objects.ts'
-import { canonicalJson } from '../k8s/hash.ts'
-import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { isRecord, setOwn } from '../k8s/objects.ts'
+import { commonSchemaMessage, describe, fieldOfPointer, invalidValueMessage } from '../k8s/schema-messages.ts'
 import { SSH_PORT } from './labels.ts'
 import { isSshPort, portIdentity, protocolOf, type ResolvedPort } from './ports.ts'
 
@@ -119,7 +118,7 @@ export function schemaMessages(schema: TSchema, value: unknown, root: string): {
   for (const error of Value.Errors(schema, value)) {
     if (seen.has(error.path)) continue
     seen.add(error.path)
-    out.push({ field: fieldOf(error.path, root), message: schemaMessage(error, root) })
+    out.push({ field: fieldOfPointer(error.path, root), message: schemaMessage(error, root) })
   }
   return out
 }
@@ -247,10 +246,7 @@ function copyJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value)) {
-    const member = copyJson((value as Record<string, unknown>)[key])
-    // An own `__proto__` key stays an own key; assigning it would replace the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true })
-    else out[key] = member
+    setOwn(out, key, copyJson((value as Record<string, unknown>)[key]))
   }
   return out as T
 }
@@ -513,31 +509,6 @@ function notOffered(field: string, message: string): SpecProblem {
   return { field, reason: ACCELERATOR_NOT_OFFERED, message }
 }
 
-/** `/ports/1/name` → `spec.ports[1].name` (JSON pointer escapes undone). */
-function fieldOf(path: string, root: string): string {
-  let field = root
-  for (const raw of path.split('/').slice(1)) {
-    const whole = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    const part = whole.length > 63 ? `${whole.slice(0, 63)}…` : whole
-    field += /^\d+$/.test(part) ? `[${part}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`
-  }
-  return field
-}
-
-/** The longest value a message quotes; longer ones are cut, so status stays small whatever the input. */
-const MAX_DESCRIBED = 120
-
-/** A value as a message shows it: strings bare, everything else as JSON, cut to a readable length. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? '""' : cut(value)
-  if (value === undefined) return 'nothing'
-  return cut(canonicalJson(value) ?? typeof value)
-}
-
-function cut(text: string): string {
-  return text.length > MAX_DESCRIBED ? `${text.slice(0, MAX_DESCRIBED)}… (${text.length} characters)` : text
-}
-
 /** What each pattern of the schema asks, as a message says it. */
 const PATTERN_RULES = new Map<string, string>([
   ['^/', 'must be an absolute path (start with /)'],
@@ -551,7 +522,7 @@ const PATTERN_RULES = new Map<string, string>([
 ])
 
 function schemaMessage(error: ValueError, root: string): string {
-  const field = fieldOf(error.path, root)
+  const field = fieldOfPointer(error.path, root)
   const value = describe(error.value)
   const common = commonSchemaMessage(error, field, value)
   if (common !== undefined) return common

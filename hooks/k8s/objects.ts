@@ -82,6 +82,16 @@ export function recordOf<V>(entries: Iterable<readonly [string, V]>): Record<str
   return Object.fromEntries(entries)
 }
 
+/**
+ * Sets `record[key]` as an own data property. `record[key] = value` with the key `__proto__`
+ * would replace the record's prototype instead; this keeps it an ordinary key, as
+ * {@link recordOf} does for a whole list of entries.
+ */
+export function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
+  if (key === '__proto__') Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
+  else record[key] = value
+}
+
 /** `map` with its keys in sorted order (own keys only), for byte-stable output. */
 export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string, V> {
   return recordOf(

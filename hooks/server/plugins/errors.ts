@@ -6,6 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError } from 'fastify'
+import { fieldOfPointer } from '../../k8s/schema-messages.ts'
 import type { HookMetrics } from '../metrics.ts'
 import { shared } from './shared.ts'
 
@@ -16,12 +17,7 @@ interface ValidationItem {
 
 /** `/parent/metadata/name` → `parent.metadata.name`; the body itself is `body`. */
 function fieldName(path: string | undefined): string {
-  if (path === undefined || path === '' || path === '/') return 'body'
-  return path
-    .replace(/^\//, '')
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .join('.')
+  return path === undefined || path === '' || path === '/' ? 'body' : fieldOfPointer(path, '')
 }
 
 /** A one-line reason naming each distinct field that failed, at most five. */
