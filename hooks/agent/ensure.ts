@@ -1,5 +1,5 @@
 /**
- * What a listed Node must carry, and the smallest merge patch that gets it there (workload.md
+ * What a listed Node must carry, and the smallest merge patch that gets it there (docs/workload.md
  * steps 1 and 2).
  *
  * The agent records what it set in the Node annotation `cells.kubeswift.io/managed`

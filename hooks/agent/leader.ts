@@ -1,6 +1,6 @@
 /**
  * Leader election on a `coordination.k8s.io` Lease, so that the chart can run two agents and only
- * one acts (workload.md, "The agent process"). `@kubernetes/client-node` 1.4 has no leader
+ * one acts (docs/workload.md, "The agent process"). `@kubernetes/client-node` 1.4 has no leader
  * election, so this is a small one in client-go's manner:
  *
  * - a candidate takes the Lease when it does not exist, when it was released (no holder), or when

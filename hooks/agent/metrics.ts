@@ -1,5 +1,5 @@
 /**
- * The agent's Prometheus metrics (workload.md, "The agent process"): whether each CellNodeSet's
+ * The agent's Prometheus metrics (docs/workload.md, "The agent process"): whether each CellNodeSet's
  * workload cluster is reachable, how long passes take, what the agent wrote to Nodes, and what
  * went wrong, by reason.
  */

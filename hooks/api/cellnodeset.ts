@@ -1,6 +1,6 @@
 /**
  * CellNodeSet (`cells.kubeswift.io/v1alpha1`, namespaced): a cell pool's request to, and view of,
- * the workload cluster its cells join (workload.md).
+ * the workload cluster its cells join (docs/workload.md).
  *
  * One per GPUCellPool, named after it, a child of the pool. The cellpool sync hook writes its spec
  * (which Nodes the pool expects and what they must carry); the workload agent carries the spec out

@@ -28,7 +28,7 @@ export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
 
 /**
  * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
- * refused with a 400 (README, "Hook endpoints").
+ * refused with a 400 (docs/README.md, "Hook endpoints").
  */
 export const InstanceParentSchema = OpenSpecParentSchema
 

@@ -15,7 +15,7 @@ export const IsolationCustomizeRequestSchema = customizeRequestSchema(NamespaceS
 export type IsolationCustomizeRequest = Static<typeof IsolationCustomizeRequestSchema>
 
 /**
- * Namespace label the isolation sync answers once it has seen an Instance there (isolation.md,
+ * Namespace label the isolation sync answers once it has seen an Instance there (docs/isolation.md,
  * "Inputs"). It stands for the namespace's Instances from then on, so a namespace's syncs stop
  * carrying every Instance and stop running on every Instance change: without it the isolation
  * cost grows with the square of the namespace's size. The hook never removes it.
@@ -31,7 +31,7 @@ export function carriesHoldsInstances(namespace: Namespace): boolean {
 /**
  * Relates the Setting `instance-isolation-pod-cidrs` (cluster-scoped, so by name alone) and, until
  * the Namespace carries {@link HOLDS_INSTANCES_LABEL}, its Instances (`namespace` set explicitly:
- * metacontroller.md rule 6). Metacontroller re-syncs the Namespace whenever one of them changes.
+ * docs/metacontroller.md rule 6). Metacontroller re-syncs the Namespace whenever one of them changes.
  */
 export function customize(request: IsolationCustomizeRequest): CustomizeResponse {
   const setting = { apiVersion: SETTING_API_VERSION, resource: 'settings', names: [ISOLATION_POD_CIDRS_SETTING] }

@@ -1,11 +1,11 @@
 /**
- * Sync hook of the isolation decorator (isolation.md, "The rule"): per Namespace, the
+ * Sync hook of the isolation decorator (docs/isolation.md, "The rule"): per Namespace, the
  * NetworkPolicy `gpustack-instance-isolation`, and the Namespace annotation
  * `gpustack.ai/instance-isolation` that says why the hook changed nothing or what it cannot fix.
  *
- * The answer is always `{attachments, labels, annotations, status: null}` (metacontroller.md
+ * The answer is always `{attachments, labels, annotations, status: null}` (docs/metacontroller.md
  * rule 1): a Namespace's status belongs to the API server. The one label ever answered is
- * `gpustack.ai/holds-instances: "true"` (isolation.md supersedes rule 1's "never labels" for it),
+ * `gpustack.ai/holds-instances: "true"` (docs/isolation.md supersedes rule 1's "never labels" for it),
  * set by a sync that sees an Instance and never removed.
  *
  * Chosen where the spec is silent:
@@ -14,7 +14,7 @@
  * - With an unparseable Setting value every observed attachment is kept as it is, whatever its
  *   name; with a valid value only the decorator's own policy is rendered, so an attachment of
  *   another name (none is ever made by this version) would be collected.
- * - "Kept as it is" is metacontroller.md rule 5 (`keepAsIs`: the last-applied record). The merge
+ * - "Kept as it is" is docs/metacontroller.md rule 5 (`keepAsIs`: the last-applied record). The merge
  *   is a no-op unless someone hand-edited a rendered rule since; that edit then goes back to the
  *   last rendered shape, exactly as it would with a valid value. No rule is opened or dropped.
  * - "Holds an Instance" counts every Instance of the namespace, including one being deleted: its

@@ -34,7 +34,7 @@ export const SERVER_METADATA_FIELDS = [
 ] as const
 
 /**
- * Metadata a desired object never carries (metacontroller.md rule 5): the server's fields, and
+ * Metadata a desired object never carries (docs/metacontroller.md rule 5): the server's fields, and
  * ownerReferences, which Metacontroller sets on create and does not copy back. Answered back, they
  * would be recorded as "last applied", and a later answer without them would strip them.
  */

@@ -64,7 +64,7 @@ export function observedObject(objects: TypedObjects | null | undefined, type: s
 }
 
 /**
- * The desired form of an observed child that must stay exactly as it is (metacontroller.md rule 5).
+ * The desired form of an observed child that must stay exactly as it is (docs/metacontroller.md rule 5).
  *
  * Answering the observed object itself would record ownerReferences, managedFields and server
  * defaults as "last applied", and the next answer without them would strip them (orphaning the

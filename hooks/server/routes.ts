@@ -1,5 +1,5 @@
 /**
- * The route table: every hook path of the spec README, each bound to its request schema and its
+ * The route table: every hook path of docs/README.md ("Hook endpoints"), each bound to its request schema and its
  * pure function. Adding a controller means adding its rows here.
  */
 import { hookRoute, type HookRoute } from './app.ts'

@@ -1,4 +1,4 @@
-// Isolation independent of namespace size (isolation.md, "Inputs"), against a real API server:
+// Isolation independent of namespace size (docs/isolation.md, "Inputs"), against a real API server:
 // once a Namespace carries `gpustack.ai/holds-instances: "true"`, customize relates no Instances,
 // so no isolation sync carries them, however many the namespace holds. The driver plays
 // Metacontroller through a transport that records every isolation hook request.

@@ -312,7 +312,7 @@ if (helm === undefined) {
     )
   })
 
-  t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as workload.md lists it', async (t) => {
+  t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as docs/workload.md lists it', async (t) => {
     const all = docs(template())
     const [agent] = find(all, 'Deployment', 'gpuhooks-agent')
     t.match(agent, {

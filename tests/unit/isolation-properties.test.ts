@@ -250,7 +250,7 @@ t.test('convergence: after any sequence of changes, a second pass changes nothin
   t.pass('300 generated histories converged')
 })
 
-/** What the converged state must look like, from isolation.md's rule. */
+/** What the converged state must look like, from docs/isolation.md's rule. */
 function checkOutcome(state: State, observed: ObjectsByType, answer: DecoratorResponse): void {
   const parsed = parsePodCidrs(state.setting)
   const policy = observed[KEY]?.[POLICY_KEY]

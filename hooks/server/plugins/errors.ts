@@ -1,5 +1,5 @@
 /**
- * One error handler for the three tiers (style.md rule 6): a request that is not JSON, too large,
+ * One error handler for the three tiers (docs/style.md rule 6): a request that is not JSON, too large,
  * too deep or of the wrong shape is a 4xx with a JSON reason naming the field; an overloaded
  * process answers 503 with `Retry-After`; a bug is a 500 whose body only points at the log line
  * carrying the request id. A bad parent spec is not an HTTP error at all (the hook answers 200).
