@@ -17,7 +17,7 @@ import {
   type V1Lease
 } from '@kubernetes/client-node'
 import { deadline } from './clock.ts'
-import { eventRecorder } from './events.ts'
+import { eventRecorder, type EventType } from './events.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 import type { LeaseApi } from './leader.ts'
 
@@ -46,6 +46,16 @@ export interface InfraApi {
   setFinalizers(namespace: string, name: string, expected: string[], next: string[]): Promise<void>
   /** A Warning Event on the CellNodeSet. */
   warn(cns: { namespace: string; name: string; uid: string }, reason: string, message: string, now: Date): Promise<void>
+  /** An Event about a GPUCellPool (pool-events.ts); resolves with its name. */
+  poolEvent(
+    pool: { namespace: string; name: string; uid: string },
+    type: EventType,
+    reason: string,
+    message: string,
+    now: Date
+  ): Promise<string | undefined>
+  /** Counts one more occurrence on an Event already written. */
+  recountEvent(namespace: string, name: string, count: number, now: Date): Promise<void>
 }
 
 /** The HTTP status of a client-node error, if it has one. */
@@ -158,8 +168,12 @@ export function infraApi(kc: KubeConfig, timeoutMs: number): InfraApi {
         custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'cellnodesets', name, body }, jsonPatch)
       )
     },
-    warn: (cns, reason, message, now) =>
-      events.record({ ...cns, kind: 'CellNodeSet', apiVersion: `${GROUP}/${VERSION}` }, 'Warning', reason, message, now)
+    async warn(cns, reason, message, now) {
+      await events.record({ ...cns, kind: 'CellNodeSet', apiVersion: `${GROUP}/${VERSION}` }, 'Warning', reason, message, now)
+    },
+    poolEvent: (pool, type, reason, message, now) =>
+      events.record({ ...pool, kind: 'GPUCellPool', apiVersion: `${GROUP}/${VERSION}` }, type, reason, message, now),
+    recountEvent: (namespace, name, count, now) => events.recount(namespace, name, count, now)
   }
 }
 

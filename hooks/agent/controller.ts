@@ -16,14 +16,18 @@
  * Each pass's report is logged and counted in `record`; an Event derived from a report (a Node
  * swept, the workload cluster lost) belongs there too.
  */
+import type { CellNodeSetStatus } from '../api/cellnodeset.ts'
 import type { LogTo } from '../logger.ts'
 import { isRecord, ownValue } from '../k8s/objects.ts'
-import { ClientCache, plain, type InfraApi, type WorkloadApi } from './clients.ts'
+import { ClientCache, plain, statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
 import { Sleeper, type Clock } from './clock.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 import { HeartbeatTracker, type LivenessWindows } from './liveness.ts'
 import type { AgentMetrics } from './metrics.ts'
+import { EventLimiter, type EventLimits } from './event-limiter.ts'
 import { runPass, type PassReport } from './pass.ts'
+import { poolEvents } from './pool-events.ts'
+import { poolGauges } from './pool-gauges.ts'
 import type { WorkQueue } from './queue.ts'
 
 /** While it may not act, the loop looks again this often (ms), or at once when woken. */
@@ -51,6 +55,8 @@ export interface ControllerDeps {
   windows: LivenessWindows
   metrics: AgentMetrics
   log: LogTo<'debug' | 'info' | 'warn' | 'error'>
+  /** How often Events about a pool may be written (event-limiter.ts's defaults when absent). */
+  eventLimits?: EventLimits
 }
 
 /** `namespace/name` of an object, or undefined when it has no name. */
@@ -67,6 +73,9 @@ export class AgentController {
   private readonly sleeper: Sleeper
   private readonly trackers = new Map<string, HeartbeatTracker>()
   private readonly clients: ClientCache<WorkloadApi>
+  private readonly limiter: EventLimiter
+  /** Per CellNodeSet, its status after this process's last pass, as the Events have told it. */
+  private readonly told = new Map<string, CellNodeSetStatus>()
   private stopping = false
   private current: string | undefined
 
@@ -74,6 +83,7 @@ export class AgentController {
     this.queue = deps.queue
     this.sleeper = new Sleeper(deps.clock)
     this.clients = new ClientCache((config) => deps.workloadClient(config))
+    this.limiter = new EventLimiter(deps.eventLimits)
   }
 
   /** The key whose pass runs now, if any. */
@@ -160,7 +170,9 @@ export class AgentController {
     const object = this.deps.cellNodeSets.get(name, namespace)
     if (object === undefined) {
       this.trackers.delete(key)
-      metrics.reachable.remove({ namespace, name })
+      this.told.delete(key)
+      metrics.setReachable(namespace, name, undefined)
+      metrics.setPool(namespace, name, undefined)
       this.queue.forget(key)
       this.queue.done(key)
       return
@@ -176,7 +188,7 @@ export class AgentController {
         windows: this.deps.windows,
         clock: () => new Date(this.deps.clock.now())
       })
-      this.record(key, namespace, name, report)
+      await this.record(key, namespace, name, report)
       if (report.errors.length > 0) this.queue.retry(key)
       else this.queue.forget(key)
     } catch (error) {
@@ -193,21 +205,93 @@ export class AgentController {
     }
   }
 
-  /** Logs a pass and counts it in the metrics. */
-  private record(key: string, namespace: string, name: string, report: PassReport): void {
+  /**
+   * Logs a pass, counts it in the metrics, exports its pool's series (while this replica may act)
+   * and writes the Events its change of status tells.
+   */
+  private async record(key: string, namespace: string, name: string, report: PassReport): Promise<void> {
     const { log, metrics } = this.deps
+    const { observed, ...logged } = report
     for (const error of report.errors) metrics.errors.inc({ reason: error.reason })
     if (!report.served) {
+      // A CellNodeSet whose pool is gone (or another agent's) is not this agent's to report on.
+      this.told.delete(key)
+      metrics.setReachable(namespace, name, undefined)
+      metrics.setPool(namespace, name, undefined)
       // Not served is the normal answer for a CellNodeSet of another agent's pool; a failed read of its pool is not.
       log[report.errors.length > 0 ? 'warn' : 'debug']({ cellNodeSet: key, why: report.notServed, errors: report.errors }, 'not served')
       return
     }
-    metrics.reachable.set({ namespace, name }, report.reachable === 'Reachable' ? 1 : 0)
+    if (this.deps.active()) {
+      metrics.setReachable(namespace, name, report.reachable)
+      if (observed !== undefined) metrics.setPool(namespace, name, poolGauges(observed.pool, observed.after))
+    }
     if (report.reachable !== 'Reachable' && report.reachable !== undefined) metrics.errors.inc({ reason: report.reachable })
     if (report.nodeWrites.patch > 0) metrics.nodeWrites.inc({ action: 'patch' }, report.nodeWrites.patch)
     if (report.nodeWrites.delete > 0) metrics.nodeWrites.inc({ action: 'delete' }, report.nodeWrites.delete)
     const level = report.errors.length > 0 || report.reachable !== 'Reachable' || report.statusProblems !== undefined ? 'warn' : 'debug'
-    log[level]({ cellNodeSet: key, ...report }, 'pass')
+    log[level]({ cellNodeSet: key, ...logged }, 'pass')
+    if (observed !== undefined) await this.tell(key, namespace, observed)
+  }
+
+  /**
+   * Writes the Events of one pass about its pool, within the limits: a new one is created, one
+   * that happened shortly before is counted on the Event already written (created anew if that
+   * one is gone). A failed write is counted and logged, never retried.
+   */
+  private async tell(key: string, namespace: string, observed: NonNullable<PassReport['observed']>): Promise<void> {
+    const { infra, log, metrics, clock } = this.deps
+    const metadata = ownValue(observed.pool, 'metadata')
+    const uid = ownValue(metadata, 'uid')
+    const poolName = ownValue(metadata, 'name')
+    if (typeof uid !== 'string' || typeof poolName !== 'string') return
+    // The status this process last saw after a pass is a truer "before" than the informer's copy,
+    // which may not have caught up with that pass's write yet.
+    const before = this.told.get(key) ?? observed.before
+    this.told.set(key, observed.after)
+    for (const event of poolEvents(observed.nodes, before, observed.after)) {
+      const eventKey = { objectUid: uid, ...event }
+      const admission = this.limiter.admit(eventKey, clock.now())
+      if (admission.action === 'limited') {
+        metrics.events.inc({ reason: event.reason, result: 'limited' })
+        continue
+      }
+      const now = new Date(clock.now())
+      try {
+        if (admission.action === 'recount' && (await this.recount(namespace, admission.name, admission.count, now))) {
+          this.limiter.wrote(eventKey, admission.name, admission.count, clock.now())
+          metrics.events.inc({ reason: event.reason, result: 'counted' })
+          continue
+        }
+        const name = await infra.poolEvent({ namespace, name: poolName, uid }, event.type, event.reason, event.message, now)
+        if (name !== undefined) this.limiter.wrote(eventKey, name, 1, clock.now())
+        metrics.events.inc({ reason: event.reason, result: 'created' })
+      } catch (error) {
+        metrics.events.inc({ reason: event.reason, result: 'failed' })
+        metrics.errors.inc({ reason: 'EventWrite' })
+        log.warn(
+          { cellNodeSet: key, event: event.reason, err: error instanceof Error ? error.message : String(error) },
+          'event not written'
+        )
+      }
+    }
+  }
+
+  /** Counts an occurrence on the Event `name`; false when that Event is gone (expired), so a new one is made. */
+  private async recount(namespace: string, name: string, count: number, now: Date): Promise<boolean> {
+    try {
+      await this.deps.infra.recountEvent(namespace, name, count, now)
+      return true
+    } catch (error) {
+      if (statusCode(error) === 404) return false
+      throw error
+    }
+  }
+
+  /** This replica stopped leading: the series of what it served are the next leader's to export. */
+  standDown(): void {
+    this.deps.metrics.clearServed()
+    this.told.clear()
   }
 
   private workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): WorkloadApi {

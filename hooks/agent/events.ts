@@ -3,12 +3,13 @@
  * cluster, with the agent as their source.
  *
  * Every Event the agent writes goes through one recorder, so an Event is one `record` call at the
- * place that knows it happened. Today the one Event is the Warning of a deleting CellNodeSet that
- * lets go of Nodes it could not sweep (pass.ts). The facts later Events need are in each pass's
- * report (controller.ts records it): the Nodes swept, the reachability of the workload cluster
- * before and after.
+ * place that knows it happened: the Warning of a deleting CellNodeSet that lets go of Nodes it
+ * could not sweep (pass.ts), and the story of each pool (pool-events.ts, told by controller.ts).
+ * An Event that happens again soon is counted on the Event already written (`count` and
+ * `lastTimestamp`, as client-go's Event correlator does; event-limiter.ts decides when), so
+ * `kubectl describe` shows it once, "x2".
  */
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node'
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node'
 import { deadline } from './clock.ts'
 
 /** The `source.component` of the agent's Events. */
@@ -30,8 +31,18 @@ export type EventType = 'Normal' | 'Warning'
 
 /** Writes Events; a failure rejects, and the caller reports it. */
 export interface EventRecorder {
-  record(object: InvolvedObject, type: EventType, reason: string, message: string, now: Date): Promise<void>
+  /** Creates an Event; resolves with the name the API server gave it. */
+  record(object: InvolvedObject, type: EventType, reason: string, message: string, now: Date): Promise<string | undefined>
+  /** Counts one more occurrence on the Event `name`: its `count` and `lastTimestamp`. */
+  recount(namespace: string, name: string, count: number, now: Date): Promise<void>
 }
+
+/** The merge patch that counts an Event again. */
+export function recountPatch(count: number, now: Date): { count: number; lastTimestamp: string } {
+  return { count, lastTimestamp: new Date(now.getTime()).toISOString().replace(/\.\d{3}Z$/, 'Z') }
+}
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 
 /** The Event as written: named after its object (`generateName`), in the object's namespace, first and last seen `now`. */
 export function eventBody(object: InvolvedObject, type: EventType, reason: string, message: string, now: Date): CoreV1Event {
@@ -54,9 +65,17 @@ export function eventRecorder(kc: KubeConfig, timeoutMs: number): EventRecorder 
   const core = kc.makeApiClient(CoreV1Api)
   return {
     async record(object, type, reason, message, now) {
-      await deadline(
+      const created = await deadline(
         `create Event on ${object.kind} ${object.namespace}/${object.name}`,
         core.createNamespacedEvent({ namespace: object.namespace, body: eventBody(object, type, reason, message, now) }),
+        timeoutMs
+      )
+      return created.metadata?.name
+    },
+    async recount(namespace, name, count, now) {
+      await deadline(
+        `patch Event ${namespace}/${name}`,
+        core.patchNamespacedEvent({ namespace, name, body: recountPatch(count, now) }, merge),
         timeoutMs
       )
     }

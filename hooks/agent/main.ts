@@ -88,6 +88,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
           onRound(isLeader, changed) {
             metrics.leader.set(isLeader ? 1 : 0)
             if (changed && isLeader) controller.wake()
+            if (changed && !isLeader) controller.standDown()
           }
         })
   if (campaign === undefined) metrics.leader.set(1)

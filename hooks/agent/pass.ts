@@ -7,7 +7,7 @@
  * written (its own actions wait for the next pass). Nothing is written in the workload cluster
  * while it is unreachable: the core gives no Node action then.
  */
-import { WORKLOAD_NODES_FINALIZER } from '../api/cellnodeset.ts'
+import { WORKLOAD_NODES_FINALIZER, type CellNode, type CellNodeSetStatus } from '../api/cellnodeset.ts'
 import { readCellNodeSet as readStored } from '../api/cellnodeset-reader.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { applyNodeActions } from './actions.ts'
@@ -43,6 +43,11 @@ export interface PassReport {
   statusProblems?: string[]
   statusWritten: boolean
   finalizer?: 'added' | 'removed'
+  /**
+   * What a served pass saw, for the pool's metrics and Events (not logged): the pool as read, the
+   * spec's Nodes, and the CellNodeSet's status before the pass (as stored) and after it.
+   */
+  observed?: { pool: unknown; nodes: CellNode[]; before?: CellNodeSetStatus; after: CellNodeSetStatus }
 }
 
 /** Runs one pass. Never throws for anything an object or a cluster can do. */
@@ -114,6 +119,9 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     decision = { ...second, actions: second.actions.filter((a) => a.type === 'addFinalizer' || a.type === 'removeFinalizer') }
     report.reachable = after.reachability.reason
   }
+
+  report.observed = { pool, nodes: cns.spec.nodes ?? [], after: decision.status }
+  if (cns.status !== undefined) report.observed.before = cns.status
 
   const resourceVersion =
     isRecord(object) && isRecord(object.metadata) && typeof object.metadata.resourceVersion === 'string'

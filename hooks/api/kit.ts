@@ -36,10 +36,12 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 export const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'
 
+/** Compiled once: every Instance and InstanceType check tests a few quantities (not global, so no state). */
+const QUANTITY_REGEXP = new RegExp(QUANTITY_PATTERN)
+
 TypeRegistry.Set(
   'Quantity',
-  (_schema, value) =>
-    (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(QUANTITY_PATTERN).test(value))
+  (_schema, value) => (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && QUANTITY_REGEXP.test(value))
 )
 
 /**

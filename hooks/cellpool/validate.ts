@@ -26,7 +26,8 @@
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { Taint } from '../api/cellnodeset.ts'
-import { DURATION_PATTERN, GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
+import { parseDuration } from '../api/duration.ts'
+import { GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { asRecord, isRecord } from '../k8s/objects.ts'
 import { kubeletMaySetLabel, restrictedLabelReason, restrictedTaintReason } from '../k8s/node-keys.ts'
@@ -127,7 +128,6 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/
-const DURATION = new RegExp(DURATION_PATTERN)
 
 export { kubeletMaySetLabel }
 
@@ -504,22 +504,6 @@ function secretKeyProblems(field: string, value: unknown): PoolProblem[] {
   if (typeof value !== 'string') return []
   if (value.length > 0 && value.length <= 253 && SECRET_KEY.test(value)) return []
   return [{ field, message: `${field} ${clip(value)} is not a Secret key (letters, digits, -, _ and ., at most 253)` }]
-}
-
-/** Unit lengths in seconds of a Go duration. */
-const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }
-
-/** A Go duration (`90s`, `1h30m`, `1.5h`, `0`) in seconds, or undefined when it is not one. */
-export function parseDuration(text: string): number | undefined {
-  if (text.length > 64 || !DURATION.test(text)) return undefined
-  if (text === '0') return 0
-  let seconds = 0
-  for (const [, amount, unit] of text.matchAll(/([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)/g)) {
-    const factor = unit === undefined ? undefined : UNIT_SECONDS[unit]
-    if (amount === undefined || factor === undefined) return undefined
-    seconds += Number(amount) * factor
-  }
-  return Number.isFinite(seconds) ? seconds : undefined
 }
 
 /**

@@ -101,9 +101,19 @@ export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string
   )
 }
 
-/** A deep copy of JSON data, so builders never share structure with their inputs. */
+/**
+ * A deep copy of JSON data (plain objects, arrays, primitives), so builders never share structure
+ * with their inputs. Several times cheaper than structuredClone on objects of a spec's size, which
+ * showed in the profile of every sync. An own `__proto__` key stays an own key of the copy.
+ */
 export function cloneJson<T>(value: T): T {
-  return structuredClone(value)
+  if (Array.isArray(value)) return value.map(cloneJson) as T
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    setOwn(out, key, cloneJson((value as Record<string, unknown>)[key]))
+  }
+  return out as T
 }
 
 /**

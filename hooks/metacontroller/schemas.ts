@@ -80,32 +80,38 @@ export function customizeRequestSchema<P extends TSchema>(parent: P) {
 }
 export type CustomizeRequest<P> = { controller?: unknown; parent: P }
 
+/** A label selector as Metacontroller decodes it; strictly too: an unknown field fails the customize call. */
+const LabelSelectorSchema = Type.Object(
+  {
+    matchLabels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: Type.String(),
+            operator: Type.String(),
+            values: Type.Optional(Type.Array(Type.String()))
+          },
+          { additionalProperties: false }
+        )
+      )
+    )
+  },
+  { additionalProperties: false }
+)
+
 /** One related-resource rule of a customize answer. */
 export const RelatedResourceRuleSchema = Type.Object(
   {
     apiVersion: Type.String(),
     resource: Type.String(),
-    // Decoded strictly too: an unknown field inside the selector fails the customize call.
-    labelSelector: Type.Optional(
-      Type.Object(
-        {
-          matchLabels: Type.Optional(Type.Record(Type.String(), Type.String())),
-          matchExpressions: Type.Optional(
-            Type.Array(
-              Type.Object(
-                {
-                  key: Type.String(),
-                  operator: Type.String(),
-                  values: Type.Optional(Type.Array(Type.String()))
-                },
-                { additionalProperties: false }
-              )
-            )
-          )
-        },
-        { additionalProperties: false }
-      )
-    ),
+    labelSelector: Type.Optional(LabelSelectorSchema),
+    /**
+     * Namespaces whose objects are related (Metacontroller v4.15 or later; not with `namespace`
+     * or `names`). Matched against the Namespaces as they are at each sync and each event, not
+     * as they were when customize answered.
+     */
+    namespaceSelector: Type.Optional(LabelSelectorSchema),
     namespace: Type.Optional(Type.String()),
     names: Type.Optional(Type.Array(Type.String()))
   },

@@ -4,13 +4,15 @@
  *
  * The app is composed from one plugin per concern (`plugins/`): the depth-bounded JSON parser,
  * the error handler (the error tiers of docs/style.md rule 6, plus 503 under load), the load bounds,
- * ETag, metrics and the probes; then one POST route per hook.
+ * ETag, metrics and the probes; then one POST route per hook, whose answer passes the route's
+ * guard (answer-guard.ts) before it is sent.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema, Static } from '@sinclair/typebox'
 import { MAX_JSON_DEPTH } from '../k8s/json.ts'
-import { createMetrics, type HookMetrics } from './metrics.ts'
+import { guardAnswer, type ChildRule } from '../metacontroller/answer-guard.ts'
+import { ERROR_TIERS, createMetrics, type HookMetrics } from './metrics.ts'
 import { nextRequestId } from './request-id.ts'
 import { errorsPlugin } from './plugins/errors.ts'
 import { etagPlugin } from './plugins/etag.ts'
@@ -33,6 +35,12 @@ export interface HookRoute<S extends TSchema = TSchema> {
   schema: S
   /** The hook: a pure function of the decoded body and the time the request was received. */
   handle: (body: Static<S>, now: Date) => unknown
+  /**
+   * What the answer may create (hooks/metacontroller/answer-guard.ts): every sync and finalize
+   * route names its controller's rule, and an answer that breaks it is never sent; null only for
+   * the routes whose answers create nothing (customize, admission).
+   */
+  guard: ChildRule | null
 }
 
 /** Declares a route with the body type inferred from its schema. */
@@ -88,6 +96,8 @@ export interface Limits {
   requestTimeoutMs: number
   /** Longest time to receive a request's headers (`HEADERS_TIMEOUT_SECONDS`). */
   headersTimeoutMs: number
+  /** Longest wait for the next byte of a body being received (`BODY_STALL_TIMEOUT_SECONDS`). */
+  bodyStallTimeoutMs: number
   /** How long an idle keep-alive connection stays open (`KEEP_ALIVE_TIMEOUT_SECONDS`). */
   keepAliveTimeoutMs: number
 }
@@ -101,6 +111,7 @@ export const DEFAULT_LIMITS: Limits = {
   retryAfterSeconds: 5,
   requestTimeoutMs: 30_000,
   headersTimeoutMs: 10_000,
+  bodyStallTimeoutMs: 10_000,
   // Above the 90 s idle timeout of Go's default HTTP transport (Metacontroller, the API server
   // calling a webhook): the client closes an idle connection first, so it never sends a request
   // on a connection the server is closing at that very moment.
@@ -154,7 +165,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxHeapUsedBytes: limits.maxHeapUsedBytes,
     maxInflightBytes: limits.maxInflightBytes,
     bodyLimit,
-    retryAfterSeconds: limits.retryAfterSeconds
+    retryAfterSeconds: limits.retryAfterSeconds,
+    bodyStallTimeoutMs: limits.bodyStallTimeoutMs
   })
   await app.register(etagPlugin)
   await app.register(metricsPlugin, { metrics, serve: options.serveMetrics ?? true })
@@ -162,8 +174,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const route of options.routes) {
     if (!surfaces.has(route.surface)) continue
+    // Every error series exists from the start at 0, so the first error is an increase that
+    // rate() and increase() see (a series born at 1 shows none).
+    for (const tier of ERROR_TIERS) metrics.errors.inc({ hook: route.hook, tier }, 0)
     app.post(route.path, { schema: { body: route.schema }, config: { hook: route.hook } }, (request) => {
       const answer = route.handle(request.body, clock())
+      // Throws UnsafeAnswerError (a masked 500, logged with the request id) rather than answer
+      // an object the controller may not create.
+      if (route.guard !== null) guardAnswer(route.hook, route.guard, request.body, answer)
       request.log.debug({ hook: route.hook }, 'answered')
       return answer
     })

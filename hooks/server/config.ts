@@ -43,19 +43,27 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     )
   }
   const seconds = (name: string, fallbackMs: number, min: number): number => integer(name, fallbackMs / 1000, min, 3600) * 1000
+  const requestTimeoutMs = seconds('REQUEST_TIMEOUT_SECONDS', DEFAULT_LIMITS.requestTimeoutMs, 1)
   const limits: Limits = {
     maxJsonDepth: integer('JSON_MAX_DEPTH', DEFAULT_LIMITS.maxJsonDepth, 32, 1000),
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', DEFAULT_LIMITS.maxEventLoopDelayMs, 0, 600_000),
     maxHeapUsedBytes: integer('MAX_HEAP_USED_BYTES', DEFAULT_LIMITS.maxHeapUsedBytes, 0, Number.MAX_SAFE_INTEGER),
     maxInflightBytes: integer('MAX_INFLIGHT_BYTES', Math.max(DEFAULT_LIMITS.maxInflightBytes, bodyLimit), 0, Number.MAX_SAFE_INTEGER),
     retryAfterSeconds: integer('RETRY_AFTER_SECONDS', DEFAULT_LIMITS.retryAfterSeconds, 1, 3600),
-    requestTimeoutMs: seconds('REQUEST_TIMEOUT_SECONDS', DEFAULT_LIMITS.requestTimeoutMs, 1),
+    requestTimeoutMs,
     headersTimeoutMs: seconds('HEADERS_TIMEOUT_SECONDS', DEFAULT_LIMITS.headersTimeoutMs, 1),
+    // Unset, it follows a shorter request timeout down; set above it, it could never fire.
+    bodyStallTimeoutMs: seconds('BODY_STALL_TIMEOUT_SECONDS', Math.min(DEFAULT_LIMITS.bodyStallTimeoutMs, requestTimeoutMs), 1),
     keepAliveTimeoutMs: seconds('KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULT_LIMITS.keepAliveTimeoutMs, 1)
   }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     problems.push(
       `HEADERS_TIMEOUT_SECONDS=${limits.headersTimeoutMs / 1000} must not exceed REQUEST_TIMEOUT_SECONDS=${limits.requestTimeoutMs / 1000}`
+    )
+  }
+  if (limits.bodyStallTimeoutMs > limits.requestTimeoutMs) {
+    problems.push(
+      `BODY_STALL_TIMEOUT_SECONDS=${limits.bodyStallTimeoutMs / 1000} must not exceed REQUEST_TIMEOUT_SECONDS=${limits.requestTimeoutMs / 1000}, or it could never fire`
     )
   }
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL

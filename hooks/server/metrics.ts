@@ -4,6 +4,9 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
+/** The tiers of `gpuhooks_hook_errors_total`: bad input (4xx), a load bound (503), a bug (500). */
+export const ERROR_TIERS = ['request', 'overload', 'internal'] as const
+
 /** The metrics the routes record. */
 export interface HookMetrics {
   registry: Registry
@@ -51,7 +54,7 @@ export function createMetrics(processMetrics = false): HookMetrics {
     ]),
     errors: metrics.counter(
       'gpuhooks_hook_errors_total',
-      'Hook and admission requests that failed: tier "request" (HTTP 4xx, bad input) or "internal" (HTTP 5xx).',
+      'Hook and admission requests that failed: tier "request" (HTTP 4xx, bad input), "overload" (HTTP 503, a load bound) or "internal" (HTTP 500, a bug).',
       ['hook', 'tier']
     ),
     duration: metrics.histogram(

@@ -1,13 +1,17 @@
 // Isolation independent of namespace size (docs/isolation.md, "Inputs"), against a real API server:
-// once a Namespace carries `gpustack.ai/holds-instances: "true"`, customize relates no Instances,
-// so no isolation sync carries them, however many the namespace holds. The driver plays
-// Metacontroller through a transport that records every isolation hook request.
+// once a Namespace carries `gpustack.ai/holds-instances: "true"`, no isolation sync carries its
+// Instances, however many it holds: a fresh customize relates none, and the answer cached from
+// before the label relates them through a Namespace selector that the label makes match nothing.
+// The driver plays Metacontroller through a transport that records every isolation hook request.
 //
 // Namespaces of the scenario:
 //   control        one Instance, unlabelled at first: the first sync carries it and labels the
-//                  namespace (which shows the count below can see Instances when they are sent)
+//                  namespace (which shows the count below can see Instances when they are sent);
+//                  the label removed by hand is set again by the next sync
 //   tenant-scale   created with the label; the 1st to the 200th Instance are created one by one,
 //                  with a namespace sync after each
+//   tenant-fresh   created without the label; the 1st to the 200th Instance are created one by
+//                  one, each followed by a namespace sync where its watch event asks for one
 import t from 'tap'
 import { isObject, type JsonObject } from '../support/merge.ts'
 import { Driver } from './support/driver.ts'
@@ -82,21 +86,40 @@ await kube.create(SETTING, {
   value: '10.244.0.0/16'
 })
 
-t.test('the first sync that sees an Instance carries it and labels the namespace; after the cache, none is carried', async (t) => {
+t.test('the first sync that sees an Instance carries it and labels the namespace; from then on, none is carried', async (t) => {
   await kube.create(refs.namespace('control'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'control' } })
   await createInstance('control', 'ws')
   calls.length = 0
-  const first = await freshDriver().settle({ name: 'control' })
+  const driver = freshDriver()
+  const first = await driver.settle({ name: 'control' })
   t.same(
     first.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
     ['parent namespaces /control', `create NetworkPolicy.networking.k8s.io/v1 control/${POLICY}`]
   )
   t.same(
     calls.map((c) => `${c.path} ${c.instances}`),
-    ['/hooks/isolation/customize 0', '/hooks/isolation/sync 1', '/hooks/isolation/sync 1'],
-    'customize relates the Instance, and both syncs carry it'
+    ['/hooks/isolation/customize 0', '/hooks/isolation/sync 1', '/hooks/isolation/sync 0'],
+    'customize relates the Instance; the first sync carries it, the next one (same cached answer, label on) none'
   )
   t.equal((await labelsOf('control'))[HOLDS_INSTANCES], 'true', 'the namespace is labelled')
+
+  // Someone removes the label: with the same cached answer, the next sync sees the Instance again.
+  const stored = (await kube.get(refs.namespace('control'))).body
+  const { [HOLDS_INSTANCES]: _removed, ...rest } = meta(stored).labels as Record<string, string>
+  meta(stored).labels = rest
+  await kube.update(refs.namespace('control'), stored)
+  calls.length = 0
+  const healed = await driver.settle({ name: 'control' })
+  t.same(
+    calls.map((c) => `${c.path} ${c.instances}`),
+    ['/hooks/isolation/sync 1', '/hooks/isolation/sync 0'],
+    'the label removed by hand: the next sync carries the Instance and sets it back'
+  )
+  t.same(
+    healed.passes[0]?.writes.map((w) => `${w.verb} ${w.target}`),
+    ['parent namespaces /control']
+  )
+  t.equal((await labelsOf('control'))[HOLDS_INSTANCES], 'true', 'labelled again')
 
   calls.length = 0
   const later = await freshDriver().settle({ name: 'control' })
@@ -152,4 +175,35 @@ t.test(`in a labelled namespace, the 1st to the ${INSTANCES}th Instance cause no
   )
   t.equal((await labelsOf('tenant-scale'))[HOLDS_INSTANCES], 'true', 'the label stays')
   t.ok((await kube.get(refs.policy('tenant-scale', POLICY))).body.spec !== undefined, 'the policy stays')
+})
+
+t.test(`in a fresh namespace, only the first of ${INSTANCES} Instances causes an isolation call, which labels it`, async (t) => {
+  await kube.create(refs.namespace('tenant-fresh'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-fresh' } })
+  const driver = freshDriver()
+  await driver.settle({ name: 'tenant-fresh' })
+  calls.length = 0
+  let triggered = 0
+  for (let i = 1; i <= INSTANCES; i++) {
+    await createInstance('tenant-fresh', `ws-${i}`)
+    // The Instance's watch event re-syncs the namespace only where the cached answer relates it.
+    const instance = {
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'Instance',
+      metadata: { name: `ws-${i}`, namespace: 'tenant-fresh' }
+    }
+    if ((await driver.relatedParents(instance)).length === 0) continue
+    triggered++
+    await driver.syncOnce({ name: 'tenant-fresh' })
+  }
+  t.equal(triggered, 1, 'only the first Instance re-synced the namespace')
+  t.same(
+    calls.map((c) => `${c.path} ${c.instances}`),
+    ['/hooks/isolation/sync 1'],
+    'that one sync carried one Instance, and customize was not asked again'
+  )
+  t.equal((await labelsOf('tenant-fresh'))[HOLDS_INSTANCES], 'true', 'it labelled the namespace')
+  const settled = await driver.settle({ name: 'tenant-fresh' })
+  t.equal(settled.passes.length, 1, 'the namespace is settled')
+  t.same(calls.filter((c) => c.instances > 0).length, 1, `no later sync carries any of the ${INSTANCES} Instances`)
+  t.ok((await kube.get(refs.policy('tenant-fresh', POLICY))).body.spec !== undefined, 'the policy is there')
 })

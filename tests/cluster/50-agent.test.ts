@@ -269,6 +269,48 @@ t.test('join → capacity → Ready rows', async (t) => {
   t.equal(await metric('gpuhooks_workload_node_writes_total{action="patch"}'), writes, 'no patch of a Node already as required')
 })
 
+t.test("the leader exports the pool's series: capacity from the rows, cells and desired size from the pool's status", async (t) => {
+  // The Ready row above: one healthy 80 GiB device on a schedulable Node.
+  t.match(
+    await until('the capacity series', () => metric('gpuhooks_cellpool_capacity_gpu_devices{namespace="tenant",pool="pool-a"}')),
+    / 1$/
+  )
+  t.match(await metric('gpuhooks_cellpool_capacity_gpu_memory_bytes{namespace="tenant",pool="pool-a"}'), / 85899345920$/)
+  t.match(await metric('gpuhooks_workload_reachable_reason{namespace="tenant",name="pool-a",reason="Reachable"}'), / 1$/)
+  t.match(await metric('gpuhooks_workload_reachable_reason{namespace="tenant",name="pool-a",reason="Unreachable"}'), / 0$/)
+  t.equal(
+    await metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}'),
+    undefined,
+    'no desired size before the pool has one'
+  )
+  // The cell pool hook's status, as it writes it (the stand-in CRD has no status subresource).
+  await kube.patch(
+    { apiVersion: GROUP, resource: 'gpucellpools', namespace: NS, name: 'pool-a' },
+    {
+      status: {
+        desiredReplicas: 2,
+        cells: [
+          { name: 'pool-a-0', phase: 'Ready' },
+          { name: 'pool-a-1', phase: 'Booting' }
+        ],
+        demand: { pendingPods: 3, satisfiable: 2 }
+      }
+    },
+    'merge'
+  )
+  t.match(await until('the desired size', () => metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}')), / 2$/)
+  const ready = await until('the Ready cells', async () => {
+    const line = await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Ready"}')
+    return line?.endsWith(' 1') === true ? line : undefined
+  })
+  t.ok(ready, 'one Ready cell')
+  t.match(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Booting"}'), / 1$/)
+  t.match(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a",phase="Failed"}'), / 0$/)
+  t.match(await metric('gpuhooks_cellpool_demand_pending_pods{namespace="tenant",pool="pool-a"}'), / 3$/)
+  t.match(await metric('gpuhooks_cellpool_demand_satisfiable_pods{namespace="tenant",pool="pool-a"}'), / 2$/)
+  t.match(await metric('gpuhooks_cellpool_drain_timeout_seconds{namespace="tenant",pool="pool-a"}'), / 600$/)
+})
+
 t.test('cordon and drain with allocations ending', async (t) => {
   await runAllocatedPod(wl, 'trainer', 'pool-a-0', { 'nvidia.com/gpu': '1' })
   await until('one allocation on the row', async () => {
@@ -516,6 +558,83 @@ t.test("deleting the CellNodeSet sweeps the pool's Nodes once they stop, then le
   )
   const left = (await wl.list({ apiVersion: 'v1', resource: 'nodes' })).body.map((n: Loose) => n.metadata.name).sort()
   t.same(left, ['pool-a-3'], "every Node of the pool is swept; another pool's Node stays")
+})
+
+t.test("the pool's Events tell the story: each change once, about the GPUCellPool, as kubectl describe shows it", async (t) => {
+  const events = async (pool: string): Promise<Loose[]> =>
+    (await kube.list({ apiVersion: 'v1', resource: 'events', namespace: NS })).body.filter(
+      (e: Loose) => e.involvedObject?.kind === 'GPUCellPool' && e.involvedObject.name === pool
+    )
+  // The last sweep (the deleted CellNodeSet's Nodes) is told by the pass that carried it out.
+  const story = await until('the Events of the final sweep', async () => {
+    const all = await events('pool-a')
+    return all.filter((e) => e.reason === 'NodeSwept').length >= 5 ? all : undefined
+  })
+  const of = (reason: string): Loose[] => story.filter((e) => e.reason === reason)
+  const told = (reason: string): number => of(reason).reduce((n, e) => n + Number(e.count), 0)
+  t.same(
+    Object.fromEntries(['DrainStarted', 'DrainFinished', 'Uncordoned', 'NodeSwept'].map((r) => [r, [of(r).length, told(r)]])),
+    {
+      DrainStarted: [1, 1],
+      DrainFinished: [1, 1],
+      // The drain called off, then the cordon someone else set and lifted: the same Event, x2.
+      Uncordoned: [1, 2],
+      // pool-a-1 (Stale) and pool-a-8 (Orphan), then pool-a-0, pool-a-2 and pool-a-7 once the CellNodeSet was deleted.
+      NodeSwept: [5, 5]
+    },
+    '[Events, occurrences] by reason: each change told once'
+  )
+  t.same([...new Set(story.map((e) => e.reason))].sort(), [
+    'DrainFinished',
+    'DrainStarted',
+    'NodeSwept',
+    'Uncordoned',
+    'WorkloadClusterReachable',
+    'WorkloadClusterUnreachable'
+  ])
+  for (const e of story) {
+    t.match(
+      e,
+      {
+        type: e.reason === 'WorkloadClusterUnreachable' ? 'Warning' : 'Normal',
+        involvedObject: { apiVersion: GROUP, kind: 'GPUCellPool', name: 'pool-a', namespace: NS, uid: POOL_A_UID },
+        source: { component: 'gpuhooks-workload-agent' }
+      },
+      `${e.reason}: about the pool, by the agent`
+    )
+  }
+  t.equal(of('Uncordoned')[0]?.message, 'Node pool-a-0 is schedulable again.')
+  t.ok(
+    Date.parse(of('Uncordoned')[0]?.lastTimestamp) >= Date.parse(of('Uncordoned')[0]?.firstTimestamp),
+    'counted: last seen at its second time'
+  )
+  t.equal(of('DrainStarted')[0]?.message, "Node pool-a-0 is cordoned for its cell's drain; 1 GPU Pods run on it.")
+  t.equal(of('DrainFinished')[0]?.message, 'Node pool-a-0 holds no GPU Pod any more: its cell can be removed.')
+  t.same(
+    of('NodeSwept')
+      .map((e) => String(e.message).split(' ')[2])
+      .sort(),
+    ['pool-a-0', 'pool-a-1', 'pool-a-2', 'pool-a-7', 'pool-a-8']
+  )
+  // Stopping the workload API server, and removing the agent's binding there: each lost, and
+  // regained. (A restarting API server may answer 403 for a moment before its RBAC is loaded, so
+  // the first loss can be told twice, Unreachable then Forbidden.)
+  const lostFor = of('WorkloadClusterUnreachable').map((e) => /\((\w+)\)/.exec(String(e.message))?.[1])
+  t.ok(lostFor.includes('Unreachable') && lostFor.includes('Forbidden'), `lost for ${lostFor.join(', ')}`)
+  t.ok(told('WorkloadClusterUnreachable') >= 2 && told('WorkloadClusterReachable') >= 2, 'each loss and its recovery told')
+  const b = await until('the Event of pool-b', async () => {
+    const all = await events('pool-b')
+    return all.length > 0 ? all : undefined
+  })
+  t.match(b, [{ type: 'Warning', reason: 'WorkloadClusterUnreachable', message: /\(CredentialInvalid\)/, count: 1 }])
+  t.match(await metric('gpuhooks_workload_events_total{reason="NodeSwept",result="created"}'), / 5$/)
+  t.match(await metric('gpuhooks_workload_events_total{reason="Uncordoned",result="counted"}'), / 1$/)
+  // The deleted CellNodeSet's pool is no longer served: its series go with it.
+  await until("pool-a's series dropped", async () =>
+    (await metric('gpuhooks_cellpool_cells_desired{namespace="tenant",pool="pool-a"}')) === undefined ? true : undefined
+  )
+  t.equal(await metric('gpuhooks_cellpool_cells{namespace="tenant",pool="pool-a"'), undefined, 'no cells series of pool-a')
+  t.equal(await metric('gpuhooks_workload_reachable{namespace="tenant",name="pool-a"}'), undefined, 'no reachability of pool-a')
 })
 
 t.test('SIGTERM: the agent releases its Lease and exits 0', async (t) => {

@@ -146,6 +146,35 @@ t.test('as its ServiceAccount the agent leads, syncs its informers and serves th
   t.same(c.status.demand, { read: true, pendingPods: 0, shapes: [] }, "the workload cluster's Pods are read")
 })
 
+t.test('under its RBAC the agent writes Events on the pool and counts one that happens again', async (t) => {
+  const secretRef: ResourceRef = { apiVersion: 'v1', resource: 'secrets', namespace: NS, name: 'kc' }
+  const optIn = (on: boolean) =>
+    kube.patch(secretRef, { metadata: { labels: { 'cells.kubeswift.io/workload-kubeconfig': on ? 'true' : null } } }, 'merge')
+  const story = async (): Promise<Loose[]> =>
+    (await kube.list({ apiVersion: 'v1', resource: 'events', namespace: NS })).body.filter(
+      (e: Loose) => e.involvedObject?.kind === 'GPUCellPool' && e.involvedObject.uid === pool.metadata.uid
+    )
+  const told = async (reason: string, count: number): Promise<Loose> =>
+    until(`${reason} x${count}`, async () => (await story()).find((e) => e.reason === reason && Number(e.count) === count))
+
+  // Without its opt-in label the Secret is refused (CredentialInvalid): the pool loses its workload cluster.
+  await optIn(false)
+  const lost = await told('WorkloadClusterUnreachable', 1)
+  t.match(lost, { type: 'Warning', message: /\(CredentialInvalid\)/, source: { component: 'gpuhooks-workload-agent' } }, 'created')
+  await optIn(true)
+  t.ok(await told('WorkloadClusterReachable', 1), 'regained')
+  // Lost again the same way within 10 minutes: the Warning already written is counted again (a patch).
+  await optIn(false)
+  const again = await told('WorkloadClusterUnreachable', 2)
+  t.equal(again.metadata.name, lost.metadata.name, 'the same Event, x2')
+  await optIn(true)
+  await told('WorkloadClusterReachable', 2)
+  const failed = readFileSync(agent.log, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('event not written'))
+  t.same(failed, [], 'every Event was written')
+})
+
 t.test('SIGTERM: the Lease is released and nothing the agent asked for was refused', async (t) => {
   await agent.stop()
   t.equal(agent.child.exitCode, 0)

@@ -122,6 +122,42 @@ t.test('helm install, upgrade and uninstall', async (t) => {
     t.equal(await settingValue('instance-isolation-pod-cidrs'), '10.244.0.0/16')
   })
 
+  await t.test("every Pod of the release passes Pod Security restricted, as the chart's securityContext promises", async (t) => {
+    await cluster.kubectl(['label', 'namespace', NS, 'pod-security.kubernetes.io/enforce=restricted', '--overwrite'])
+    t.teardown(() => cluster.kubectl(['label', 'namespace', NS, 'pod-security.kubernetes.io/enforce-']))
+    const manifest = await helmRun(['get', 'manifest', 'gpuhooks', '--namespace', NS])
+    type Workload = { kind: string; metadata: { name: string }; spec: Record<string, unknown> }
+    const templates = parseAllDocuments(manifest, { version: '1.1' })
+      .map((d) => d.toJS() as Workload | null)
+      .flatMap((o): Array<[string, unknown]> => {
+        if (o === null) return []
+        const spec = o.spec as { template?: { spec: unknown }; jobTemplate?: { spec: { template: { spec: unknown } } } }
+        if (o.kind === 'Deployment' || o.kind === 'Job') return [[`${o.kind}/${o.metadata.name}`, spec.template?.spec]]
+        if (o.kind === 'CronJob') return [[`${o.kind}/${o.metadata.name}`, spec.jobTemplate?.spec.template.spec]]
+        return []
+      })
+    t.strictSame(
+      templates.map(([name]) => name).sort(),
+      ['CronJob/gpuhooks-certs', 'Deployment/gpuhooks', 'Deployment/gpuhooks-agent', 'Job/gpuhooks-certs-1'],
+      'the hook service, the agent and the certificate Job and CronJob'
+    )
+    const create = (name: string, spec: unknown): Promise<{ code: number; stderr: string }> =>
+      cluster.kubectl(['create', '--dry-run=server', '-n', NS, '-f', '-'], {
+        input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec }),
+        allowFail: true
+      })
+    for (const [name, spec] of templates) {
+      const created = await create(`psa-${name.split('/')[1] ?? ''}`, spec)
+      t.equal(created.code, 0, `a Pod of ${name} is admitted under enforce=restricted: ${created.stderr}`)
+    }
+    // The check is live: the SSH sidecar's capabilities are refused there.
+    const sidecar = await create('psa-sidecar', {
+      containers: [{ name: 'sshd', image: 'sshd', securityContext: { capabilities: { add: ['SYS_ADMIN'] } } }]
+    })
+    t.not(sidecar.code, 0)
+    t.match(sidecar.stderr, /violates PodSecurity "restricted/)
+  })
+
   await t.test('an upgrade upgrades the CRDs, applies new values and keeps a Setting edited at runtime', async (t) => {
     await cluster.kubectl(['patch', 'setting', 'instance-isolation-pod-cidrs', '--type=merge', '-p', '{"value":"10.245.0.0/16"}'])
     // The next chart version's CRD: a new label and a new printer column on Instances.
@@ -140,7 +176,12 @@ t.test('helm install, upgrade and uninstall', async (t) => {
       '--set',
       'worker.instanceIsolationPodCIDRs=10.99.0.0/16',
       '--set',
-      'hooks.replicas=3'
+      'hooks.replicas=3',
+      // The hook Pods' NetworkPolicy (the API server here is a local process: its address).
+      '--set',
+      'networkPolicy.enabled=true',
+      '--set',
+      'networkPolicy.apiServerCIDRs={127.0.0.1/32}'
     ])
     const upgraded = await getJson(['crd', 'instances.worker.gpustack.ai'])
     t.equal(upgraded.metadata.labels?.['gpuhooks.test/chart'], 'next', 'the CRD is upgraded')
@@ -152,6 +193,7 @@ t.test('helm install, upgrade and uninstall', async (t) => {
     )
     const manifest = await helmRun(['get', 'manifest', 'gpuhooks', '--namespace', NS])
     t.same(await present(manifest), objectsOf(manifest), 'every object of the upgraded release is there')
+    t.ok(objectsOf(manifest).includes(`NetworkPolicy/${NS}/gpuhooks`), 'the NetworkPolicy among them, accepted by the API server')
     t.match(manifest, /name: gpuhooks-certs-2\n/, 'a certificate Job per revision')
     // A second upgrade: the Setting, no longer part of the release, is still not touched.
     await helmRun(['upgrade', 'gpuhooks', next, '--namespace', NS, '--reuse-values'])

@@ -22,7 +22,8 @@ const testRoutes = [
     hook: 'test_echo',
     surface: 'hooks',
     schema: EchoSchema,
-    handle: (body, now) => ({ name: body.parent.metadata.name, now: now.toISOString(), parent: body.parent })
+    handle: (body, now) => ({ name: body.parent.metadata.name, now: now.toISOString(), parent: body.parent }),
+    guard: null
   }),
   hookRoute({
     path: '/hooks/test/boom',
@@ -31,14 +32,16 @@ const testRoutes = [
     schema: Type.Object({}, { additionalProperties: true }),
     handle: () => {
       throw new Error('secret detail of a bug')
-    }
+    },
+    guard: null
   }),
   hookRoute({
     path: '/admission/test',
     hook: 'admission_test',
     surface: 'admission',
     schema: Type.Object({}, { additionalProperties: true }),
-    handle: () => ({ ok: true })
+    handle: () => ({ ok: true }),
+    guard: null
   })
 ]
 
@@ -187,6 +190,20 @@ t.test('metrics count requests by hook and code, errors by tier, and latency', a
   t.match(text, /gpuhooks_hook_errors_total\{hook="test_echo",tier="request"\} 1/)
   t.match(text, /gpuhooks_hook_errors_total\{hook="test_boom",tier="internal"\} 1/)
   t.match(text, /gpuhooks_hook_duration_seconds_count\{hook="test_echo"\} 2/)
+})
+
+t.test('every error series of every route is there at 0 before any request', async (t) => {
+  const server = await app({ metrics: createMetrics() })
+  const text = (await server.inject({ method: 'GET', url: '/metrics' })).body
+  const series = [...text.matchAll(/^gpuhooks_hook_errors_total\{hook="([^"]+)",tier="([^"]+)"\} (\S+)$/gm)].map(
+    ([, hook, tier, value]) => `${hook} ${tier} ${value}`
+  )
+  const hooks = [...new Set(series.map((s) => s.split(' ')[0]))].sort()
+  t.ok(hooks.includes('test_echo') && hooks.includes('test_boom'), hooks.join(', '))
+  t.same(
+    series.sort(),
+    hooks.flatMap((hook) => ['internal', 'overload', 'request'].map((tier) => `${hook} ${tier} 0`))
+  )
 })
 
 t.test('surfaces split the routes between the hook and admission listeners', async (t) => {

@@ -4,7 +4,8 @@
  * flight and exits 0.
  */
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -12,6 +13,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readConfig } from '../../hooks/server/config.ts'
+import { childEnv } from '../support/child-env.ts'
 import { freePorts } from '../support/ports.ts'
 import { WEBHOOKS } from '../cluster/support/env.ts'
 import { startService } from './support/service.ts'
@@ -37,6 +39,7 @@ t.test('readConfig', async (t) => {
           retryAfterSeconds: 5,
           requestTimeoutMs: 30000,
           headersTimeoutMs: 10000,
+          bodyStallTimeoutMs: 10000,
           keepAliveTimeoutMs: 95000
         }
       }
@@ -59,6 +62,7 @@ t.test('readConfig', async (t) => {
         RETRY_AFTER_SECONDS: '9',
         REQUEST_TIMEOUT_SECONDS: '7',
         HEADERS_TIMEOUT_SECONDS: '3',
+        BODY_STALL_TIMEOUT_SECONDS: '4',
         KEEP_ALIVE_TIMEOUT_SECONDS: '11'
       },
       expected: {
@@ -77,8 +81,17 @@ t.test('readConfig', async (t) => {
           retryAfterSeconds: 9,
           requestTimeoutMs: 7000,
           headersTimeoutMs: 3000,
+          bodyStallTimeoutMs: 4000,
           keepAliveTimeoutMs: 11000
         }
+      }
+    },
+    {
+      name: 'a request timeout below the body stall default takes the stall timeout down with it',
+      given: { REQUEST_TIMEOUT_SECONDS: '4', HEADERS_TIMEOUT_SECONDS: '2' },
+      expected: {
+        ...readConfig({}),
+        limits: { ...readConfig({}).limits, requestTimeoutMs: 4000, headersTimeoutMs: 2000, bodyStallTimeoutMs: 4000 }
       }
     },
     {
@@ -109,6 +122,22 @@ t.test('readConfig', async (t) => {
       message: /HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/
     },
     {
+      name: 'a body stall timeout above the request timeout is refused',
+      given: { BODY_STALL_TIMEOUT_SECONDS: '31' },
+      message: /BODY_STALL_TIMEOUT_SECONDS=31 must not exceed REQUEST_TIMEOUT_SECONDS=30/
+    },
+    {
+      name: 'a body stall timeout of 0 is refused',
+      given: { BODY_STALL_TIMEOUT_SECONDS: '0' },
+      message: /BODY_STALL_TIMEOUT_SECONDS=0 must be an integer from 1 to 3600/
+    },
+    {
+      name: 'every timeout problem is reported together',
+      given: { HEADERS_TIMEOUT_SECONDS: '40', BODY_STALL_TIMEOUT_SECONDS: '40', PORT: 'x' },
+      message:
+        /PORT=x must be .*; HEADERS_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30; BODY_STALL_TIMEOUT_SECONDS=40 must not exceed REQUEST_TIMEOUT_SECONDS=30/
+    },
+    {
       name: 'a JSON depth below 32 is refused',
       given: { JSON_MAX_DEPTH: '8' },
       message: /JSON_MAX_DEPTH=8 must be an integer from 32 to 1000/
@@ -133,6 +162,22 @@ function get(port: number, path: string): Promise<{ status: number; body: string
       .end()
   })
 }
+
+t.test('a bad variable stops the start: exit 1, and one fatal line names the variable and its rule', async (t) => {
+  const env = childEnv({ PORT: String(await freePort()), BODY_STALL_TIMEOUT_SECONDS: '31' })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'hooks/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  // 'close', not 'exit': only then has all of stderr been read.
+  const [code] = (await once(child, 'close')) as [number | null]
+  t.equal(code, 1)
+  const fatal = stderr.split('\n').filter((line) => line.includes('"fatal"'))
+  t.equal(fatal.length, 1, stderr)
+  t.match(JSON.parse(fatal[0] ?? '{}'), {
+    level: 'fatal',
+    msg: /BODY_STALL_TIMEOUT_SECONDS=31 must not exceed REQUEST_TIMEOUT_SECONDS=30, or it could never fire/
+  })
+})
 
 t.test('without TLS the hooks serve HTTP, the admission listener is off and the log says so once', async (t) => {
   const port = await freePort()

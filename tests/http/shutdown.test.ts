@@ -5,12 +5,12 @@
  * client that sends its headers too slowly is cut off.
  */
 import t from 'tap'
-import { connect, type Socket } from 'node:net'
 import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { freePorts } from '../support/ports.ts'
 import { startService } from './support/service.ts'
 import { childEnv } from '../support/child-env.ts'
+import { openRaw } from './support/raw.ts'
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -24,36 +24,6 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   })
 }
 
-/** A raw keep-alive connection: what was read, and how it ended. */
-interface Raw {
-  socket: Socket
-  text: () => string
-  ended: Promise<'end' | 'error'>
-}
-
-function openRaw(port: number): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
-    let text = ''
-    socket.on('data', (c: Buffer) => (text += c.toString()))
-    const ended = new Promise<'end' | 'error'>((resolveEnd) => {
-      socket.on('end', () => resolveEnd('end'))
-      socket.on('error', () => resolveEnd('error'))
-    })
-    socket.once('connect', () => resolve({ socket, text: () => text, ended }))
-    socket.once('error', reject)
-  })
-}
-
-/** Resolves once `raw` has read `count` complete responses' status lines. */
-async function responses(raw: Raw, count: number): Promise<string[]> {
-  for (;;) {
-    const lines = raw.text().match(/^HTTP\/1\.1 \d+/gm) ?? []
-    if (lines.length >= count && /\r\n\r\n[\s\S]*\}$/.test(raw.text())) return lines
-    await new Promise<void>((resolve) => raw.socket.once('data', () => resolve()))
-  }
-}
-
 t.test('SIGTERM: readiness off during the delay, then close; in-flight answered, idle connection ended cleanly, exit 0', async (t) => {
   const [port] = (await freePorts(1)) as [number]
   const service = await startService(
@@ -65,7 +35,10 @@ t.test('SIGTERM: readiness off during the delay, then close; in-flight answered,
   // An idle keep-alive connection: one request answered, then nothing.
   const idle = await openRaw(port)
   idle.socket.write('GET /healthz HTTP/1.1\r\nHost: gpuhooks\r\n\r\n')
-  t.same(await responses(idle, 1), ['HTTP/1.1 200'])
+  t.same(
+    (await idle.responses(1)).map((r) => r.status),
+    [200]
+  )
 
   // A request in flight across the whole shutdown: headers and half the body now.
   const body = JSON.stringify({ controller: {}, parent: { metadata: { name: 'tenant' } } })
@@ -83,9 +56,9 @@ t.test('SIGTERM: readiness off during the delay, then close; in-flight answered,
   await service.logged(/listeners closing/)
   t.equal(await idle.ended, 'end', 'the idle keep-alive connection was ended with a FIN, not reset')
   inflight.socket.write(body.slice(10))
-  const [status] = await responses(inflight, 1)
-  t.equal(status, 'HTTP/1.1 200', 'the request in flight was answered after the listeners closed')
-  t.match(inflight.text(), /"relatedResources"/)
+  const [answer] = await inflight.responses(1)
+  t.equal(answer?.status, 200, 'the request in flight was answered after the listeners closed')
+  t.match(answer?.body, /"relatedResources"/)
   t.equal(await service.exit, 0)
   const order = service
     .lines()

@@ -1,150 +1,102 @@
 /**
- * The transport's bounds: bodies in flight past the budget and a process under pressure answer
- * 503 with Retry-After while the probes keep answering; JSON nested past the limit is a 400 at
- * parse time; request ids are unique across listeners and processes.
+ * The transport's bounds: the in-flight budget against the two attacks it must survive, on the
+ * service as a real process (a malformed body with a request pipelined behind it, and bodies that
+ * declare much and send little); a process under pressure answers 503 with Retry-After while the
+ * probes keep answering; JSON nested past the limit is a 400 at parse time; request ids are unique
+ * across listeners and processes. Every other ending of a request is in budget.test.ts.
  */
 import t, { type Test } from 'tap'
-import type { FastifyInstance } from 'fastify'
 import { execFileSync } from 'node:child_process'
-import { request as httpRequest, type ClientRequest } from 'node:http'
 import { join } from 'node:path'
-import { Type } from '@sinclair/typebox'
-import { buildApp, hookRoute } from '../../hooks/server/app.ts'
+import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { nextRequestId } from '../../hooks/server/request-id.ts'
 import { childEnv } from '../support/child-env.ts'
+import { freePorts } from '../support/ports.ts'
+import { exchange, openRaw, padded, post, type Raw } from './support/raw.ts'
+import { failingRoute } from './support/routes.ts'
+import { startService } from './support/service.ts'
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }
+const CUSTOMIZE = '/hooks/isolation/customize'
+const MiB = 1024 * 1024
 
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
+/** The service as `npm start` runs it, on a port of its own, with `env`; stopped with SIGTERM. */
+async function service(t: Test, env: Record<string, string>): Promise<{ port: number; stop: () => Promise<number | null> }> {
+  const [port] = (await freePorts(1)) as [number]
+  const started = await startService({ PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '0', ...env }, 1)
+  const stop = (): Promise<number | null> => {
+    started.child.kill('SIGTERM')
+    return started.exit
+  }
+  t.teardown(() => stop())
+  return { port, stop }
 }
 
-/** Starts a POST of `length` declared bytes and writes `first`; the rest is written by `finish`. */
-function open(port: number, path: string, length: number, first: string): { req: ClientRequest; answer: Promise<Answer> } {
-  let req: ClientRequest | undefined
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': length }
-      },
-      (res) => {
-        let body = ''
-        res.on('data', (c: Buffer) => (body += c.toString()))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-      }
-    )
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)))
-    req.write(first)
-  })
-  return { req: req as unknown as ClientRequest, answer }
-}
+const probe = (port: number, path: string) => exchange(port, `GET ${path} HTTP/1.1\r\nHost: gpuhooks\r\n\r\n`)
 
-function get(port: number, path: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => (body += c.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-      .on('error', reject)
-      .end()
-  })
-}
-
-/** Listens on a free loopback port; `firstReceived` resolves once a request's body starts to be read. */
-async function listening(t: Test, app: FastifyInstance): Promise<{ port: number; firstReceived: Promise<void> }> {
-  let received!: () => void
-  const firstReceived = new Promise<void>((resolve) => (received = resolve))
-  app.addHook('preParsing', async () => received())
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => app.close())
-  return { port: (app.server.address() as { port: number }).port, firstReceived }
-}
-
-/** A customize body of exactly `size` bytes: valid JSON padded with spaces. */
-function padded(size: number): string {
-  const json = JSON.stringify({ controller: {}, parent: namespace })
-  return json + ' '.repeat(size - Buffer.byteLength(json))
-}
-
-t.test('bodies in flight past MAX_INFLIGHT_BYTES are answered 503 with Retry-After; the probes still answer', async (t) => {
-  const app = await buildApp({
-    routes,
-    limits: { maxInflightBytes: 1024 * 1024, retryAfterSeconds: 7, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 }
-  })
-  const { port, firstReceived } = await listening(t, app)
-  const size = 800 * 1024
-  const body = padded(size)
-
-  const first = open(port, '/hooks/isolation/customize', size, body.slice(0, 1024))
-  await firstReceived
-  const second = open(port, '/hooks/isolation/customize', size, body.slice(0, 1024))
-  const refused = await second.answer
-  t.equal(refused.status, 503)
-  t.equal(refused.headers['retry-after'], '7')
-  t.same(JSON.parse(refused.body), {
-    error: 'Service Unavailable',
-    message: `the service is reading ${size} request bytes already; retry later`
-  })
-  const health = await get(port, '/healthz')
-  t.same([health.status, health.body], [200, '{"status":"ok"}'], '/healthz answers while the budget is spent')
-  t.equal((await get(port, '/readyz')).status, 200)
-
-  first.req.end(body.slice(1024))
-  const served = await first.answer
-  t.equal(served.status, 200, 'the body within the budget is served')
-  t.match(served.body, /relatedResources/)
-  const third = open(port, '/hooks/isolation/customize', size, body)
-  third.req.end()
-  t.equal((await third.answer).status, 200, 'once it is answered, its bytes are free again')
-  const metrics = await get(port, '/metrics')
-  t.match(metrics.body, /gpuhooks_hook_errors_total\{hook="isolation_customize",tier="overload"\} 1/)
+t.test('four connections each pipelining a request behind a malformed body leave the budget whole; /readyz answers', async (t) => {
+  // A budget of one body limit: a body of that size is admitted only if nothing else is held.
+  const { port, stop } = await service(t, { BODY_LIMIT: String(MiB), MAX_INFLIGHT_BYTES: String(MiB) })
+  for (let i = 0; i < 4; i++) {
+    const raw = await openRaw(port)
+    // The 400 closes the connection; the request behind it, a quarter of the budget declared and
+    // part of it sent, has a response node queues and never closes.
+    raw.socket.write(post(CUSTOMIZE, '{bad') + post(CUSTOMIZE, padded(64 * 1024), MiB / 4 - 64))
+    await raw.closed
+    t.match(raw.text(), /^HTTP\/1\.1 400/)
+  }
+  t.equal((await exchange(port, post(CUSTOMIZE, padded(MiB)))).status, 200, 'a body of the whole budget is admitted')
+  t.equal((await probe(port, '/readyz')).status, 200)
+  t.equal(await stop(), 0)
 })
 
-t.test('a body without a content-length counts as the body limit', async (t) => {
-  const app = await buildApp({
-    routes,
-    bodyLimit: 2 * 1024 * 1024,
-    limits: { maxInflightBytes: 3 * 1024 * 1024, maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0 }
-  })
-  const { port, firstReceived } = await listening(t, app)
-  const chunked = (): { req: ClientRequest; answer: Promise<Answer> } => {
-    let req: ClientRequest | undefined
-    const answer = new Promise<Answer>((resolve, reject) => {
-      req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port,
-          path: '/hooks/isolation/customize',
-          method: 'POST',
-          agent: false,
-          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
-        },
-        (res) => {
-          let body = ''
-          res.on('data', (c: Buffer) => (body += c.toString()))
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-        }
-      )
-      req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)))
-      req.write('{')
-    })
-    return { req: req as unknown as ClientRequest, answer }
+t.test('four connections declaring a body limit each and sending a byte hold four bytes, not the budget', async (t) => {
+  // The defaults (16 MiB bodies, 64 MiB in flight); no timeout cuts the slow ones off meanwhile.
+  const { port, stop } = await service(t, { REQUEST_TIMEOUT_SECONDS: '3600', BODY_STALL_TIMEOUT_SECONDS: '3600' })
+  const slow: Raw[] = []
+  for (let i = 0; i < 4; i++) {
+    const raw = await openRaw(port)
+    raw.socket.write(post(CUSTOMIZE, '{', 16 * MiB))
+    slow.push(raw)
   }
-  const first = chunked()
-  await firstReceived
-  const second = chunked()
-  t.equal((await second.answer).status, 503, '2 MiB + 2 MiB is past 3 MiB')
-  first.req.end(`"controller": {}, "parent": ${JSON.stringify(namespace)}}`)
-  t.equal((await first.answer).status, 200)
+  const answer = await exchange(port, post(CUSTOMIZE, padded(16 * MiB)))
+  t.equal(answer.status, 200, 'a body of the body limit is admitted beside them')
+  t.equal((await probe(port, '/readyz')).status, 200)
+  t.same(
+    slow.map((raw) => raw.text()),
+    ['', '', '', ''],
+    'the slow ones are still being read, not refused'
+  )
+  for (const raw of slow) raw.socket.destroy()
+  t.equal(await stop(), 0)
+})
+
+t.test('bodies that stop arriving are answered 408 after BODY_STALL_TIMEOUT_SECONDS, and their bytes are free again', async (t) => {
+  const budget = 64 * 1024
+  const { port, stop } = await service(t, {
+    BODY_LIMIT: String(budget),
+    MAX_INFLIGHT_BYTES: String(budget),
+    BODY_STALL_TIMEOUT_SECONDS: '1'
+  })
+  const stalled = await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      const raw = await openRaw(port)
+      raw.socket.write(post(CUSTOMIZE, padded(budget / 4).slice(0, 1024), budget / 4))
+      return raw
+    })
+  )
+  for (const raw of stalled) {
+    const [answer] = await raw.responses(1)
+    t.same([answer?.status, answer?.headers.connection], [408, 'close'])
+    t.match(
+      JSON.parse(answer?.body ?? '{}').message,
+      /no byte of the body arrived for 1 s \(BODY_STALL_TIMEOUT_SECONDS\); 1024 of 16384 bytes received/
+    )
+    await raw.closed
+  }
+  t.equal((await exchange(port, post(CUSTOMIZE, padded(budget)))).status, 200, 'a body of the whole budget is admitted')
+  t.equal(await stop(), 0)
 })
 
 t.test('a process under pressure (heap past MAX_HEAP_USED_BYTES) refuses hooks with 503 and Retry-After; the probes answer', async (t) => {
@@ -201,17 +153,8 @@ t.test('a prototype-poisoning key is a 400', async (t) => {
 })
 
 t.test('request ids are unique across listeners and processes', async (t) => {
-  const failing = hookRoute({
-    path: '/hooks/fail',
-    hook: 'fail',
-    surface: 'hooks',
-    schema: Type.Object({}),
-    handle: () => {
-      throw new Error('bug')
-    }
-  })
-  const one = await buildApp({ routes: [failing] })
-  const two = await buildApp({ routes: [failing] })
+  const one = await buildApp({ routes: [failingRoute] })
+  const two = await buildApp({ routes: [failingRoute] })
   t.teardown(() => Promise.all([one.close(), two.close()]))
   const ids: string[] = []
   for (const app of [one, two, one, two]) {

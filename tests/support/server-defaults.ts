@@ -88,6 +88,10 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
     case 'Secret.v1':
       defaultSecret(out)
       break
+    case 'Namespace.v1':
+      // The Namespace strategy's Canonicalize sets the name label on every update too.
+      obj(meta, 'labels')['kubernetes.io/metadata.name'] = meta.name ?? null
+      break
   }
   if (BUILT_IN.has(typeKey(out))) dropEmptyFields(out)
   if (deepEqual(out, old)) return out

@@ -1,7 +1,9 @@
 /**
  * The agent's controller loop with fake clusters and a fake clock: when it runs passes (only
  * while it may act), how often (once per change, however many changes pile up), what a failure
- * costs (a retry with backoff, not a lost CellNodeSet), and what stopping waits for.
+ * costs (a retry with backoff, not a lost CellNodeSet), and what stopping waits for; which
+ * series it exports (only while it may act, only for what it serves) and the Events it writes
+ * about a pool (within the limits; a failed one counted, never retried).
  */
 import t from 'tap'
 import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
@@ -19,7 +21,7 @@ const secret = (name: string, resourceVersion = '1') => ({
   data: { value: Buffer.from(KUBECONFIG).toString('base64') }
 })
 
-const cellNodeSet = (name: string, secretName = 'wl') => ({
+const cellNodeSet = (name: string, secretName = 'wl', status?: unknown) => ({
   apiVersion: 'cells.kubeswift.io/v1alpha1',
   kind: 'CellNodeSet',
   metadata: {
@@ -31,7 +33,8 @@ const cellNodeSet = (name: string, secretName = 'wl') => ({
     finalizers: ['cells.kubeswift.io/workload-nodes'],
     ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name, uid: POOL_UID, controller: true }]
   },
-  spec: { kubeconfigSecretRef: { name: secretName, key: 'value' }, poolUID: POOL_UID, nodes: [] }
+  spec: { kubeconfigSecretRef: { name: secretName, key: 'value' }, poolUID: POOL_UID, nodes: [] },
+  ...(status === undefined ? {} : { status })
 })
 
 /** An informer cache: objects by `namespace/name`. */
@@ -53,8 +56,10 @@ class FakeInfra implements InfraApi {
   writes: string[] = []
   failWrites = 0
   hold: Promise<void> | undefined
+  poolStatus: unknown = undefined
+  poolUid = POOL_UID
   async getPool(_namespace: string, name: string): Promise<unknown> {
-    return { metadata: { name, uid: POOL_UID } }
+    return { metadata: { name, uid: this.poolUid }, spec: {}, status: this.poolStatus }
   }
   async replaceStatus(namespace: string, name: string): Promise<string | undefined> {
     if (this.hold !== undefined) await this.hold
@@ -67,6 +72,23 @@ class FakeInfra implements InfraApi {
   }
   async setFinalizers(): Promise<void> {}
   async warn(): Promise<void> {}
+  /** The Events as the API server holds them: text and count, by name. */
+  events = new Map<string, { text: string; count: number }>()
+  failEvents = false
+  async poolEvent(pool: { namespace: string; name: string; uid: string }, type: string, reason: string, message: string): Promise<string> {
+    if (this.failEvents) throw new Error('events is forbidden')
+    const name = `${pool.name}.${this.events.size + 1}`
+    this.events.set(name, { text: `${pool.namespace}/${pool.name}@${pool.uid} ${type} ${reason}: ${message}`, count: 1 })
+    return name
+  }
+  async recountEvent(_namespace: string, name: string, count: number): Promise<void> {
+    const event = this.events.get(name)
+    if (event === undefined) throw Object.assign(new Error('events not found'), { code: 404 })
+    event.count = count
+  }
+  eventList(): string[] {
+    return [...this.events.values()].map((e) => `${e.text} x${e.count}`)
+  }
 }
 
 /** A workload cluster with no Nodes and no Pods. */
@@ -304,3 +326,112 @@ t.test('stop while idle ends the loop at once', async (t) => {
   await s.running
   t.equal(s.clock.pending, 0)
 })
+
+const metric = async (s: ReturnType<typeof setup>, name: string): Promise<string> => s.metrics.registry.getSingleMetricAsString(name)
+
+t.test("a served pass exports its pool's series; once the pool is gone (not served) they go", async (t) => {
+  const s = setup()
+  s.infra.poolStatus = { desiredReplicas: 2, cells: [{ name: 'pool-0', phase: 'Ready' }] }
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.match(await metric(s, 'gpuhooks_cellpool_cells'), 'gpuhooks_cellpool_cells{namespace="ns",pool="pool",phase="Ready"} 1')
+  t.match(await metric(s, 'gpuhooks_cellpool_cells_desired'), 'gpuhooks_cellpool_cells_desired{namespace="ns",pool="pool"} 2')
+  t.match(
+    await metric(s, 'gpuhooks_workload_reachable_reason'),
+    'gpuhooks_workload_reachable_reason{namespace="ns",name="pool",reason="Reachable"} 1'
+  )
+  s.infra.poolUid = 'a-new-pool-of-the-same-name'
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.equal(s.lines.filter((l) => l.message === 'not served').length, 1)
+  for (const name of [
+    'gpuhooks_cellpool_cells',
+    'gpuhooks_cellpool_cells_desired',
+    'gpuhooks_workload_reachable',
+    'gpuhooks_workload_reachable_reason'
+  ])
+    t.notMatch(await metric(s, name), 'pool="pool"', `${name}: no series of the pool`)
+  t.notMatch(await metric(s, 'gpuhooks_workload_reachable'), 'name="pool"')
+  await s.controller.stop()
+})
+
+t.test('a replica that stands down drops every pool series; a pass that ends after leadership went exports none', async (t) => {
+  const s = setup()
+  s.cellNodeSets.put(cellNodeSet('pool'))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.match(await metric(s, 'gpuhooks_cellpool_cells'), 'pool="pool"')
+  s.controller.standDown()
+  t.notMatch(await metric(s, 'gpuhooks_cellpool_cells'), 'pool="pool"')
+  t.notMatch(await metric(s, 'gpuhooks_workload_reachable'), 'name="pool"')
+  let release = (): void => {}
+  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+  await settle()
+  t.equal(s.controller.passing, 'ns/pool')
+  s.state.active = false
+  s.infra.hold = undefined
+  release()
+  await settle()
+  t.equal(s.passes().length, 2, 'the pass ended')
+  t.notMatch(await metric(s, 'gpuhooks_cellpool_cells'), 'pool="pool"', 'but exported nothing')
+  await s.controller.stop()
+})
+
+t.test(
+  'the workload cluster regained: one Event on the pool; the same again is counted on it (or made anew once it is gone); a failed write is counted, not retried',
+  async (t) => {
+    const s = setup()
+    const lost = {
+      conditions: [
+        { type: 'Reachable', status: 'False', reason: 'Unreachable', message: 'timeout', lastTransitionTime: '2026-06-01T00:00:00Z' }
+      ]
+    }
+    const regained = `ns/pool@${POOL_UID} Normal WorkloadClusterReachable: The workload cluster is read again (it was Unreachable).`
+    s.cellNodeSets.put(cellNodeSet('pool', 'wl', lost))
+    s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+    await settle()
+    t.same(s.infra.eventList(), [`${regained} x1`])
+    // The fake cache still holds the old status (as an informer may, just after a write): the
+    // controller compares with what its own last pass saw, so the change is not told again.
+    s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+    await settle()
+    t.same(s.infra.eventList(), [`${regained} x1`], 'not told twice')
+    // A new leader term starts from the stored status: the same change again, counted on the Event.
+    s.controller.standDown()
+    s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+    await settle()
+    t.same(s.infra.eventList(), [`${regained} x2`], 'one Event, x2')
+    t.match(
+      await metric(s, 'gpuhooks_workload_events_total'),
+      'gpuhooks_workload_events_total{reason="WorkloadClusterReachable",result="counted"} 1'
+    )
+    // The Event expired meanwhile (the API server keeps Events an hour): a new one.
+    s.infra.events.clear()
+    s.controller.standDown()
+    s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+    await settle()
+    t.same(s.infra.eventList(), [`${regained} x1`])
+    t.match(
+      await metric(s, 'gpuhooks_workload_events_total'),
+      'gpuhooks_workload_events_total{reason="WorkloadClusterReachable",result="created"} 2'
+    )
+    s.infra.failEvents = true
+    const forbidden = { conditions: [{ ...lost.conditions[0], reason: 'Forbidden', message: 'nodes is forbidden' }] }
+    s.cellNodeSets.put(cellNodeSet('pool', 'wl', forbidden))
+    s.controller.standDown()
+    s.controller.cellNodeSetChanged(cellNodeSet('pool'))
+    await settle()
+    t.match(await metric(s, 'gpuhooks_workload_events_total'), 'reason="WorkloadClusterReachable",result="failed"} 1')
+    t.match(await metric(s, 'gpuhooks_workload_errors_total'), 'reason="EventWrite"} 1')
+    t.match(
+      s.lines.find((l) => l.message === 'event not written'),
+      { level: 'warn', fields: { cellNodeSet: 'ns/pool', event: 'WorkloadClusterReachable' } }
+    )
+    const passes = s.passes().length
+    await s.clock.advance(30_000)
+    t.equal(s.passes().length, passes, 'a failed Event is no reason to run the pass again')
+    await s.controller.stop()
+  }
+)

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { deadline } from '../../hooks/agent/clock.ts'
-import { EVENT_SOURCE, MAX_EVENT_MESSAGE, eventBody } from '../../hooks/agent/events.ts'
+import { EVENT_SOURCE, MAX_EVENT_MESSAGE, eventBody, recountPatch } from '../../hooks/agent/events.ts'
 
 const cns = { apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'CellNodeSet', namespace: 'ns', name: 'pool', uid: 'u-1' }
 const NOW = new Date('2026-03-04T05:06:07Z')
@@ -41,4 +41,8 @@ t.test('a call that never answers fails with an error naming what it was and the
 t.test("a call's own error comes through as it is", async (t) => {
   const refused = Object.assign(new Error('forbidden'), { code: 403 })
   await t.rejects(deadline('list Pods', Promise.reject(refused), 10_000), refused)
+})
+
+t.test('an Event that happens again is counted on the one written: its count and last time, as a merge patch', async (t) => {
+  t.same(recountPatch(3, NOW), { count: 3, lastTimestamp: '2026-03-04T05:06:07Z' })
 })

@@ -67,6 +67,13 @@ class FakeInfra implements InfraApi {
   async warn(_cns: unknown, reason: string, message: string): Promise<void> {
     this.calls.push(`event ${reason}: ${message}`)
   }
+  async poolEvent(_pool: unknown, type: string, reason: string): Promise<string> {
+    this.calls.push(`pool event ${type} ${reason}`)
+    return 'e'
+  }
+  async recountEvent(_namespace: string, name: string, count: number): Promise<void> {
+    this.calls.push(`recount ${name} ${count}`)
+  }
 }
 
 const KUBECONFIG =

@@ -1,13 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import {
-  kubeletMaySetLabel,
-  parseDuration,
-  poolNameProblems,
-  poolProblems,
-  resolvePool,
-  type ResolvedPool
-} from '../../hooks/cellpool/validate.ts'
+import { parseDuration } from '../../hooks/api/duration.ts'
+import { kubeletMaySetLabel, poolNameProblems, poolProblems, resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
 
 /** The fixture's valid pool spec with node annotations and a taint; each case below changes one thing. */

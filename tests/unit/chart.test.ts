@@ -10,11 +10,12 @@
  */
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
-import { CHART, PLAIN_MANIFEST, ROOT, helmPath, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
+import { CHART, PLAIN_MANIFEST, ROOT, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
+import { findHelm } from '../support/tools.ts'
 
 type Doc = {
   apiVersion: string
@@ -23,20 +24,11 @@ type Doc = {
   [k: string]: unknown
 }
 
-/**
- * `$GPUHOOKS_HELM`, else the cached build (the script only checks it), else in CI a build;
- * elsewhere a missing Helm skips these tests rather than build it inside a unit test's timeout.
- */
-function findHelm(): string | undefined {
-  const cached = join(homedir(), '.cache', 'gpuhooks', 'helm-v3.22.0', 'helm')
-  if (process.env['GPUHOOKS_HELM'] === undefined && !existsSync(cached) && process.env['CI'] === undefined) return undefined
-  return helmPath()
-}
-
-const helm = findHelm()
-if (helm === undefined) {
-  t.plan(0, 'helm is not available: run bash tests/cluster/build-helm.sh (needs Go) or set GPUHOOKS_HELM')
+const found = findHelm()
+if ('skip' in found) {
+  t.plan(0, found.skip)
 } else {
+  const helm = found.path
   const template = (args: string[] = [], chart = CHART, namespace = 'gpuhooks-system'): string =>
     execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', namespace, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
   const docs = (text: string): Doc[] =>
@@ -364,7 +356,7 @@ if (helm === undefined) {
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] }
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }
     ])
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')

@@ -2278,10 +2278,11 @@ rules:
   - apiGroups: [cells.kubeswift.io]
     resources: [gpucellpools]
     verbs: [get, list, watch]
-  # A Warning Event (core/v1) when a deleted CellNodeSet leaves Nodes behind.
+  # Events (core/v1): the story of each pool, and a Warning when a deleted CellNodeSet leaves
+  # Nodes behind; patch counts an Event that happens again on the one already written.
   - apiGroups: [""]
     resources: [events]
-    verbs: [create]
+    verbs: [create, patch]
 ---
 # Source: gpuhooks/templates/agent.yaml
 # The kubeconfig Secrets of the workload clusters.

@@ -17,7 +17,7 @@ import { clone, deepEqual, isObject, jsonDiff, type JsonObject } from '../../sup
 import { DECORATOR_ANNOTATION, isDeleting, meta, objectKey, strings, withParentNamespace } from '../../support/children.ts'
 import { atomicUpdate, claimChildren, getOrNull, manageChildren } from './driver-children.ts'
 import { isAttachment } from '../../support/manage-children.ts'
-import { listRelated } from './driver-related.ts'
+import { listRelated, ruleMatches } from './driver-related.ts'
 import type { CompositeSpec, ControllerSpec, DecoratorSpec, HookRef, HookSet, ParentRule } from './driver-manifest.ts'
 import {
   callHook,
@@ -75,6 +75,8 @@ const finalizers = (o: JsonObject): string[] => (Array.isArray(meta(o).finalizer
  */
 export class Driver {
   private readonly customizeCache = new Map<string, RelatedRule[]>()
+  /** The parents asked about so far, by `namespace/name`: their reference and customize cache key. */
+  private readonly customized = new Map<string, { ref: ParentRef; cacheKey: string }>()
   private readonly transport: HookTransport
 
   constructor(readonly options: DriverOptions) {
@@ -300,7 +302,27 @@ export class Driver {
       rules = decodeCustomizeResponse(await this.callHook(c.hooks.customize, { controller: c.manifest, parent }))
       this.customizeCache.set(cacheKey, rules)
     }
+    const namespace = typeof meta(parent).namespace === 'string' ? (meta(parent).namespace as string) : undefined
+    const ref: ParentRef = { name: String(meta(parent).name), ...(namespace !== undefined ? { namespace } : {}) }
+    this.customized.set(`${namespace ?? ''}/${ref.name}`, { ref, cacheKey })
     return listRelated(this.options.kube, rules)
+  }
+
+  /**
+   * The parents a watch event on `object` re-syncs: those whose cached customize answer relates
+   * it (Metacontroller's `findRelatedParents`), among the parents this driver has synced.
+   */
+  async relatedParents(object: JsonObject): Promise<ParentRef[]> {
+    const found: ParentRef[] = []
+    for (const { ref, cacheKey } of this.customized.values()) {
+      for (const rule of this.customizeCache.get(cacheKey) ?? []) {
+        if (await ruleMatches(this.options.kube, rule, object)) {
+          found.push(ref)
+          break
+        }
+      }
+    }
+    return found
   }
 
   // updateParentStatus: the answer's status (or {}) plus observedGeneration, written only when it
