@@ -1,5 +1,5 @@
 /**
- * The process: read the environment, listen, shut down gracefully (spec README, "Process
+ * The process: read the environment, listen, shut down gracefully (docs/README.md, "Process
  * contract").
  *
  * - `PORT` (default 8080): hooks, probes and metrics over plain HTTP on `::` (IPv4 too).
@@ -7,7 +7,7 @@
  *   name a certificate and key; off otherwise, said once in the log. The certificate is read at
  *   start; a rotated one takes effect when the Pod restarts.
  * - `LOG_LEVEL` (default info), `BODY_LIMIT` (bytes, default 16 MiB), and the load, nesting and
- *   time bounds of `config.ts` (README, "The service").
+ *   time bounds of `config.ts` (docs/service.md).
  * - Shutdown, within Kubernetes' default 30 s grace period: on SIGTERM or SIGINT `/readyz` answers
  *   503 for `SHUTDOWN_DELAY_SECONDS` (default 5) while both listeners still serve, so endpoints are
  *   removed before any connection is refused; then both listeners stop accepting, close idle

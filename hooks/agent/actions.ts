@@ -6,6 +6,7 @@
  * deleted. A failed action is reported and left for the next pass; nothing is retried here.
  */
 import type { SweptNode } from '../api/cellnodeset.ts'
+import { apiTime } from '../k8s/time.ts'
 import type { WorkloadApi } from './clients.ts'
 import { statusCode } from './clients.ts'
 import type { Action } from './core.ts'
@@ -34,9 +35,7 @@ export async function applyNodeActions(api: WorkloadApi, actions: readonly Actio
           name: action.name,
           instance: action.instance,
           reason: action.reason,
-          time: now()
-            .toISOString()
-            .replace(/\.\d{3}Z$/, 'Z')
+          time: apiTime(now())
         })
       } else {
         continue

@@ -1,6 +1,5 @@
 /**
- * The agent's settings, from its environment (workload.md, "The agent process"; README, "The
- * workload cluster"). Read once at start; every problem is named with its variable and rule, all
+ * The agent's settings, from its environment (docs/workload.md, "The agent process" and "Using it"). Read once at start; every problem is named with its variable and rule, all
  * of them together, and the process does not start (as the hook service's `server/config.ts`).
  *
  * | variable | default | meaning |
@@ -16,7 +15,7 @@
  * | `LEADER_ELECTION_RETRY_SECONDS` | 2 | how often a replica reads, takes or renews the Lease |
  * | `SHUTDOWN_TIMEOUT_SECONDS` | 25 | on SIGTERM, the longest wait for the pass in progress and the Lease release; past it the process exits 1 |
  * | `AGENT_CALL_TIMEOUT_SECONDS` | 10 | deadline of each API call to either cluster |
- * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (workload.md fixes them; tests shorten them) |
+ * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (docs/workload.md fixes them; tests shorten them) |
  */
 import { hostname } from 'node:os'
 import { pino } from 'pino'

@@ -1,6 +1,6 @@
 /**
  * The workload agent's decisions: `(cellNodeSet, snapshot, now) → {status, actions}`
- * (workload.md, steps 1 to 5; style rule 13).
+ * (docs/workload.md, steps 1 to 5; docs/style.md rule 13).
  *
  * Pure: the snapshot layer reads the workload cluster and the agent's own memory of heartbeats,
  * this module decides, and the action layer carries the actions out. Nothing here reads a clock
@@ -8,9 +8,7 @@
  * Node is never deleted, and a Node without this pool's uid label is never written.
  */
 import {
-  HAMI_REGISTER_ANNOTATION,
   INSTANCE_LABEL,
-  MANAGED_ANNOTATION,
   POOL_UID_LABEL,
   WORKLOAD_NODES_FINALIZER,
   type CellNode,
@@ -22,11 +20,11 @@ import {
 } from '../api/cellnodeset.ts'
 import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord, recordOf } from '../k8s/objects.ts'
+import { apiTime } from '../k8s/time.ts'
 import { readDemand } from './demand.ts'
 import { desiredLabels, ensurePatch, withoutRestricted, type NodePatch } from './ensure.ts'
-import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
-import { DEFAULT_WINDOWS, isLive, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
+import { DEFAULT_WINDOWS, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
+import { isFreshRegistration, nodeStatusRow, viewNode, type NodeView } from './node-view.ts'
 
 /** The most Nodes `status.swept` keeps. */
 export const MAX_SWEPT = 20
@@ -99,78 +97,6 @@ export interface CoreOptions {
   sweptThisPass?: SweptNode[]
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
-const stringMap = (value: unknown): Record<string, string> => {
-  // Own data properties only: a key such as `__proto__` stays a key.
-  return isRecord(value) ? recordOf(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {}
-}
-
-/** The fields of a Node the core reads, defensively. */
-interface NodeView {
-  name: string
-  uid: string
-  resourceVersion: string
-  labels: Record<string, string>
-  annotations: Record<string, string>
-  taints: unknown[]
-  unschedulable: boolean
-  ready: boolean
-  live: boolean
-  pods: PodList
-}
-
-function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows): NodeView | undefined {
-  const node = observed.node
-  if (!isRecord(node) || !isRecord(node.metadata)) return undefined
-  const name = str(node.metadata.name)
-  if (name === undefined || name === '') return undefined
-  const spec = isRecord(node.spec) ? node.spec : {}
-  const status = isRecord(node.status) ? node.status : {}
-  const conditions = Array.isArray(status.conditions) ? status.conditions : []
-  const ready = conditions.some((c) => isRecord(c) && c.type === 'Ready' && c.status === 'True')
-  return {
-    name,
-    uid: str(node.metadata.uid) ?? '',
-    resourceVersion: str(node.metadata.resourceVersion) ?? '',
-    labels: stringMap(node.metadata.labels),
-    annotations: stringMap(node.metadata.annotations),
-    taints: Array.isArray(spec.taints) ? spec.taints : [],
-    unschedulable: spec.unschedulable === true,
-    ready,
-    live: isLive(observed.beats, now, windows),
-    pods: observed.pods
-  }
-}
-
-/** HAMi allocations on a Node: bound Pods plus unbound ones HAMi's scheduler annotated for it. */
-export function allocationsOf(node: string, bound: PodList, unbound: PodList): NonNullable<CellNodeStatus['allocations']> {
-  const pods = [
-    ...bound.items.filter((p) => isRecord(p) && isRecord(p.spec) && p.spec.nodeName === node),
-    ...unbound.items.filter(
-      (p) =>
-        isRecord(p) &&
-        isRecord(p.metadata) &&
-        stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node &&
-        !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== '')
-    )
-  ]
-  let holding = 0
-  let inFlight = false
-  for (const pod of pods) {
-    if (!isRecord(pod)) continue
-    const phase = isRecord(pod.status) ? pod.status.phase : undefined
-    if (phase === 'Succeeded' || phase === 'Failed') continue
-    const annotations = isRecord(pod.metadata) ? stringMap(pod.metadata.annotations) : {}
-    // An annotation that does not decode counts as holding a device: a drain then waits rather
-    // than removing a cell under a running GPU Pod.
-    const allocated = podDeviceCount(annotations[HAMI_ALLOCATED_ANNOTATION])
-    if (allocated === undefined || allocated > 0) holding++
-    const toAllocate = podDeviceCount(annotations[HAMI_TO_ALLOCATE_ANNOTATION])
-    if (toAllocate === undefined || toAllocate > 0) inFlight = true
-  }
-  return { read: bound.read && unbound.read, pods: holding, inFlight }
-}
-
 /** Decides one pass for one CellNodeSet. */
 export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: Date, options: CoreOptions = {}): Decision {
   const windows = options.windows ?? DEFAULT_WINDOWS
@@ -205,7 +131,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const entries: CellNode[] = deleting ? [] : (cns.spec.nodes ?? [])
   const listed = new Set(entries.map((e) => e.name))
   const planned: SweptNode[] = []
-  const stamp = iso(now)
+  const stamp = apiTime(now)
   const sweep = (view: NodeView, reason: SweptNode['reason']): void => {
     const instance = view.labels[INSTANCE_LABEL] ?? ''
     actions.push({ type: 'deleteNode', name: view.name, uid: view.uid, resourceVersion: view.resourceVersion, reason, instance })
@@ -219,7 +145,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
       rows.push({ name: entry.name, present: false })
       continue
     }
-    const row = describe(view, snapshot.unbound)
+    const row = nodeStatusRow(view, snapshot.unbound)
     rows.push(row)
     if (deleting) continue
     const nodePool = view.labels[POOL_UID_LABEL]
@@ -298,39 +224,6 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   return { status: orderStatus(status), writeStatus: changed || due, actions }
 }
 
-/**
- * A live Node as its kubelet registered it, not yet written by the agent: no instance label and
- * no managed record. The kubelet cannot carry the instance label itself: its `--node-labels` come
- * from the bootstrap Secret, rendered before the guest (and so its uid) exists. The pool creates
- * the guest only after this agent has reported the Node name absent, so such a Node is the
- * guest's own registration, and the agent adopts it by writing the entry's labels, the instance
- * among them. A Node that carries another instance, or that the agent has written before, is
- * never adopted; one that is not live is stale as before.
- */
-function isFreshRegistration(view: NodeView): boolean {
-  return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
-}
-
-/** The status row of a present Node. */
-function describe(view: NodeView, unbound: PodList): CellNodeStatus {
-  const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
-  const row: CellNodeStatus = {
-    name: view.name,
-    present: true,
-    instance: view.labels[INSTANCE_LABEL] ?? '',
-    poolUID: view.labels[POOL_UID_LABEL] ?? '',
-    live: view.live,
-    ready: view.ready,
-    unschedulable: view.unschedulable,
-    devices,
-    registration,
-    allocations: allocationsOf(view.name, view.pods, unbound)
-  }
-  if (registration === 'Unparseable')
-    row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
-  return row
-}
-
 /** Why a deleting CellNodeSet may let go of its finalizer now, or undefined. */
 function releaseReason(cns: CellNodeSetInput, conditions: Condition[], now: number, unreachable: boolean): string | undefined {
   const deletedAt = Date.parse(cns.metadata.deletionTimestamp ?? '')
@@ -353,9 +246,4 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
   return out
-}
-
-/** RFC 3339 at second precision, as the API server writes times. */
-export function iso(time: Date): string {
-  return time.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }

@@ -1,12 +1,12 @@
 /**
- * Pending GPU demand that a pool could serve (workload.md, "demand").
+ * Pending GPU demand that a pool could serve (docs/workload.md, "demand").
  *
  * A Pod counts when it has no Node, is `Pending` with `PodScheduled=False` reason `Unschedulable`,
  * requests one of the pool's resource names (limits, else requests; init containers ignored, as
  * the pool's devices serve the long-running containers), and could land on a pool Node: its
  * `nodeSelector` and required node affinity match the pool's Node labels and it tolerates every
  * `NoSchedule`/`NoExecute` taint the pool's Nodes carry. Two pools with the same labels and taints
- * both count such a Pod (the README says so).
+ * both count such a Pod (docs/workload.md, "Limits" says so).
  */
 import type { CellNodeSetSpec, DemandShape, Taint } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'

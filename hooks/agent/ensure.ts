@@ -1,5 +1,5 @@
 /**
- * What a listed Node must carry, and the smallest merge patch that gets it there (workload.md
+ * What a listed Node must carry, and the smallest merge patch that gets it there (docs/workload.md
  * steps 1 and 2).
  *
  * The agent records what it set in the Node annotation `cells.kubeswift.io/managed`
@@ -10,6 +10,7 @@
 import {
   CELL_INDEX_LABEL,
   CELL_LABEL,
+  cellIndexOf,
   INSTANCE_LABEL,
   MANAGED_ANNOTATION,
   POOL_LABEL,
@@ -89,9 +90,8 @@ export function desiredLabels(entry: CellNode, pool: string, poolUID: string): R
   labels[POOL_UID_LABEL] = poolUID
   labels[CELL_LABEL] = entry.name
   labels[INSTANCE_LABEL] = entry.instance ?? ''
-  const prefix = `${pool}-`
-  const suffix = entry.name.startsWith(prefix) ? entry.name.slice(prefix.length) : ''
-  if (/^\d+$/.test(suffix)) labels[CELL_INDEX_LABEL] = String(Number(suffix))
+  const index = cellIndexOf(pool, entry.name)
+  if (index !== undefined) labels[CELL_INDEX_LABEL] = String(index)
   return labels
 }
 

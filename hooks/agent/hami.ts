@@ -1,5 +1,5 @@
 /**
- * HAMi's annotations, read as the workload agent needs them (workload.md, "devices" and
+ * HAMi's annotations, read as the workload agent needs them (docs/workload.md, "devices" and
  * "allocations").
  *
  * The Node annotation `hami.io/node-nvidia-register` is written by HAMi's device plugin: current

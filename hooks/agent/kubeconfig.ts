@@ -1,5 +1,5 @@
 /**
- * Which CellNodeSets the agent serves, and with which credentials (workload.md, step 0).
+ * Which CellNodeSets the agent serves, and with which credentials (docs/workload.md, step 0).
  *
  * A pool's author chooses the kubeconfig Secret, so its content is untrusted: `exec` would run a
  * tenant's command inside the agent, a file path (`certificate-authority`, `tokenFile`,
@@ -170,7 +170,7 @@ function text(value: unknown): string {
   return json ?? 'undefined'
 }
 
-/** Why a CellNodeSet is not served, or undefined when it is (workload.md step 0, owner check). */
+/** Why a CellNodeSet is not served, or undefined when it is (docs/workload.md step 0, owner check). */
 export function ownerProblem(cns: unknown, pool: unknown): string | undefined {
   if (!isRecord(cns) || !isRecord(cns.metadata) || !isRecord(cns.spec)) return 'not a CellNodeSet'
   const poolUID = cns.spec.poolUID

@@ -1,6 +1,6 @@
 /**
  * Leader election on a `coordination.k8s.io` Lease, so that the chart can run two agents and only
- * one acts (workload.md, "The agent process"). `@kubernetes/client-node` 1.4 has no leader
+ * one acts (docs/workload.md, "The agent process"). `@kubernetes/client-node` 1.4 has no leader
  * election, so this is a small one in client-go's manner:
  *
  * - a candidate takes the Lease when it does not exist, when it was released (no holder), or when
@@ -14,6 +14,7 @@
  */
 import type { LogTo } from '../logger.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { apiMicroTime } from '../k8s/time.ts'
 import { Sleeper, type Clock } from './clock.ts'
 
 /** The Lease operations the elector needs. */
@@ -111,7 +112,7 @@ export class LeaderElector {
     const key = record === undefined ? '' : `${record.holder}\u0000${record.renewTime}`
     if (this.seen?.key !== key) this.seen = { key, since: now }
     const step = leaseStep(current, this.identity, this.seen.since, now, this.timings)
-    const stamp = new Date(now).toISOString().replace('Z', '000Z')
+    const stamp = apiMicroTime(new Date(now))
     const seconds = Math.ceil(this.timings.leaseDurationMs / 1000)
     try {
       if (step.do === 'create') {
@@ -151,7 +152,7 @@ export class LeaderElector {
     try {
       const record = readLease(await this.api.get())
       if (record === undefined || record.holder !== this.identity) return false
-      const stamp = new Date(this.clock()).toISOString().replace('Z', '000Z')
+      const stamp = apiMicroTime(new Date(this.clock()))
       await this.api.replace({
         metadata: { ...this.lease, resourceVersion: record.resourceVersion },
         spec: {

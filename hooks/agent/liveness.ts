@@ -1,5 +1,5 @@
 /**
- * Whether a Node's kubelet is still alive, judged by the agent's own clock (workload.md, "live").
+ * Whether a Node's kubelet is still alive, judged by the agent's own clock (docs/workload.md, "live").
  *
  * A VM's clock may be skewed, so a kubelet's timestamps are never compared with the agent's
  * clock: the agent only notes, by its own clock, when it last saw a value change. A Lease's
@@ -25,7 +25,7 @@ export interface NodeHeartbeats {
   heartbeat?: Sighting
 }
 
-/** The windows of the rule; the defaults are workload.md's. */
+/** The windows of the rule; the defaults are docs/workload.md's. */
 export interface LivenessWindows {
   /** A Lease renewTime unchanged this long: not live (90 s). */
   leaseMs: number
@@ -35,7 +35,7 @@ export interface LivenessWindows {
   startupMs: number
 }
 
-/** workload.md's windows. */
+/** docs/workload.md's windows. */
 export const DEFAULT_WINDOWS: LivenessWindows = { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 }
 
 /** True while the Node's kubelet may still be alive. `now` is the agent's clock in ms. */

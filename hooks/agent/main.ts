@@ -1,5 +1,5 @@
 /**
- * The workload agent process (`npm run agent`; workload.md, "The agent process"): reads its
+ * The workload agent process (`npm run agent`; docs/workload.md, "The agent process"): reads its
  * settings (config.ts, where they are listed), wires the informers, the controller, the election
  * loop and the probe server, and handles signals (style rule 16).
  *

@@ -1,5 +1,5 @@
 /**
- * The agent's Prometheus metrics (workload.md, "The agent process"; docs/observability.md): per
+ * The agent's Prometheus metrics (docs/workload.md, "The agent process"; docs/observability.md): per
  * CellNodeSet whether its workload cluster is reachable and why not, how long passes take, what
  * the agent wrote to Nodes, what went wrong, the Events it wrote; and per cell pool its cells by
  * phase, desired size, demand and capacity (pool-gauges.ts).

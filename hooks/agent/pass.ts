@@ -1,6 +1,6 @@
 /**
  * One pass for one CellNodeSet: serve check, snapshot, decide, carry out, observe again, write
- * the status, then the finalizer (workload.md, "What the agent does").
+ * the status, then the finalizer (docs/workload.md, "What the agent does").
  *
  * The status is observed after the actions of the pass: when any Node was written, the workload
  * cluster is read again and the core decides once more, and that second status is the one

@@ -1,5 +1,5 @@
 /**
- * The `Reachable` condition's reason for a failed read of the workload cluster (workload.md):
+ * The `Reachable` condition's reason for a failed read of the workload cluster (docs/workload.md):
  * HTTP 401 is `CredentialInvalid` (the cluster does not accept the kubeconfig's identity), 403 is
  * `Forbidden` (the identity lacks the workload ClusterRole), anything else (refused connection,
  * timeout, TLS failure, 5xx) is `Unreachable`.

@@ -60,7 +60,7 @@ export async function readSnapshot(
       const lease = await api.getNodeLease(name)
       renewTime = isRecord(lease) && isRecord(lease.spec) && typeof lease.spec.renewTime === 'string' ? lease.spec.renewTime : undefined
     } catch {
-      // An unreadable Lease: the Ready heartbeat decides (workload.md, "live").
+      // An unreadable Lease: the Ready heartbeat decides (docs/workload.md, "live").
       renewTime = undefined
     }
     observed.push({ node, beats: { watchedSince: 0 }, pods: await podList(api, `spec.nodeName=${name}`) })

@@ -17,8 +17,8 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { isRecord, ownValue } from '../k8s/objects.ts'
-import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { isRecord, ownValue, setOwn } from '../k8s/objects.ts'
+import { commonSchemaMessage, invalidValueMessage, kindOf } from '../k8s/schema-messages.ts'
 import {
   CellNodeSetSpecSchema,
   CellNodeSetStatusSchema,
@@ -151,7 +151,7 @@ function keepValid(schema: TSchema, value: unknown, field: string, problems: Pro
         continue
       }
       const kept = keepValid(property, value[key], child, problems)
-      if (kept !== undefined) Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true })
+      if (kept !== undefined) setOwn(out, key, kept)
       else if (required.has(key)) whole = false
     }
     return whole ? out : undefined
@@ -203,14 +203,6 @@ const KINDS: Record<string, { name: string; is: (value: unknown) => boolean }> =
   string: { name: 'a string', is: (v) => typeof v === 'string' },
   integer: { name: 'an integer', is: (v) => typeof v === 'number' && Number.isInteger(v) },
   boolean: { name: 'true or false', is: (v) => typeof v === 'boolean' }
-}
-
-/** What a stored value is, in the words the hooks' other readers use (`a list`, `a string`). */
-function kindOf(value: unknown): string {
-  if (Array.isArray(value)) return 'a list'
-  if (value === null) return 'null'
-  if (isRecord(value)) return 'an object'
-  return `a ${typeof value}`
 }
 
 /** A value as a problem shows it: short, on one line. */

@@ -1,6 +1,6 @@
 /**
  * CellNodeSet (`cells.kubeswift.io/v1alpha1`, namespaced): a cell pool's request to, and view of,
- * the workload cluster its cells join (workload.md).
+ * the workload cluster its cells join (docs/workload.md).
  *
  * One per GPUCellPool, named after it, a child of the pool. The cellpool sync hook writes its spec
  * (which Nodes the pool expects and what they must carry); the workload agent carries the spec out
@@ -23,6 +23,23 @@ export const POOL_UID_LABEL = 'cells.kubeswift.io/pool-uid'
 export const CELL_LABEL = 'cells.kubeswift.io/cell'
 /** Label on a cell's children and Node: the cell index, as a decimal string. */
 export const CELL_INDEX_LABEL = 'cells.kubeswift.io/cell-index'
+/** The name of cell `index` of `pool`: `<pool>-<index>`, also its SwiftGuest, hostname and Node name. */
+export function cellName(pool: string, index: number): string {
+  return `${pool}-${index}`
+}
+
+/**
+ * The index in a cell's name, the inverse of {@link cellName}: `<pool>-<index>` with the index
+ * written as the pool writes it (decimal, no leading zero, below the 100,000 cells a pool may
+ * have); undefined for any other name.
+ */
+export function cellIndexOf(pool: string, name: string): number | undefined {
+  const prefix = `${pool}-`
+  if (!name.startsWith(prefix)) return undefined
+  const rest = name.slice(prefix.length)
+  return /^(0|[1-9][0-9]{0,4})$/.test(rest) ? Number(rest) : undefined
+}
+
 /** Label on a cell's Node: the uid of the SwiftGuest (VM) whose kubelet registered it. */
 export const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
 /** Node annotation in which the agent records what it set: `{labels, annotations, taints, cordoned}` as JSON. */

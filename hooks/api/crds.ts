@@ -1,5 +1,5 @@
 /**
- * The product's CustomResourceDefinitions, built from the TypeBox schemas (api.md). `npm run crds`
+ * The product's CustomResourceDefinitions, built from the TypeBox schemas (docs/api.md). `npm run crds`
  * writes them to `crds/`; a unit test fails when the committed files differ.
  */
 import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'

@@ -1,6 +1,6 @@
 /**
  * GPUCellPool (`cells.kubeswift.io/v1alpha1`, namespaced): a pool of GPU cells, each a KubeSwift
- * VM with one whole GPU passed through that joins a workload cluster as a node (cellpool.md).
+ * VM with one whole GPU passed through that joins a workload cluster as a node (docs/cellpool.md).
  *
  * Field names follow gpucellpool v0.1.1 (its `config/crd/bases/cells.kubeswift.io_gpucellpools.yaml`
  * and `api/v1alpha1/gpucellpool_types.go`), so that pools written for it apply under kubectl's
@@ -40,7 +40,7 @@ export const SWIFT_GUEST_TYPE_KEY = 'SwiftGuest.swift.kubeswift.io/v1alpha1'
 /** Type key of Secrets (the bootstrap Secrets, children; the join Secret, related). */
 export const SECRET_TYPE_KEY = 'Secret.v1'
 
-/** Phases of a cell (cellpool.md, "Phases"). */
+/** Phases of a cell (docs/cellpool.md, "Phases"). */
 export const CELL_PHASES = [
   'Pending',
   'AllocatingGPU',

@@ -35,7 +35,7 @@ export const INSTANCE_KEY = 'Instance.worker.gpustack.ai/v1alpha1'
  */
 export const INSTANCE_TYPE_KEY = INSTANCE_KEY
 
-/** Accelerator families (instance.md, "Accelerator requests"). */
+/** Accelerator families (docs/instance.md, "Accelerator requests"). */
 export const ACCELERATOR_FAMILIES = ['Whole', 'Shared', 'Sliced', 'Partitioned'] as const
 export type AcceleratorFamily = (typeof ACCELERATOR_FAMILIES)[number]
 
@@ -43,7 +43,7 @@ export type AcceleratorFamily = (typeof ACCELERATOR_FAMILIES)[number]
 export const PORT_PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const
 export type PortProtocol = (typeof PORT_PROTOCOLS)[number]
 
-/** Phases of an Instance (instance.md, "Status"). */
+/** Phases of an Instance (docs/instance.md, "Status"). */
 export const INSTANCE_PHASES = ['Pending', 'Starting', 'Running', 'Stopping', 'Stopped', 'Failed', 'Deleting'] as const
 export type InstancePhase = (typeof INSTANCE_PHASES)[number]
 

@@ -9,7 +9,7 @@ import { ACCELERATOR_FAMILIES } from './instance.ts'
 /** Type key of InstanceTypes in a v2 hook request. */
 export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
 
-/** The device plugins whose resource names gpuhooks knows (instance.md, "Accelerator requests"). */
+/** The device plugins whose resource names gpuhooks knows (docs/instance.md, "Accelerator requests"). */
 export const DEVICE_PLUGINS = ['HAMi', 'GPUStack', 'NVIDIA'] as const
 export type DevicePlugin = (typeof DEVICE_PLUGINS)[number]
 

@@ -14,7 +14,6 @@ import {
   type ObjectOptions,
   type SchemaOptions,
   type TProperties,
-  type TSchema,
   type TUnsafe
 } from '@sinclair/typebox'
 
@@ -149,6 +148,3 @@ export function CustomResource<T extends TProperties>(fields: T, options: Object
     options
   )
 }
-
-/** Re-exported so schema files import from one place. */
-export type { TSchema }

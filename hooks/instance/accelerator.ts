@@ -1,5 +1,5 @@
 /**
- * The extended resources an Instance asks for (instance.md, "Accelerator requests").
+ * The extended resources an Instance asks for (docs/instance.md, "Accelerator requests").
  *
  * The InstanceType's device plugin decides the names: `<base>` is its `resourceName` (default
  * `nvidia.com/gpu`) and `<vendor>` the domain part of it (`nvidia.com`).

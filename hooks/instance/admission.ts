@@ -1,5 +1,5 @@
 /**
- * The Instance admission check (`POST /admission/instance`, instance.md "Admission").
+ * The Instance admission check (`POST /admission/instance`, docs/instance.md "Admission").
  *
  * CREATE and UPDATE are checked with every rule that needs no other object (`specProblems`, and
  * the Instance name where it names the Pod and the Service). On UPDATE, while the stored Instance

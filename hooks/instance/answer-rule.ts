@@ -1,7 +1,7 @@
 /**
- * What the Instance controller may answer (metacontroller.md rule 10, checked on every answer by
+ * What the Instance controller may answer (docs/metacontroller.md rule 10, checked on every answer by
  * hooks/metacontroller/answer-guard.ts): the two child types metacontroller/instance.yaml
- * declares, each child named after the Instance, in its namespace (instance.md, "The Pod" and
+ * declares, each child named after the Instance, in its namespace (docs/instance.md, "The Pod" and
  * "The Service").
  */
 import type { ChildRule } from '../metacontroller/answer-guard.ts'

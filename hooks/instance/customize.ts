@@ -1,10 +1,10 @@
 /**
- * Customize hook of the Instance controller: the related objects its sync reads (instance.md,
+ * Customize hook of the Instance controller: the related objects its sync reads (docs/instance.md,
  * "customize").
  *
  * Metacontroller caches this answer per (parent uid, generation) for about 20 minutes, so it
  * depends on the parent's name, namespace and spec only. Every namespaced rule names its namespace
- * (metacontroller.md rule 6: under v2 a `names` rule without one matches in every namespace);
+ * (docs/metacontroller.md rule 6: under v2 a `names` rule without one matches in every namespace);
  * cluster-scoped objects are related by name alone.
  *
  * Choice where the spec is silent: a spec without a usable `type` string relates no InstanceType

@@ -1,5 +1,5 @@
 /**
- * Finalize hook of the Instance controller: ordered teardown (instance.md, "finalize").
+ * Finalize hook of the Instance controller: ordered teardown (docs/instance.md, "finalize").
  *
  * First the Pod goes (answered without it, Metacontroller deletes it) while the Service is kept
  * as it is; once no Pod is observed the answer has no children, so the Service goes; and only

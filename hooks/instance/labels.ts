@@ -1,19 +1,16 @@
 /**
  * The names by which an Instance's objects are found: labels, annotations, and the fixed names
- * of the Pod's containers and volumes (instance.md, "The Pod").
+ * of the Pod's containers and volumes (docs/instance.md, "The Pod").
  *
  * The part-of label is what the Instance's Service selects (together with the resource type), the
  * type label what the isolation policy selects; the annotations record what a Pod was built from,
  * so the sync hook can tell an outdated Pod from a current one without re-reading anything.
+ * On an Instance's Pod and Service, `app.kubernetes.io/part-of` names the Instance (as GPUStack
+ * labels workload Pods), while the product's manifests use it for the product;
+ * `hooks/k8s/labels.ts` says why that is safe.
  */
 import { MANAGED_BY, MANAGED_BY_LABEL, PART_OF_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL } from '../k8s/labels.ts'
 
-/**
- * The shared labels, re-exported for the Instance modules. On an Instance's Pod and Service,
- * `app.kubernetes.io/part-of` names the Instance (as GPUStack labels workload Pods), while the
- * product's manifests use it for the product; `hooks/k8s/labels.ts` says why that is safe.
- */
-export { PART_OF_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL }
 /** Label naming the InstanceType the Pod was placed by (`spec.type`). */
 export const INSTANCE_TYPE_LABEL = 'worker.gpustack.ai/instance-type'
 

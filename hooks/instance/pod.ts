@@ -1,5 +1,5 @@
 /**
- * The Instance's Pod (instance.md, "The Pod").
+ * The Instance's Pod (docs/instance.md, "The Pod").
  *
  * The Pod is never updated in place (Metacontroller update method OnDelete): it is rendered once,
  * and replaced by leaving it out of an answer. So it does not need to carry the fields the API

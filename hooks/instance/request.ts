@@ -15,7 +15,8 @@ import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, s
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
-import { describe, schemaMessages } from './validate.ts'
+import { describe } from '../k8s/schema-messages.ts'
+import { schemaMessages } from './validate.ts'
 
 /** Type keys of the children (metacontroller/instance.yaml). */
 export const POD_KEY = 'Pod.v1'
@@ -27,7 +28,7 @@ export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
 
 /**
  * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
- * refused with a 400 (README, "Hook endpoints").
+ * refused with a 400 (docs/README.md, "Hook endpoints").
  */
 export const InstanceParentSchema = OpenSpecParentSchema
 

@@ -1,5 +1,5 @@
 /**
- * The Instance's NodePort Service (instance.md, "The Service"; seed "Service lifecycle").
+ * The Instance's NodePort Service (docs/instance.md, "The Service").
  *
  * A port is identified by (port, protocol). The desired Service carries `nodePort` for every
  * entry whose identity already has one on the observed Service, so an unchanged port keeps its
@@ -56,9 +56,6 @@ interface PortIdentity {
   protocol: string
   ssh: boolean
 }
-
-/** Re-exported from its home, `ports.ts`. */
-export { portIdentity }
 
 /** The Service port name of an identity: `ssh` for the sidecar, else `<protocol lower>-<port>`. */
 export function servicePortName(port: number, protocol: string, ssh: boolean): string {

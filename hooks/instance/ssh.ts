@@ -1,5 +1,5 @@
 /**
- * The SSH sidecar (instance.md, "The SSH sidecar"): container `sshd`, listed after `main`, and
+ * The SSH sidecar (docs/instance.md, "The SSH sidecar"): container `sshd`, listed after `main`, and
  * the volume of the key Secret; and the Pod Security check that keeps the hook from rendering a
  * Pod the namespace would refuse.
  *
@@ -31,7 +31,7 @@ import type { Container, Volume } from 'kubernetes-types/core/v1.d.ts'
 import { labelOf, type KubeObject } from '../k8s/objects.ts'
 import { SSH_KEYS_VOLUME, SSH_PORT, SSHD_CONTAINER } from './labels.ts'
 import { SSH_PORT_NAME } from '../api/instance.ts'
-import type { SpecProblem } from './validate.ts'
+import type { SpecProblem } from './problems.ts'
 
 /** Where the key Secret's directory is mounted in `sshd`; its AuthorizedKeysFile points there. */
 export const SSH_KEYS_MOUNT_PATH = '/etc/ssh/gpuhooks'

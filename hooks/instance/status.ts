@@ -1,7 +1,7 @@
 /**
- * The Instance's status (api.md, instance.md "Status"): a pure function of what was observed.
+ * The Instance's status (docs/api.md, docs/instance.md "Status"): a pure function of what was observed.
  *
- * Status must be deterministic (metacontroller.md rule 2): no field depends on the clock except
+ * Status must be deterministic (docs/metacontroller.md rule 2): no field depends on the clock except
  * `lastTransitionTime`, which `stampConditions` carries over until a condition's status changes.
  * Absent facts are omitted, never written as null.
  *
@@ -21,7 +21,7 @@ import { asRecord, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts
 import { MAIN_CONTAINER } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
-import type { SpecProblem } from './validate.ts'
+import type { SpecProblem } from './problems.ts'
 
 /** How the Pod the Instance runs differs from what it would build now. */
 export type Drift =
@@ -121,7 +121,7 @@ export function phaseFromPod(pod: KubeObject): { phase: InstancePhase; message: 
   return { phase: 'Pending', message: `Pod ${name} is waiting to be scheduled${why !== undefined ? `: ${withoutStop(why)}` : ''}.` }
 }
 
-/** The Instance's phase and its one-sentence message (instance.md, "Status"). */
+/** The Instance's phase and its one-sentence message (docs/instance.md, "Status"). */
 export function instancePhase(input: StatusInput): { phase: InstancePhase; message: string } {
   const { pod, service } = input
   if (input.finalizing) {

@@ -1,8 +1,8 @@
 /**
- * Sync hook of the Instance CompositeController (instance.md): one Pod (never updated in place)
+ * Sync hook of the Instance CompositeController (docs/instance.md): one Pod (never updated in place)
  * and one NodePort Service whose node ports survive stop and start.
  *
- * The answer always carries `children` and a full status (metacontroller.md rule 1). A spec error
+ * The answer always carries `children` and a full status (docs/metacontroller.md rule 1). A spec error
  * deletes nothing of the Instance's: its Pod and Service are answered as they are (rule 5) and the
  * status says why.
  *
@@ -10,7 +10,7 @@
  * - Spec problems are collected in a fixed order: the spec itself, the Instance name (it names the
  *   Pod and the Service), then (only for a well-formed spec) the InstanceType, the SSH key Secret
  *   and Pod Security, and last the Service name.
- * - A spec error keeps every child (instance.md: "a spec error never deletes what exists"), with
+ * - A spec error keeps every child (docs/instance.md: "a spec error never deletes what exists"), with
  *   one exception: `spec.stop: true` still stops. Stopping is the user's own request to remove the
  *   Pod, and an error elsewhere (an InstanceType an admin deleted, say) must not keep a GPU busy
  *   against it. The Service and its node ports are kept as they are.
@@ -32,36 +32,13 @@ import { buildPod } from './pod.ts'
 import { buildService } from './service.ts'
 import { AUTHORIZED_KEYS, podSecurityForbidsPod, podSecurityForbidsSSH } from './ssh.ts'
 import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
-import {
-  INSTANCE_TYPE_INVALID,
-  SETTING_INVALID,
-  instanceNameProblems,
-  specProblems,
-  typeProblems,
-  withDefaults,
-  type ResolvedSpec,
-  type SpecProblem
-} from './validate.ts'
-import {
-  InstanceParentSchema,
-  InstanceSyncRequestSchema,
-  NAMESPACE_KEY,
-  POD_KEY,
-  RUNTIME_CLASS_KEY,
-  SECRET_KEY,
-  SERVICE_KEY,
-  readView,
-  type InstanceSyncRequest,
-  type InstanceView
-} from './request.ts'
-
-/** Re-exported for the modules that import them from here; their home is `request.ts`. */
-export { InstanceParentSchema, InstanceSyncRequestSchema, NAMESPACE_KEY, POD_KEY, RUNTIME_CLASS_KEY, SECRET_KEY, SERVICE_KEY, readView }
-export type { InstanceSyncRequest, InstanceView }
+import { INSTANCE_TYPE_INVALID, SETTING_INVALID, type SpecProblem } from './problems.ts'
+import { instanceNameProblems, specProblems, typeProblems, withDefaults, type ResolvedSpec } from './validate.ts'
+import { POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
 
 /**
  * The SSH key Secret missing, or without a non-empty `authorized_keys`: no Pod is built that would
- * hang in ContainerCreating (instance.md, "The SSH sidecar").
+ * hang in ContainerCreating (docs/instance.md, "The SSH sidecar").
  */
 export function sshKeyProblem(secretName: string, namespace: string, secret: KubeObject | undefined): SpecProblem | undefined {
   const field = 'spec.sshPublicKey.name'
@@ -144,7 +121,7 @@ export function asChildren(objects: readonly KubeObject[]): CompositeResponse['c
 }
 
 /**
- * The observed children named after the Instance, of `types`, answered unchanged (metacontroller.md
+ * The observed children named after the Instance, of `types`, answered unchanged (docs/metacontroller.md
  * rule 5); other observed children are left out.
  */
 export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY]): KubeObject[] {
@@ -174,7 +151,7 @@ export interface PodDecision {
   drift: Drift
 }
 
-/** Keep, replace or build the Pod of a running Instance (instance.md, "The Pod"). */
+/** Keep, replace or build the Pod of a running Instance (docs/instance.md, "The Pod"). */
 export function decidePod(view: InstanceView, resolved: ResolvedSpec, type: InstanceTypeSpec): PodDecision {
   const ssh = resolved.sshPublicKey !== undefined
   const fresh = buildPod({

@@ -1,8 +1,8 @@
 /**
- * What the isolation decorator may answer (metacontroller.md rule 10, checked on every answer by
+ * What the isolation decorator may answer (docs/metacontroller.md rule 10, checked on every answer by
  * hooks/metacontroller/answer-guard.ts): the one attachment type metacontroller/isolation.yaml
  * declares, only the policy `gpustack-instance-isolation` in the decorated Namespace, and on the
- * Namespace itself only the label and the annotation isolation.md names.
+ * Namespace itself only the label and the annotation docs/isolation.md names.
  */
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
 import { HOLDS_INSTANCES_LABEL } from './customize.ts'

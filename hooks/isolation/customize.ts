@@ -21,7 +21,7 @@ export const IsolationCustomizeRequestSchema = customizeRequestSchema(NamespaceS
 export type IsolationCustomizeRequest = Static<typeof IsolationCustomizeRequestSchema>
 
 /**
- * Namespace label the isolation sync answers once it has seen an Instance there (isolation.md,
+ * Namespace label the isolation sync answers once it has seen an Instance there (docs/isolation.md,
  * "Inputs"). It stands for the namespace's Instances from then on, so a namespace's syncs stop
  * carrying every Instance and stop running on every Instance change: without it the isolation
  * cost grows with the square of the namespace's size. The hook never removes it.
@@ -65,7 +65,7 @@ export function customize(request: IsolationCustomizeRequest): CustomizeResponse
 function instancesUntilLabelled(namespace: Namespace): RelatedResourceRule {
   const name = namespace.metadata.name
   const rule = { apiVersion: WORKER_API_VERSION, resource: 'instances' }
-  // Every namespaced rule names its namespace (metacontroller.md rule 6), here through the selector.
+  // Every namespaced rule names its namespace (docs/metacontroller.md rule 6), here through the selector.
   if (ownValue(namespace.metadata.labels, NAMESPACE_NAME_LABEL) !== name) return { ...rule, namespace: name }
   return {
     ...rule,

@@ -1,6 +1,6 @@
 /**
  * The NetworkPolicy `gpustack-instance-isolation` that isolates a namespace's Instance Pods from
- * the Pods of every other namespace (isolation.md, "The policy").
+ * the Pods of every other namespace (docs/isolation.md, "The policy").
  *
  * The object is written in the form the API server stores, so that Metacontroller's 3-way merge
  * of (observed, last applied, desired) finds nothing to change on the next sync:
@@ -17,7 +17,7 @@
  *
  * Chosen where the spec is silent: all peers of a direction share one rule (a rule without
  * `ports` admits every port), and DNS is a separate egress rule without `to`, i.e. port 53 to any
- * destination, as isolation.md says ("to anywhere").
+ * destination, as docs/isolation.md says ("to anywhere").
  */
 import type { NetworkPolicyPeer, NetworkPolicySpec } from 'kubernetes-types/networking/v1.d.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL, RESOURCE_TYPE_INSTANCES, RESOURCE_TYPE_LABEL } from '../k8s/labels.ts'
@@ -66,7 +66,7 @@ export function buildPolicy(namespace: string, cidrs: PodCidrs): IsolationPolicy
         }
       ],
       ingress: [{ from: structuredClone(peers) }],
-      // The label the Instance controller puts on every Instance Pod (instance.md, "The Pod").
+      // The label the Instance controller puts on every Instance Pod (docs/instance.md, "The Pod").
       podSelector: { matchLabels: { [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES } },
       policyTypes: ['Ingress', 'Egress']
     }

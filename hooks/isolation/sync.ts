@@ -1,11 +1,11 @@
 /**
- * Sync hook of the isolation decorator (isolation.md, "The rule"): per Namespace, the
+ * Sync hook of the isolation decorator (docs/isolation.md, "The rule"): per Namespace, the
  * NetworkPolicy `gpustack-instance-isolation`, and the Namespace annotation
  * `gpustack.ai/instance-isolation` that says why the hook changed nothing or what it cannot fix.
  *
- * The answer is always `{attachments, labels, annotations, status: null}` (metacontroller.md
+ * The answer is always `{attachments, labels, annotations, status: null}` (docs/metacontroller.md
  * rule 1): a Namespace's status belongs to the API server. The one label ever answered is
- * `gpustack.ai/holds-instances: "true"` (isolation.md supersedes rule 1's "never labels" for it),
+ * `gpustack.ai/holds-instances: "true"` (docs/isolation.md supersedes rule 1's "never labels" for it),
  * set by a sync that sees an Instance and never removed.
  *
  * Chosen where the spec is silent:
@@ -15,7 +15,7 @@
  *   own policy (`gpustack-instance-isolation` in that namespace) is kept as it is; an attachment
  *   of another name (none is ever made by this version) is never answered (answer-rule.ts), so it
  *   is collected, as it is with a valid value.
- * - "Kept as it is" is metacontroller.md rule 5 (`keepAsIs`: the observed policy in the shape of
+ * - "Kept as it is" is docs/metacontroller.md rule 5 (`keepAsIs`: the observed policy in the shape of
  *   its last-applied record). The merge changes nothing: a rule someone edited by hand stays as
  *   edited until the Setting can be parsed again, and then goes back to the rendered shape. No
  *   rule is opened or dropped, and nothing the record says beyond the observed policy is written.

@@ -8,6 +8,7 @@
  * transition.
  */
 import { isRecord } from './objects.ts'
+import { apiTime } from './time.ts'
 
 /** One condition as written to status. */
 export interface Condition {
@@ -38,7 +39,7 @@ export function stampConditions(
       if (isRecord(c) && typeof c.type === 'string') before.set(c.type, c)
     }
   }
-  const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z')
+  const stamp = apiTime(now)
   return next.map((c) => {
     const old = before.get(c.type)
     const kept = old !== undefined && old.status === c.status && typeof old.lastTransitionTime === 'string'

@@ -34,7 +34,7 @@ export const SERVER_METADATA_FIELDS = [
 ] as const
 
 /**
- * Metadata a desired object never carries (metacontroller.md rule 5): the server's fields, and
+ * Metadata a desired object never carries (docs/metacontroller.md rule 5): the server's fields, and
  * ownerReferences, which Metacontroller sets on create and does not copy back. Answered back, they
  * would be recorded as "last applied", and a later answer without them would strip them.
  */
@@ -82,6 +82,16 @@ export function recordOf<V>(entries: Iterable<readonly [string, V]>): Record<str
   return Object.fromEntries(entries)
 }
 
+/**
+ * Sets `record[key]` as an own data property. `record[key] = value` with the key `__proto__`
+ * would replace the record's prototype instead; this keeps it an ordinary key, as
+ * {@link recordOf} does for a whole list of entries.
+ */
+export function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
+  if (key === '__proto__') Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
+  else record[key] = value
+}
+
 /** `map` with its keys in sorted order (own keys only), for byte-stable output. */
 export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string, V> {
   return recordOf(
@@ -101,10 +111,7 @@ export function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value)) {
-    const member = cloneJson((value as Record<string, unknown>)[key])
-    // Assigning `__proto__` would replace the copy's prototype instead of adding a key.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true })
-    else out[key] = member
+    setOwn(out, key, cloneJson((value as Record<string, unknown>)[key]))
   }
   return out as T
 }

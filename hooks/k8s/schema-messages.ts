@@ -8,6 +8,8 @@
  * rules every schema states are worded here once.
  */
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { canonicalJson } from './hash.ts'
+import { isRecord } from './objects.ts'
 
 /** The schema keywords a message quotes. */
 interface Keywords {
@@ -57,4 +59,46 @@ export function commonSchemaMessage(error: ValueError, field: string, value: str
 /** The fallback sentence: TypeBox's own message, after the field and the value. */
 export function invalidValueMessage(error: ValueError, field: string, value: string): string {
   return `${field} ${value} is invalid: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`
+}
+
+/** The longest key a field path spells out; a longer one is cut, so a message stays small. */
+const MAX_FIELD_KEY = 63
+
+/**
+ * A JSON pointer as a field path a person reads: `/ports/1/name` under `spec` is
+ * `spec.ports[1].name`, a key that is not an identifier is quoted (`labels["app/x"]`), and the
+ * pointer's escapes (`~1`, `~0`) are undone. An empty `root` starts the path with the first key.
+ */
+export function fieldOfPointer(pointer: string, root: string): string {
+  let field = root
+  for (const raw of pointer.split('/').slice(1)) {
+    const whole = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    const part = whole.length > MAX_FIELD_KEY ? `${whole.slice(0, MAX_FIELD_KEY)}…` : whole
+    if (/^\d+$/.test(part)) field += `[${part}]`
+    else if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(part)) field += `[${JSON.stringify(part)}]`
+    else field += field === '' ? part : `.${part}`
+  }
+  return field
+}
+
+/** The longest value a message quotes; longer ones are cut, so status stays small whatever the input. */
+const MAX_DESCRIBED = 120
+
+/** A value as a message shows it: strings bare, everything else as JSON, cut to a readable length. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : cut(value)
+  if (value === undefined) return 'nothing'
+  return cut(canonicalJson(value) ?? typeof value)
+}
+
+function cut(text: string): string {
+  return text.length > MAX_DESCRIBED ? `${text.slice(0, MAX_DESCRIBED)}… (${text.length} characters)` : text
+}
+
+/** What a stored value is, as a problem names it: `a list`, `null`, `an object`, `a string`. */
+export function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'a list'
+  if (value === null) return 'null'
+  if (isRecord(value)) return 'an object'
+  return `a ${typeof value}`
 }

@@ -1,6 +1,6 @@
 /**
  * The guard every sync and finalize answer passes before it leaves the service
- * (metacontroller.md rule 10).
+ * (docs/metacontroller.md rule 10).
  *
  * Metacontroller does not filter an answer by the controller's declared child types:
  * `ManageChildren` (`pkg/controller/common/manage_children.go`) takes a dynamic client for every

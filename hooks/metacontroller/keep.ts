@@ -1,5 +1,5 @@
 /**
- * Answering an observed child that must stay exactly as it is (metacontroller.md rule 5).
+ * Answering an observed child that must stay exactly as it is (docs/metacontroller.md rule 5).
  *
  * Metacontroller's dynamic apply (`ApplyUpdate` in `pkg/controller/common/manage_children.go`,
  * `Merge` in `pkg/dynamic/apply/apply.go`) merges the answer into the observed object against the

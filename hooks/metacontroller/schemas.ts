@@ -47,7 +47,7 @@ export const NamespacedObjectSchema = Type.Object(
 /**
  * A namespaced parent as a controller's hooks read it: name and namespace required, the spec an
  * open object. A wrong spec is reported in the parent's status, never refused with a 400 that
- * Metacontroller would retry forever (README, "Hook endpoints").
+ * Metacontroller would retry forever (docs/README.md, "Hook endpoints").
  */
 export const OpenSpecParentSchema = Type.Object(
   {

@@ -3,7 +3,7 @@
  * controller does.
  *
  * The app is composed from one plugin per concern (`plugins/`): the depth-bounded JSON parser,
- * the error handler (the error tiers of style.md rule 6, plus 503 under load), the load bounds,
+ * the error handler (the error tiers of docs/style.md rule 6, plus 503 under load), the load bounds,
  * ETag, metrics and the probes; then one POST route per hook, whose answer passes the route's
  * guard (answer-guard.ts) before it is sent.
  */

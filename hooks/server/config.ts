@@ -1,5 +1,5 @@
 /**
- * The process contract's environment (spec README): parsed once at start, every problem named.
+ * The process contract's environment (docs/README.md, "Process contract"): parsed once at start, every problem named.
  */
 import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS, type Limits } from './app.ts'
 

@@ -13,7 +13,7 @@
  *
  * Scenarios, each in its own namespace:
  * - labelled: the namespace already carries `gpustack.ai/holds-instances: "true"` (the steady state
- *   isolation.md describes), so the isolation customize relates no Instances;
+ *   docs/isolation.md describes), so the isolation customize relates no Instances;
  * - fresh (unless --skip-fresh): a namespace without the label, with the customize answer cached
  *   as Metacontroller caches it for about 20 minutes: it relates the namespace's Instances through
  *   a Namespace selector, so Instance events re-sync the namespace until its first sync's label

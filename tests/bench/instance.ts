@@ -18,9 +18,9 @@ import {
   RUNTIME_CLASS_KEY,
   SECRET_KEY,
   SERVICE_KEY,
-  sync as instanceSync,
   type InstanceSyncRequest
-} from '../../hooks/instance/sync.ts'
+} from '../../hooks/instance/request.ts'
+import { sync as instanceSync } from '../../hooks/instance/sync.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'
 import { applied, CREATED, STARTED, storedChild, type Owner } from './stored.ts'

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (testing.md, "Benchmarks (not tests)"): the hook service under load, against a
+ * `npm run bench` (docs/testing.md, "Benchmarks (not tests)"): the hook service under load, against a
  * bare fastify app that echoes the same payloads, both started here on loopback ports.
  *
  * The echo parses each body and serialises it back with no schema and no hook: what HTTP and JSON
@@ -8,7 +8,7 @@
  * can beat it.
  *
  * autocannon runs on a worker thread: on the main event loop it would compete with the servers it
- * measures. Figures go into the README with the header this prints. Exits 1 when a hook answer is
+ * measures. Figures go into docs/benchmarks.md with the header this prints. Exits 1 when a hook answer is
  * wrong or any hook response is not 200; nothing here asserts a timing.
  */
 import { readFileSync, writeFileSync } from 'node:fs'

@@ -1,7 +1,7 @@
 // Installing the product on a real API server: the CRDs become Established and structural,
 // `kubectl explain` teaches the API from their descriptions, every example under deploy/examples
 // is really created, every CEL rule refuses a bad object with its own message, and an Instance
-// status with every field reads back as written (api.md; testing.md section 3).
+// status with every field reads back as written (docs/api.md; docs/testing.md section 3).
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'

@@ -1,6 +1,5 @@
 /**
- * The Instance controller against a real API server (testing.md §3; instance.md; seed "Service
- * lifecycle"): node ports really allocated and kept across stop, edit and start; Pods stamped with
+ * The Instance controller against a real API server (docs/testing.md §3; docs/instance.md, "The Service"): node ports really allocated and kept across stop, edit and start; Pods stamped with
  * the statuses a kubelet would write; the API server's own defaults causing no update loop; an
  * admin's InstanceType change; a Service name taken by hand; finalize ordering and real garbage
  * collection. The user's writes go through kubectl (and so through our admission webhook); the

@@ -1,5 +1,5 @@
 /**
- * The Instance's SSH sidecar and its admission rules against a real API server (instance.md, "The
+ * The Instance's SSH sidecar and its admission rules against a real API server (docs/instance.md, "The
  * SSH sidecar" and "Admission"): the API server accepts the sidecar Pod where Pod Security allows
  * it, the hook refuses to render it where Pod Security would not (and agrees with the API server's
  * own Pod Security admission), a missing key Secret holds the Pod back, and `kubectl apply` is

@@ -1,5 +1,5 @@
 /**
- * A tenant's last-applied records against a real API server (metacontroller.md rules 5 and 10).
+ * A tenant's last-applied records against a real API server (docs/metacontroller.md rules 5 and 10).
  *
  * A tenant may annotate its own children, and Metacontroller creates whatever a hook answers, of
  * any kind, in any namespace. The driver here does the same (driver-children.ts finds the REST

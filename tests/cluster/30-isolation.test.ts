@@ -1,4 +1,4 @@
-// Tenant isolation against a real API server (isolation.md), driven through the
+// Tenant isolation against a real API server (docs/isolation.md), driven through the
 // `gpuhooks-instance-isolation` DecoratorController on Namespaces: the Setting turns the policy on
 // and off, the policy passes the API server's validation and settles, hand edits are reverted or
 // reported, hand-written objects are never touched, and the Namespace's status is never written.
@@ -24,7 +24,7 @@ const CONTROLLER = 'gpuhooks-instance-isolation'
 const POLICY = 'gpustack-instance-isolation'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
 const ANNOTATION = 'gpustack.ai/instance-isolation'
-/** The one label the decorator answers, once a sync has seen an Instance (isolation.md, "Inputs"). */
+/** The one label the decorator answers, once a sync has seen an Instance (docs/isolation.md, "Inputs"). */
 const HOLDS_INSTANCES = 'gpustack.ai/holds-instances'
 /** Dual-stack, IPv6 written first and with blanks: the policy lists IPv4 first, trimmed. */
 const DUAL_STACK = 'fd00:10:244::/56, 10.244.0.0/16'
@@ -99,7 +99,7 @@ const peers = [
   { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } },
   { ipBlock: { cidr: '::/0', except: ['fd00:10:244::/56'] } }
 ]
-/** isolation.md "The policy", for the dual-stack Setting: every default written, fixed order. */
+/** docs/isolation.md "The policy", for the dual-stack Setting: every default written, fixed order. */
 const EXPECTED_SPEC = {
   podSelector: { matchLabels: { 'resource.gpustack.ai/type': 'instances' } },
   policyTypes: ['Ingress', 'Egress'],
@@ -217,7 +217,7 @@ t.test('with a dual-stack Setting, a namespace with an Instance gets the policy,
       [`create NetworkPolicy.networking.k8s.io/v1 ${name}/${POLICY}`]
     )
     const policy = await ownPolicy(t, name)
-    t.same(spec(policy), EXPECTED_SPEC, `${name}: the stored spec is the rendered policy of isolation.md`)
+    t.same(spec(policy), EXPECTED_SPEC, `${name}: the stored spec is the rendered policy of docs/isolation.md`)
     t.same(meta(policy).labels, { 'app.kubernetes.io/managed-by': 'gpuhooks' })
     const rendered = JSON.parse(annotations(policy)[LAST_APPLIED_ANNOTATION] ?? '{}') as JsonObject
     t.same(spec(policy), spec(rendered), `${name}: the API server added no default to what the hook rendered`)

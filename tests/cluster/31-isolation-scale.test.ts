@@ -1,4 +1,4 @@
-// Isolation independent of namespace size (isolation.md, "Inputs"), against a real API server:
+// Isolation independent of namespace size (docs/isolation.md, "Inputs"), against a real API server:
 // once a Namespace carries `gpustack.ai/holds-instances: "true"`, no isolation sync carries its
 // Instances, however many it holds: a fresh customize relates none, and the answer cached from
 // before the label relates them through a Namespace selector that the label makes match nothing.

@@ -1,4 +1,4 @@
-// The GPUCellPool API on a real API server (api.md, cellpool.md "Admission"): the CRD takes a
+// The GPUCellPool API on a real API server (docs/api.md, docs/cellpool.md "Admission"): the CRD takes a
 // gpucellpool v0.1.1 manifest under kubectl's strict field validation, its scale subresource
 // and printer columns work, every CEL rule refuses its case with its own message, the admission
 // webhook refuses through `kubectl apply` what CEL cannot judge (all problems in one answer), the
@@ -110,7 +110,7 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
   t.match(refused.stderr, /unknown field "spec\.cell\.bogus"/, 'strict validation is in force')
 })
 
-t.test('the defaults of api.md are filled in by the API server', async (t) => {
+t.test('the defaults of docs/api.md are filled in by the API server', async (t) => {
   t.equal((await apply(pool('defaults', { cell: { gpu: { backend: null } } }))).code, 0, 'a pool without the defaulted fields')
   const stored = (await kube.get(poolRef('defaults'))).body
   t.match(stored.spec, {

@@ -1,5 +1,5 @@
 /**
- * The GPUCellPool controller against a real API server (testing.md §3; cellpool.md): a pool
+ * The GPUCellPool controller against a real API server (docs/testing.md §3; docs/cellpool.md): a pool
  * scaled 0→3→1 through the scale subresource, with guest statuses stamped as KubeSwift would and
  * CellNodeSet statuses stamped as the workload agent would; the creation order; a drain held by a
  * Pod; a rolling update; and a finalize. KubeSwift's CRDs are open-schema stand-ins

@@ -1,4 +1,4 @@
-// The workload agent against real API servers (workload.md; testing.md, "The workload side runs
+// The workload agent against real API servers (docs/workload.md; docs/testing.md, "The workload side runs
 // for real too"): the infrastructure cluster holds the pool's CellNodeSet (its spec written here
 // as the cellpool hook would) and the kubeconfig Secret; a second kube-apiserver on the same etcd
 // is the workload cluster, where the test plays the kubelets (Nodes, Lease renewals, HAMi's

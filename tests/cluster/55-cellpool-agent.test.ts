@@ -1,5 +1,5 @@
 /**
- * The cell pool controller and the workload agent together (cellpool.md; workload.md): the
+ * The cell pool controller and the workload agent together (docs/cellpool.md; docs/workload.md): the
  * `gpuhooks-cellpool` driver plays Metacontroller against the hook service, the workload agent
  * runs as a real process against a second kube-apiserver (the workload cluster), and the test
  * plays only KubeSwift (guest statuses: devices, Running, addresses) and the kubelets (Nodes

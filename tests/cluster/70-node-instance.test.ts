@@ -1,5 +1,5 @@
 /**
- * The Instance controller on a real node (instance.md; seed "Service lifecycle"): kubelet runs the
+ * The Instance controller on a real node (docs/instance.md): kubelet runs the
  * Pod exactly as the hook rendered it, the scheduler places it on the node's advertised
  * accelerator resources, kube-proxy carries the node port. An Instance running a small HTTP server
  * answers at its `status.accessAddresses`; stopped, the port refuses; started again, the same node

@@ -1,7 +1,7 @@
 /**
- * Tenant isolation with packets (isolation.md; seed "Network isolation"): the policy the hook
+ * Tenant isolation with packets (docs/isolation.md, "Isolation with packets"): the policy the hook
  * renders, enforced by kube-router's firewall on a real node, with the Setting naming the node's
- * pod CIDR. Each row of the README's table "Isolation with packets" is one probe here: a TCP
+ * pod CIDR. Each row of the table in docs/isolation.md, "Isolation with packets", is one probe here: a TCP
  * connection (or a DNS query) from a Pod, from the node itself, or from a client outside every pod
  * CIDR, to a Pod's address or a node port. Then the Setting blanked: the policies collected and the
  * traffic flowing; and a hand-written policy of the same name, untouched through both.
@@ -109,7 +109,7 @@ const server = (by: string, from?: string): RegExp =>
 const OUTSIDE = NODE_NET.outside.address
 
 /**
- * The README's table "Isolation with packets": each row a probe, its answer when let through, and
+ * The table in docs/isolation.md, "Isolation with packets": each row a probe, its answer when let through, and
  * what the policy does with the Setting naming the pod CIDR and with the Setting blank.
  */
 const ROWS: { row: string; probe: () => Promise<ProbeResult>; answer: RegExp | string; named: Outcome; blank: Outcome }[] = [
@@ -240,7 +240,7 @@ async function firewallSettled(expect: Outcome): Promise<void> {
 
 t.test('the Setting names the node pod CIDR: the policy drops what the seed says it blocks', async (t) => {
   const node = await getJson(cluster, ['node', env.node.name])
-  t.same(node.spec.podCIDRs, [NODE_NET.podCidr], "the node's pod CIDR, as the README says to find it")
+  t.same(node.spec.podCIDRs, [NODE_NET.podCidr], "the node's pod CIDR, as docs/isolation.md says to find it")
   await setPodCidrs(node.spec.podCIDRs.join(','))
   for (const ns of ['tenant-a', 'tenant-b'])
     t.ok((await getJson(cluster, ['networkpolicy', POLICY, '-n', ns])).metadata, `${ns} has the policy`)

@@ -1,7 +1,7 @@
 /**
  * The answer guard on the wire: a hook answer holding an object its controller may not create is
  * never sent. The route answers a masked 500 carrying the request id, and the log line under that
- * id names every violation (style.md, the third error tier). And the attack of a tenant's
+ * id names every violation (docs/style.md, the third error tier). And the attack of a tenant's
  * last-applied record, sent through the real route, is answered 200 without the object it names.
  */
 import t from 'tap'

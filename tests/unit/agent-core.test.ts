@@ -1,4 +1,4 @@
-// The workload agent's pure core, rule by rule (workload.md steps 1-5). Every expectation is
+// The workload agent's pure core, rule by rule (docs/workload.md steps 1-5). Every expectation is
 // written out here; nothing is produced by the code under test.
 import t from 'tap'
 import { decide, type Action, type CellNodeSetInput, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'

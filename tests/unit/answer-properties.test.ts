@@ -1,11 +1,11 @@
 /**
- * What a tenant writes never decides what an answer creates (metacontroller.md rule 10): for any
+ * What a tenant writes never decides what an answer creates (docs/metacontroller.md rule 10): for any
  * content of any annotation, label or status of any observed object (the parent, its children or
  * attachments, the related objects), every answer of the three controllers, sync and finalize,
  * valid and invalid specs, holds only objects of the types the controller declares, in the
  * parent's namespace, named as the controller names its children; and the decorator sets only its
- * one label and one annotation. The names are written out here, from instance.md, isolation.md
- * and cellpool.md, not taken from the rules the service checks; the service's own guard must agree
+ * one label and one annotation. The names are written out here, from docs/instance.md, docs/isolation.md
+ * and docs/cellpool.md, not taken from the rules the service checks; the service's own guard must agree
  * (else the route would answer 500).
  */
 import t from 'tap'

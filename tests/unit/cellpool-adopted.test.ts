@@ -1,5 +1,5 @@
 /**
- * Objects the pool did not make but observes (cellpool.md; metacontroller.md rules 5 and 10).
+ * Objects the pool did not make but observes (docs/cellpool.md; docs/metacontroller.md rules 5 and 10).
  * Metacontroller adopts any orphan that carries the pool's `controller-uid` label, and anyone who
  * may label an object in the namespace can put that label on one. An adopted object of a name the
  * pool never gives is left out of every answer, so Metacontroller deletes it, and reported; the

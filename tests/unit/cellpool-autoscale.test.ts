@@ -1,5 +1,5 @@
 /**
- * The autoscaler, one row per rule of cellpool.md "Autoscaling", in the order the rules apply.
+ * The autoscaler, one row per rule of docs/cellpool.md "Autoscaling", in the order the rules apply.
  */
 import t from 'tap'
 import {

@@ -1,5 +1,5 @@
 /**
- * Deleting a pool (cellpool.md, "finalize"): deletion.policy Drain and Force, drainTimeout from
+ * Deleting a pool (docs/cellpool.md, "finalize"): deletion.policy Drain and Force, drainTimeout from
  * the pool's deletionTimestamp, guests first, then seed profiles, Secrets and the CellNodeSet,
  * finalized only when nothing is observed.
  */

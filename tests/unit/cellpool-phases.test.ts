@@ -1,6 +1,6 @@
 /**
  * A cell's phase from its observed guest and CellNodeSet row, with budgets until the first Ready,
- * regressions, the guest's Failed as transient, and the observed/unobserved rule (cellpool.md,
+ * regressions, the guest's Failed as transient, and the observed/unobserved rule (docs/cellpool.md,
  * "Phases").
  */
 import t from 'tap'

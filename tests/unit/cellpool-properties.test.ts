@@ -1,5 +1,5 @@
 /**
- * Properties of the cellpool hooks over generated histories (testing.md), each played through
+ * Properties of the cellpool hooks over generated histories (docs/testing.md), each played through
  * Metacontroller's dynamic apply and the API server's defaulting (tests/support), KubeSwift
  * stamping guest statuses and the workload agent writing the CellNodeSet's status (the world of
  * fixtures/cellpool.ts).
@@ -222,7 +222,7 @@ holds(
     if (world.writes !== 0) throw new Error(`a settled state wrote: ${world.operations.join(', ')}`)
     if (JSON.stringify(world.last) !== JSON.stringify(answer)) throw new Error('a settled state answered differently')
     const spec = world.parent.spec as { replicas: number }
-    // cellpool.md: a pool none of whose cells was ever Ready stops replacing them after three
+    // docs/cellpool.md: a pool none of whose cells was ever Ready stops replacing them after three
     // failures (waits longer than a phase's budget fail cells), and says so; that is settled too.
     if (world.condition('Progressing')?.reason === 'ReplacementExhausted') return
     const ready = world.cells().filter((c) => c.phase === 'Ready').length

@@ -1,5 +1,5 @@
 /**
- * Scaling, drain, rebuild and update decisions, one table row per rule of cellpool.md
+ * Scaling, drain, rebuild and update decisions, one table row per rule of docs/cellpool.md
  * ("Cells and their children" order, "Phases" failures, "Scaling, drain and updates").
  */
 import t from 'tap'

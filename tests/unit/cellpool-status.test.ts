@@ -1,5 +1,5 @@
 /**
- * The pool's status (cellpool.md, "Status"; api.md): counts, selector, one row per cell, the five
+ * The pool's status (docs/cellpool.md, "Status"; docs/api.md): counts, selector, one row per cell, the five
  * conditions, and timestamps that move only when what they describe changes.
  */
 import t from 'tap'

@@ -1,7 +1,7 @@
 /**
  * The cellpool sync hook as a whole: what it answers for a pool, its cells and its CellNodeSet,
  * what a spec error, a missing join Secret and a broken template keep, and how it reads children
- * of unexpected shapes (cellpool.md; metacontroller.md rule 5).
+ * of unexpected shapes (docs/cellpool.md; docs/metacontroller.md rule 5).
  */
 import t from 'tap'
 import { sync } from '../../hooks/cellpool/sync.ts'

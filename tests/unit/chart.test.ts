@@ -304,7 +304,7 @@ if ('skip' in found) {
     )
   })
 
-  t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as workload.md lists it', async (t) => {
+  t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as docs/workload.md lists it', async (t) => {
     const all = docs(template())
     const [agent] = find(all, 'Deployment', 'gpuhooks-agent')
     t.match(agent, {

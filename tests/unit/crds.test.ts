@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { parse } from 'yaml'
-import { crdFor, renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/crd.ts'
+import { crdFor } from '../../hooks/api/crd.ts'
+import { renderSchema, SchemaRenderError, type OpenApiSchema } from '../../hooks/api/openapi.ts'
 import { CELL_NODE_SET_CRD, CRDS, GPU_CELL_POOL_CRD, INSTANCE_CRD, INSTANCE_TYPE_CRD, SETTING_CRD } from '../../hooks/api/crds.ts'
 import { Quantity, StringEnum, cel } from '../../hooks/api/kit.ts'
 import { CRDS_DIR, renderCrdFiles } from '../../hooks/api/write-crds.ts'
@@ -229,7 +230,7 @@ t.test('each committed CRD file parses back to the CRD object', async (t) => {
   }
 })
 
-t.test('names, scope, version and subresources are as api.md fixes them', async (t) => {
+t.test('names, scope, version and subresources are as docs/api.md fixes them', async (t) => {
   const summary = (crd: CRD) => [
     crd.spec.group,
     crd.spec.scope,
@@ -283,7 +284,7 @@ t.test('crdFor names a kind after its lower case unless given a plural, and refu
   }
 })
 
-t.test('printer columns are the ones api.md lists', async (t) => {
+t.test('printer columns are the ones docs/api.md lists', async (t) => {
   const columns = (crd: CRD) => crd.spec.versions[0]?.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath])
   t.same(columns(INSTANCE_CRD), [
     ['Type', 'string', '.spec.type'],
@@ -373,7 +374,7 @@ t.test('the Instance status allows observedGeneration, which Metacontroller sets
   t.equal(nodeAt(rootOf(INSTANCE_CRD), 'status.conditions[].observedGeneration').type, 'integer')
 })
 
-t.test('the CEL rules are where api.md asks for them', async (t) => {
+t.test('the CEL rules are where docs/api.md asks for them', async (t) => {
   const rulesAt = (crd: CRD, path: string) => (nodeAt(rootOf(crd), path)['x-kubernetes-validations'] ?? []).map((r) => String(r.rule))
   const cases: Array<{ name: string; crd: CRD; path: string; expected: RegExp }> = [
     { name: 'a port name is an IANA service name', crd: INSTANCE_CRD, path: 'spec.ports[].name', expected: /matches\('\^\[a-z0-9\]/ },

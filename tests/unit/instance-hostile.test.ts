@@ -4,7 +4,8 @@
  * children stored in an unexpected shape are reported in status, never thrown on.
  */
 import t from 'tap'
-import { sync as syncHook, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import type { InstanceSyncRequest } from '../../hooks/instance/request.ts'
+import { sync as syncHook } from '../../hooks/instance/sync.ts'
 import { finalize } from '../../hooks/instance/finalize.ts'
 import { customize } from '../../hooks/instance/customize.ts'
 import { readInstanceType, readView } from '../../hooks/instance/request.ts'

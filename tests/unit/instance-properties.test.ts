@@ -1,5 +1,5 @@
 /**
- * Properties of the Instance hooks over generated specs and histories (testing.md), each played
+ * Properties of the Instance hooks over generated specs and histories (docs/testing.md), each played
  * through Metacontroller's dynamic apply and the API server's defaulting and allocations
  * (tests/support/server-defaults.ts).
  */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildService, observedNodePorts, runningPortIdentities, servicePortName, type ServiceInput } from '../../hooks/instance/service.ts'
-import type { ResolvedPort } from '../../hooks/instance/validate.ts'
+import type { ResolvedPort } from '../../hooks/instance/ports.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NAME, NS, observedService, type ObservedPort } from './fixtures/instance.ts'
 import { reversedKeys } from '../support/fields.ts'

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { DEFAULT_SSH_SERVER_IMAGE } from '../../hooks/api/setting.ts'
-import { sync as syncHook, type InstanceSyncRequest } from '../../hooks/instance/sync.ts'
+import type { InstanceSyncRequest } from '../../hooks/instance/request.ts'
+import { sync as syncHook } from '../../hooks/instance/sync.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { contentHash } from '../../hooks/k8s/hash.ts'
 import { reversedKeys } from '../support/fields.ts'
@@ -29,7 +30,7 @@ function sync(req: InstanceSyncRequest, now: Date): { children: KubeObject[]; st
 }
 
 /**
- * The Pod of `baseSpec(extra)` at `generation`, written out from instance.md ("The Pod"): the
+ * The Pod of `baseSpec(extra)` at `generation`, written out from docs/instance.md ("The Pod"): the
  * Instance's labels, the generation it was built from, main with the image and a workspace, no
  * service-account token or service links. The pod-hash is the content hash of the rest.
  */

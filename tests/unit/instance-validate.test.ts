@@ -1,6 +1,7 @@
 import t from 'tap'
 import { instanceNameProblems, specProblems, typeProblems, withDefaults } from '../../hooks/instance/validate.ts'
-import type { ResolvedSpec, SpecProblem } from '../../hooks/instance/validate.ts'
+import type { SpecProblem } from '../../hooks/instance/problems.ts'
+import type { ResolvedSpec } from '../../hooks/instance/validate.ts'
 import type { InstanceSpec } from '../../hooks/api/instance.ts'
 import type { InstanceTypeSpec } from '../../hooks/api/instancetype.ts'
 

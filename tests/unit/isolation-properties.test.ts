@@ -260,7 +260,7 @@ function withoutRecord(observed: ObjectsByType): ObjectsByType {
   return out
 }
 
-/** What the converged state must look like, from isolation.md's rule. */
+/** What the converged state must look like, from docs/isolation.md's rule. */
 function checkOutcome(state: State, observed: ObjectsByType, answer: DecoratorResponse): void {
   const parsed = parsePodCidrs(state.setting)
   const policy = observed[KEY]?.[POLICY_KEY]

@@ -10,7 +10,7 @@ const ANNOTATION = 'gpustack.ai/instance-isolation'
 const DECORATOR = 'gpuhooks-instance-isolation'
 
 /**
- * The policy for `cidrs` in tenant-a, written out from isolation.md: Instance Pods talk to their
+ * The policy for `cidrs` in tenant-a, written out from docs/isolation.md: Instance Pods talk to their
  * own namespace and to everything outside the pod networks, plus DNS; one ipBlock per family in use.
  */
 function expectedPolicy(cidrs: { ipv4: string[]; ipv6: string[] }): KubeObject {
@@ -139,7 +139,7 @@ const deleting = {
   metadata: { name: NS, uid: 'ns-uid', deletionTimestamp: '2025-01-02T00:00:00Z' },
   status: { phase: 'Terminating' }
 }
-/** The label a sync that sees an Instance answers (isolation.md, "Inputs"). */
+/** The label a sync that sees an Instance answers (docs/isolation.md, "Inputs"). */
 const HOLDS = { 'gpustack.ai/holds-instances': 'true' }
 /** The namespace's own metadata with `labels` added. */
 const labelled = (labels: Record<string, string>) => ({

@@ -103,7 +103,7 @@ const record: fc.Arbitrary<string> = fc.oneof(
 
 /**
  * Whether some list in `v` holds objects that all carry a merge key with one value twice. The
- * merge folds such items into copies of one, whatever the answer holds (metacontroller.md: the
+ * merge folds such items into copies of one, whatever the answer holds (docs/metacontroller.md: the
  * duplicate Service ports), and the API server refuses such lists in its own kinds.
  */
 function foldable(v: Json): boolean {

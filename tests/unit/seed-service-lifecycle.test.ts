@@ -1,5 +1,5 @@
 /**
- * The seed's "Service lifecycle" section (seeds/000_adae2525450a2a2a.txt), one test per sentence,
+ * The service lifecycle of an Instance (docs/instance.md, "The Service"), one test per rule,
  * played through Metacontroller's dynamic apply and the API server's allocations
  * (tests/support/server-defaults.ts).
  */

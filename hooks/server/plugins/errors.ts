@@ -1,11 +1,12 @@
 /**
- * One error handler for the three tiers (style.md rule 6): a request that is not JSON, too large,
+ * One error handler for the three tiers (docs/style.md rule 6): a request that is not JSON, too large,
  * too deep or of the wrong shape is a 4xx with a JSON reason naming the field; an overloaded
  * process answers 503 with `Retry-After`; a bug is a 500 whose body only points at the log line
  * carrying the request id. A bad parent spec is not an HTTP error at all (the hook answers 200).
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError } from 'fastify'
+import { fieldOfPointer } from '../../k8s/schema-messages.ts'
 import type { HookMetrics } from '../metrics.ts'
 import { shared } from './shared.ts'
 
@@ -16,12 +17,7 @@ interface ValidationItem {
 
 /** `/parent/metadata/name` → `parent.metadata.name`; the body itself is `body`. */
 function fieldName(path: string | undefined): string {
-  if (path === undefined || path === '' || path === '/') return 'body'
-  return path
-    .replace(/^\//, '')
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .join('.')
+  return path === undefined || path === '' || path === '/' ? 'body' : fieldOfPointer(path, '')
 }
 
 /** A one-line reason naming each distinct field that failed, at most five. */

@@ -1,5 +1,5 @@
 /**
- * The workload agent's side of the scenarios that run it for real (workload.md): its RBAC on the
+ * The workload agent's side of the scenarios that run it for real (docs/workload.md): its RBAC on the
  * workload cluster, the agent as a process with its liveness windows shortened by its documented
  * environment variables, and the kubelets and HAMi's device plugin as the test plays them.
  */

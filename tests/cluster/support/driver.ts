@@ -1,5 +1,5 @@
 /**
- * Metacontroller's part, played against a real API server (testing.md, cluster layer): read the
+ * Metacontroller's part, played against a real API server (docs/testing.md, cluster layer): read the
  * project's CompositeController/DecoratorController manifests, call the hooks over HTTP in the v2
  * shape, apply the answers with the default dynamic apply, and check that a repeated pass is quiet.
  *

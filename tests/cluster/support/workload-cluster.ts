@@ -1,6 +1,6 @@
 /**
  * A second kube-apiserver on the test cluster's etcd, under its own `--etcd-prefix`: the
- * workload cluster the cells of a pool join (testing.md, "The workload side runs for real too").
+ * workload cluster the cells of a pool join (docs/testing.md, "The workload side runs for real too").
  *
  * It shares the test cluster's CA and serving certificate, and adds a static token for the
  * workload agent's identity (`gpuhooks-workload-agent`, no groups), so that the agent's access is

@@ -4,7 +4,7 @@
  * caller (this layer, the real-node tests, a shell) gets the same store by taking the environment
  * from {@link containersEnv}.
  *
- * Why each setting (facts of these machines, shared/spec containers.md):
+ * Why each setting (facts of the development and CI machines, found while building):
  * - `runtime = "runc"`: crun refuses the hosts' hybrid cgroup v1/v2 mounts; runc works with the
  *   `cgroupfs` manager (there is no systemd to ask for cgroups).
  * - `default_ulimits`: the sandbox lacks CAP_SYS_RESOURCE, so podman's defaults (higher than the

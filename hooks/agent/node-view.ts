@@ -1,0 +1,115 @@
+/**
+ * A workload Node as the agent's core sees it: the fields it reads, taken defensively from
+ * whatever the snapshot listed, and the status row a present Node gets (its liveness, its HAMi
+ * registration and allocations). Pure, like the core (docs/workload.md, "What the agent does").
+ */
+import { HAMI_REGISTER_ANNOTATION, INSTANCE_LABEL, MANAGED_ANNOTATION, POOL_UID_LABEL, type CellNodeStatus } from '../api/cellnodeset.ts'
+import { isRecord, recordOf } from '../k8s/objects.ts'
+import type { ObservedNode, PodList } from './core.ts'
+import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
+import { isLive, type LivenessWindows } from './liveness.ts'
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+const stringMap = (value: unknown): Record<string, string> => {
+  // Own data properties only: a key such as `__proto__` stays a key.
+  return isRecord(value) ? recordOf(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {}
+}
+
+/** The fields of a Node the core reads, defensively. */
+export interface NodeView {
+  name: string
+  uid: string
+  resourceVersion: string
+  labels: Record<string, string>
+  annotations: Record<string, string>
+  taints: unknown[]
+  unschedulable: boolean
+  ready: boolean
+  live: boolean
+  pods: PodList
+}
+
+export function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows): NodeView | undefined {
+  const node = observed.node
+  if (!isRecord(node) || !isRecord(node.metadata)) return undefined
+  const name = str(node.metadata.name)
+  if (name === undefined || name === '') return undefined
+  const spec = isRecord(node.spec) ? node.spec : {}
+  const status = isRecord(node.status) ? node.status : {}
+  const conditions = Array.isArray(status.conditions) ? status.conditions : []
+  const ready = conditions.some((c) => isRecord(c) && c.type === 'Ready' && c.status === 'True')
+  return {
+    name,
+    uid: str(node.metadata.uid) ?? '',
+    resourceVersion: str(node.metadata.resourceVersion) ?? '',
+    labels: stringMap(node.metadata.labels),
+    annotations: stringMap(node.metadata.annotations),
+    taints: Array.isArray(spec.taints) ? spec.taints : [],
+    unschedulable: spec.unschedulable === true,
+    ready,
+    live: isLive(observed.beats, now, windows),
+    pods: observed.pods
+  }
+}
+
+/** HAMi allocations on a Node: bound Pods plus unbound ones HAMi's scheduler annotated for it. */
+export function allocationsOf(node: string, bound: PodList, unbound: PodList): NonNullable<CellNodeStatus['allocations']> {
+  const pods = [
+    ...bound.items.filter((p) => isRecord(p) && isRecord(p.spec) && p.spec.nodeName === node),
+    ...unbound.items.filter(
+      (p) =>
+        isRecord(p) &&
+        isRecord(p.metadata) &&
+        stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node &&
+        !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== '')
+    )
+  ]
+  let holding = 0
+  let inFlight = false
+  for (const pod of pods) {
+    if (!isRecord(pod)) continue
+    const phase = isRecord(pod.status) ? pod.status.phase : undefined
+    if (phase === 'Succeeded' || phase === 'Failed') continue
+    const annotations = isRecord(pod.metadata) ? stringMap(pod.metadata.annotations) : {}
+    // An annotation that does not decode counts as holding a device: a drain then waits rather
+    // than removing a cell under a running GPU Pod.
+    const allocated = podDeviceCount(annotations[HAMI_ALLOCATED_ANNOTATION])
+    if (allocated === undefined || allocated > 0) holding++
+    const toAllocate = podDeviceCount(annotations[HAMI_TO_ALLOCATE_ANNOTATION])
+    if (toAllocate === undefined || toAllocate > 0) inFlight = true
+  }
+  return { read: bound.read && unbound.read, pods: holding, inFlight }
+}
+
+/**
+ * A live Node as its kubelet registered it, not yet written by the agent: no instance label and
+ * no managed record. The kubelet cannot carry the instance label itself: its `--node-labels` come
+ * from the bootstrap Secret, rendered before the guest (and so its uid) exists. The pool creates
+ * the guest only after this agent has reported the Node name absent, so such a Node is the
+ * guest's own registration, and the agent adopts it by writing the entry's labels, the instance
+ * among them. A Node that carries another instance, or that the agent has written before, is
+ * never adopted; one that is not live is stale as before.
+ */
+export function isFreshRegistration(view: NodeView): boolean {
+  return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
+}
+
+/** The status row of a present Node. */
+export function nodeStatusRow(view: NodeView, unbound: PodList): CellNodeStatus {
+  const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
+  const row: CellNodeStatus = {
+    name: view.name,
+    present: true,
+    instance: view.labels[INSTANCE_LABEL] ?? '',
+    poolUID: view.labels[POOL_UID_LABEL] ?? '',
+    live: view.live,
+    ready: view.ready,
+    unschedulable: view.unschedulable,
+    devices,
+    registration,
+    allocations: allocationsOf(view.name, view.pods, unbound)
+  }
+  if (registration === 'Unparseable')
+    row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
+  return row
+}
