@@ -47,6 +47,12 @@ export interface CellIdentity {
   index: number
 }
 
+/**
+ * A cell index as written in names and the index label: decimal without leading zeros, at most
+ * five digits (far above any pool's size), so that each index has exactly one spelling.
+ */
+export const CELL_INDEX = /^(0|[1-9][0-9]{0,4})$/
+
 /** The name of cell `index`: `<pool>-<index>`, also its SwiftGuest, hostname and Node name. */
 export function cellName(pool: string, index: number): string {
   return `${pool}-${index}`

@@ -14,14 +14,15 @@
  *   annotates a Pod before binding it), and the timeout is the same `drainTimeout`.
  * - An invalid spec does not hold the teardown up: the defaults stand in for what cannot be read,
  *   and the CellNodeSet is kept as it is rather than rebuilt from a spec that cannot be read.
- * - Children that belong to no cell (strays) go with the first wave if they are guests, else with
- *   the second.
+ * - Children that belong to no cell but carry a name the pool gives (strays) go with the first
+ *   wave if they are guests, else with the second; children of other names are never answered
+ *   (request.ts), so they go at once, and `finalized` waits for them too.
  */
 import type { CellNode } from '../api/cellnodeset.ts'
 import { SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { KubeObject } from '../k8s/objects.ts'
-import { keepAsIs } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { buildCellNode, buildCellNodeSet, type CellIdentity } from './children.ts'
 import { formatSeconds, parseTime, stamp } from './phases.ts'
@@ -112,7 +113,8 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       )
     }
   }
-  const observedAny = contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0
+  const observedAny =
+    contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0 || view.foreign.length > 0
   const progressing: ConditionInput = guestsObserved
     ? {
         type: 'Progressing',

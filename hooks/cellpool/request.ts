@@ -10,8 +10,16 @@
  * Cells are found from the observed children by the cell labels: a child counts for cell `i` when
  * its labels name this pool, the cell `<pool>-<i>` and the index `i`, and its name is the one the
  * controller gives that child (Secret `<cell>-bootstrap`, SwiftSeedProfile `<cell>-seed`, SwiftGuest
- * `<cell>`). Any other observed child is a stray: it is kept exactly as it is and reported, so a
- * relabelled VM is never deleted by mistake.
+ * `<cell>`). Any other observed child is a stray. A stray of a name the pool gives its children
+ * (answer-rule.ts) is kept exactly as it is and reported, so a relabelled VM is never deleted by
+ * mistake. A stray of another name or namespace is reported and left out of every answer, so
+ * Metacontroller deletes it: it carries the pool's `controller-uid` label (that is how it came to
+ * be observed, adopted by Metacontroller), which anyone who may label an object in the namespace
+ * can put on any object there, and keeping it would mean answering an object of a name someone
+ * else chose, which Metacontroller would write with its own rights (metacontroller.md rule 10). A
+ * sync that fails instead would let that label freeze the pool: no drain, no status, no scaling.
+ * Deleting an adopted object the controller does not want is also what Kubernetes' own
+ * controllers do with an adopted Pod they do not need.
  */
 import type { Static } from '@sinclair/typebox'
 import {
@@ -25,10 +33,12 @@ import {
 } from '../api/cellnodeset.ts'
 import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
 import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
-import { objectKey } from '../metacontroller/observed.ts'
+import { isOwnChild } from '../metacontroller/answer-guard.ts'
+import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
+import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
 import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
-import { TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
+import { CELL_INDEX, TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
 import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
 
 /**
@@ -96,8 +106,10 @@ export interface PoolView {
   spec: Record<string, unknown>
   /** Cells with at least one observed child, by index. */
   cells: Map<number, ObservedCell>
-  /** Observed children that belong to no cell (and CellNodeSets of another name): kept as they are. */
+  /** Observed children that belong to no cell but carry a name the pool gives: kept as they are. */
   strays: KubeObject[]
+  /** Observed children of a name or namespace the pool never gives: left out, so deleted. */
+  foreign: KubeObject[]
   cellNodeSet: CellNodeSetView | undefined
   joinSecret: KubeObject | undefined
   previous: PreviousStatus
@@ -111,33 +123,24 @@ const int = (v: unknown): number | undefined => (typeof v === 'number' && Number
 const own = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
 const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
 
-/** The objects of one type in a request map, sorted by key; a map of the wrong shape is empty. */
+/**
+ * The objects of one type in a request map, sorted by key, typed by the key they arrived under;
+ * a map of the wrong shape is empty (observed.ts).
+ */
 function objectsOf(objects: TypedObjects | null | undefined, type: string): KubeObject[] {
-  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return []
-  const map = objects[type]
-  if (!isRecord(map)) return []
-  return Object.keys(map)
-    .sort()
-    .map((k): unknown => map[k])
-    .filter((o): o is KubeObject => isRecord(o) && isRecord(o.metadata) && typeof o.metadata.name === 'string')
+  return observedOfType(objects, type)
 }
 
 /** One object of a request map by type and key, with own-property lookups only. */
 function objectAt(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
-  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return undefined
-  const map = objects[type]
-  if (!isRecord(map) || !Object.hasOwn(map, key)) return undefined
-  const o = map[key]
-  return isRecord(o) && isRecord(o.metadata) ? o : undefined
+  return observedObject(objects, type, key)
 }
-
-const INDEX = /^(0|[1-9][0-9]{0,4})$/
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
 function cellIndexOf(child: KubeObject, pool: string): number | undefined {
   const labels = rec(child.metadata.labels)
   const index = own(labels, CELL_INDEX_LABEL)
-  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !INDEX.test(index)) return undefined
+  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
   if (own(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
   return Number(index)
 }
@@ -385,8 +388,21 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     }
     return c
   }
+  const foreign: KubeObject[] = []
+  const scope = { parentName: name, namespace }
+  const leaveOut = (kind: string, child: KubeObject): void => {
+    foreign.push(child)
+    problems.push(
+      `${kind} ${child.metadata.namespace ?? ''}/${child.metadata.name ?? ''} carries this pool's controller-uid label but is not a ` +
+        'child the pool names; it is left out, so Metacontroller deletes it'
+    )
+  }
   const place = (type: string, childName: (cell: string) => string, set: (c: ObservedCell, o: KubeObject) => void, kind: string): void => {
     for (const child of objectsOf(request.children, type)) {
+      if (!isOwnChild(CELL_POOL_CHILD_RULE, scope, type, child)) {
+        leaveOut(kind, child)
+        continue
+      }
       const index = cellIndexOf(child, name)
       const expected = index === undefined ? undefined : childName(cellName(name, index))
       if (index === undefined || child.metadata.name !== expected) {
@@ -424,11 +440,8 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
   )
   let cellNodeSet: CellNodeSetView | undefined
   for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {
-    if (cns.metadata.name === name) cellNodeSet = readCellNodeSet(cns, problems)
-    else {
-      strays.push(cns)
-      problems.push(`CellNodeSet ${cns.metadata.name ?? ''} is not named after the pool; it is kept as it is`)
-    }
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readCellNodeSet(cns, problems)
+    else leaveOut('CellNodeSet', cns)
   }
   const secretName = joinSecretName(request.parent.spec)
   const joinSecret = secretName === undefined ? undefined : objectAt(request.related, SECRET_TYPE_KEY, objectKey(secretName, namespace))
@@ -441,6 +454,7 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     spec: request.parent.spec,
     cells: new Map([...cells].sort(([a], [b]) => a - b)),
     strays,
+    foreign,
     cellNodeSet,
     joinSecret,
     previous: readPrevious(request.parent.status),

@@ -5,15 +5,17 @@
  *
  * The answer always carries `children` and a full status (metacontroller.md rule 1). An invalid
  * spec, a missing join Secret or a broken join template stops new cells and keeps every observed
- * child exactly as it is (rule 5): nothing a user has is deleted because of it.
+ * child of a name the pool gives exactly as it is (rule 5): nothing a user has is deleted because
+ * of it (request.ts says what happens to an adopted object of another name).
  *
  * An existing cell keeps what it was built with: its SwiftGuest, seed profile and Secret are
- * answered as recorded in their last-applied annotations. A new template reaches a cell only by
- * replacing it (Manual or RollingUpdate, scaling.ts).
+ * answered as observed, in the shape of their last-applied records (keep.ts), so the merge changes
+ * nothing on them. A new template reaches a cell only by replacing it (Manual or RollingUpdate,
+ * scaling.ts).
  */
 import type { CellNode, CellNodeStatus } from '../api/cellnodeset.ts'
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
-import { keepAsIs } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { autoscale, autoscaleDeadline, type AutoscaleCell, type AutoscaleConfig, type AutoscaleResult } from './autoscale.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
@@ -24,6 +26,7 @@ import {
   buildCellNodeSet,
   buildGuest,
   buildSeedProfile,
+  CELL_INDEX,
   cellName,
   templateHash,
   type CellIdentity
@@ -154,7 +157,7 @@ function rowIndex(pool: string, row: PreviousRow): number | undefined {
   const prefix = `${pool}-`
   if (!row.name.startsWith(prefix)) return undefined
   const rest = row.name.slice(prefix.length)
-  return /^(0|[1-9][0-9]{0,4})$/.test(rest) ? Number(rest) : undefined
+  return CELL_INDEX.test(rest) ? Number(rest) : undefined
 }
 
 /**

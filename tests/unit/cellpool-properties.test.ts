@@ -15,7 +15,7 @@ import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
 import { planScaling, type CellInput } from '../../hooks/cellpool/scaling.ts'
 import { sync } from '../../hooks/cellpool/sync.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
 import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, OBSERVED, PoolWorld, T0, foreignNode, joinSecret, poolSpec } from './fixtures/cellpool.ts'
 
