@@ -9,7 +9,8 @@
 import { CELL_NODE_SET_TYPE_KEY, CELLS_API_VERSION } from '../api/cellnodeset.ts'
 import { SECRET_TYPE_KEY, SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
-import { CELL_INDEX, bootstrapSecretName, seedProfileName } from './children.ts'
+import { CELL_INDEX, bootstrapSecretName } from './cell-names.ts'
+import { seedProfileName } from './swift-guest.ts'
 
 /** Whether `name` is `<pool>-<i>` followed by `suffix` for a cell index `i`. */
 function isCellChildName(pool: string, name: string, suffix: (cell: string) => string): boolean {

@@ -31,15 +31,16 @@ import {
   type CellNodeStatus,
   type DemandShape
 } from '../api/cellnodeset.ts'
-import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
+import { CELL_PHASES, SECRET_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
 import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
 import { isOwnChild } from '../metacontroller/answer-guard.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
 import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
-import { CELL_INDEX, TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
-import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
+import type { ObservedCell, StoredRow } from './cell.ts'
+import { CELL_INDEX, bootstrapSecretName, cellName } from './cell-names.ts'
+import type { CellProvisioner } from './provisioner.ts'
 
 /**
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -50,17 +51,6 @@ export const CellPoolParentSchema = OpenSpecParentSchema
 /** Sync and finalize request of the GPUCellPool controller. */
 export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)
 export type CellPoolSyncRequest = Static<typeof CellPoolSyncRequestSchema>
-
-/** The observed children of one cell. */
-export interface ObservedCell {
-  index: number
-  name: string
-  secret?: KubeObject
-  seed?: KubeObject
-  guest?: KubeObject
-  /** The guest read defensively. */
-  guestView?: GuestView
-}
 
 /** The pool's observed CellNodeSet. */
 export interface CellNodeSetView {
@@ -76,16 +66,10 @@ export interface CellNodeSetView {
   demand: DemandView | undefined
 }
 
-/** A row of the previous `status.cells`, with its index. */
-export interface PreviousRow extends PreviousCell {
-  name: string
-  index: number | undefined
-}
-
 /** What the pool's previous status remembers. */
 export interface PreviousStatus {
   observedGeneration: number | undefined
-  cells: Map<string, PreviousRow>
+  cells: Map<string, StoredRow>
   conditions: unknown
   desiredReplicas: number | undefined
   cellDeviceShape: DeviceShape | undefined
@@ -143,61 +127,6 @@ function cellIndexOf(child: KubeObject, pool: string): number | undefined {
   if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
   if (own(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
   return Number(index)
-}
-
-/** The guest's status read defensively; problems are pushed to `problems`. */
-export function readGuest(guest: KubeObject, problems: string[]): GuestView {
-  const where = `SwiftGuest ${guest.metadata.name ?? ''}`
-  const status = guest.status
-  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${describe(status)}, not an object`)
-  const s = rec(status)
-  const gpu = rec(s.gpu)
-  const network = rec(s.network)
-  const devices: string[] = []
-  if (gpu.devices !== undefined && !Array.isArray(gpu.devices))
-    problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
-  for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
-    const id = typeof d === 'string' ? d : (str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name))
-    if (id !== undefined && id !== '') devices.push(id)
-    else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
-  }
-  const interfaces: Array<{ name: string; ip?: string }> = []
-  if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
-    problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
-  for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
-    const name = str(rec(i).name)
-    if (name === undefined) continue
-    const ip = str(rec(i).ip)
-    interfaces.push(ip !== undefined ? { name, ip } : { name })
-  }
-  const conditions: GuestCondition[] = []
-  if (s.conditions !== undefined && !Array.isArray(s.conditions))
-    problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
-  for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
-    const r = rec(c)
-    const type = str(r.type)
-    if (type === undefined) continue
-    const condition: GuestCondition = { type, status: str(r.status) ?? 'Unknown' }
-    const reason = str(r.reason)
-    const message = str(r.message)
-    if (reason !== undefined) condition.reason = reason
-    if (message !== undefined) condition.message = message
-    conditions.push(condition)
-  }
-  const annotations = rec(guest.metadata.annotations)
-  const hash = own(annotations, TEMPLATE_HASH_ANNOTATION)
-  return {
-    name: guest.metadata.name ?? '',
-    uid: str(guest.metadata.uid) ?? '',
-    phase: str(s.phase),
-    devices,
-    hostNode: str(gpu.nodeName) ?? str(s.nodeName),
-    interfaces,
-    primaryIP: str(network.primaryIP),
-    conditions,
-    deleting: str(guest.metadata.deletionTimestamp) !== undefined,
-    templateHash: typeof hash === 'string' ? hash : undefined
-  }
 }
 
 function readDevice(d: unknown): CellDevice | undefined {
@@ -308,7 +237,7 @@ export function readCellNodeSet(object: KubeObject, problems: string[]): CellNod
   }
 }
 
-function readPreviousRow(row: unknown): PreviousRow | undefined {
+function readPreviousRow(row: unknown): StoredRow | undefined {
   const r = rec(row)
   const name = str(r.name)
   const phase = r.phase
@@ -350,7 +279,7 @@ function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
 /** The pool's previous status: what the hooks keep between syncs. */
 export function readPrevious(status: unknown): PreviousStatus {
   const s = rec(status)
-  const cells = new Map<string, PreviousRow>()
+  const cells = new Map<string, StoredRow>()
   for (const r of Array.isArray(s.cells) ? s.cells : []) {
     const row = readPreviousRow(r)
     if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
@@ -374,8 +303,8 @@ export function joinSecretName(spec: Record<string, unknown>): string | undefine
   return str(rec(rec(own(spec, 'bootstrap')).joinSecretRef).name)
 }
 
-/** Reads the request. */
-export function readPool(request: CellPoolSyncRequest): PoolView {
+/** Reads the request; the cells' own children are those `provisioner` makes. */
+export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisioner): PoolView {
   const { name, namespace, uid, generation, deletionTimestamp } = request.parent.metadata
   const problems: string[] = []
   const cells = new Map<number, ObservedCell>()
@@ -422,21 +351,21 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     'Secret'
   )
   place(
-    SEED_PROFILE_TYPE_KEY,
-    seedProfileName,
+    provisioner.seed.type,
+    provisioner.seed.name,
     (c, o) => {
       c.seed = o
     },
-    'SwiftSeedProfile'
+    provisioner.seed.kind
   )
   place(
-    SWIFT_GUEST_TYPE_KEY,
-    (cell) => cell,
+    provisioner.guest.type,
+    provisioner.guest.name,
     (c, o) => {
       c.guest = o
-      c.guestView = readGuest(o, problems)
+      c.guestView = provisioner.readGuest(o, problems)
     },
-    'SwiftGuest'
+    provisioner.guest.kind
   )
   let cellNodeSet: CellNodeSetView | undefined
   for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {

@@ -16,16 +16,10 @@
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import {
-  CREATING_PHASES,
-  formatSeconds,
-  parseTime,
-  stamp,
-  type CellPhaseResult,
-  type DecidedCell,
-  type PreviousCell,
-  type WorkloadState
-} from './phases.ts'
+import { hasChildren, type Cell } from './cell.ts'
+import { CREATING_PHASES, type DecidedCell } from './phases.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
+import type { WorkloadState } from './workload.ts'
 
 /** First backoff before a Failed index is rebuilt. */
 export const BACKOFF_START_SECONDS = 30
@@ -43,31 +37,11 @@ export const MIN_DRAIN_SECONDS = 30
 /** Why a cell is being removed. */
 export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed'
 
-/** One cell as scaling sees it. */
-export interface CellInput {
-  index: number
-  name: string
-  /** The phase observation and history give (phases.ts); Failed when the cell failed. */
-  seen: CellPhaseResult
-  /** The cell's row of the previous status, when there is one (any build). */
-  previous: PreviousCell | undefined
-  /** Which children are observed. */
-  children: { secret: boolean; seed: boolean; guest: boolean }
-  /** The observed guest carries a deletion timestamp. */
-  guestDeleting: boolean
-  /** What the current build was made from: the guest's template hash, else the previous row's. */
-  templateHash: string | undefined
-  /** The cell's CellNodeSet row, whatever instance it names. */
-  row: CellNodeStatus | undefined
-  /** The row counts for this guest (instance equals the guest's uid). */
-  ownRow: CellNodeStatus | undefined
-}
-
 /** Everything a scaling decision depends on. */
 export interface ScalingInput {
   /** The pool's name: cell `i` is `<pool>-<i>`. */
   pool: string
-  cells: readonly CellInput[]
+  cells: readonly Cell[]
   desired: number
   workload: WorkloadState
   /** Hash of what a cell is built from now. */
@@ -142,15 +116,13 @@ export function drainComplete(
 }
 
 /** A cell Ready whose row shows allocations read, no Pods and nothing in flight. */
-export function isIdle(cell: Pick<CellInput, 'seen' | 'ownRow'>): boolean {
+export function isIdle(cell: Pick<Cell, 'seen' | 'ownRow'>): boolean {
   const a = cell.ownRow?.allocations
   return cell.seen.phase === 'Ready' && a?.read === true && a.pods === 0 && a.inFlight !== true
 }
 
-const hasChildren = (c: CellInput): boolean => c.children.secret || c.children.seed || c.children.guest
-
 interface Working {
-  input: CellInput
+  input: Cell
   plan: CellPlan
   /** The cell's role: serving (counts toward desired), held Failed index, removed, draining. */
   role: 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
@@ -265,7 +237,7 @@ export function planScaling(input: ScalingInput): ScalingPlan {
       const goneAt = work.findIndex((w) => w.role === 'gone' && w.input.index === i)
       if (goneAt >= 0) work.splice(goneAt, 1)
       const name = `${input.pool}-${i}`
-      const fresh: CellInput = {
+      const fresh: Cell = {
         index: i,
         name,
         seen: {
@@ -368,7 +340,7 @@ function names(ws: readonly Working[]): string {
   return ws.map((w) => w.plan.name).join(', ')
 }
 
-function basePlan(c: CellInput): CellPlan {
+function basePlan(c: Cell): CellPlan {
   const plan: CellPlan = {
     index: c.index,
     name: c.name,
@@ -398,7 +370,7 @@ function basePlan(c: CellInput): CellPlan {
  * witness: a sync from an older pool can lose it for a Ready cell whose Node turned not Ready
  * meanwhile, and that cell is then treated as never Ready (a scale-down removes it undrained).
  */
-function initial(c: CellInput, input: ScalingInput): Working {
+function initial(c: Cell, input: ScalingInput): Working {
   const plan = basePlan(c)
   const prev = c.previous
   if (input.specChanged) plan.failureCount = 0
@@ -469,7 +441,7 @@ function holdFailed(w: Working): void {
   w.plan.message = `${failureText(w.input.seen.message)} Kept as it is while the workload cluster is unobserved.`
 }
 
-function removalMessage(c: CellInput): string {
+function removalMessage(c: Cell): string {
   if (c.children.guest) return `Deleting guest ${c.name}; its seed profile and bootstrap Secret follow once it is gone.`
   return 'Deleting the seed profile and bootstrap Secret.'
 }
