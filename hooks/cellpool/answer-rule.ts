@@ -1,7 +1,7 @@
 /**
- * What the GPUCellPool controller may answer (metacontroller.md rule 10, checked on every answer
+ * What the GPUCellPool controller may answer (docs/metacontroller.md rule 10, checked on every answer
  * by hooks/metacontroller/answer-guard.ts): the four child types metacontroller/cellpool.yaml
- * declares, in the pool's namespace, named as cellpool.md names them: per cell `<pool>-<i>` the
+ * declares, in the pool's namespace, named as docs/cellpool.md names them: per cell `<pool>-<i>` the
  * Secret `<pool>-<i>-bootstrap`, the SwiftSeedProfile `<pool>-<i>-seed` and the SwiftGuest
  * `<pool>-<i>`; per pool the CellNodeSet `<pool>`. The index is spelled as {@link CELL_INDEX}
  * spells it, the one spelling the hooks read back as a cell.

@@ -1,5 +1,5 @@
 /**
- * The demand-driven autoscaler (cellpool.md, "Autoscaling"): gpucellpool v0.1.1's rules, in
+ * The demand-driven autoscaler (docs/cellpool.md, "Autoscaling"): gpucellpool v0.1.1's rules, in
  * order, the first that applies wins. A pure function of the cells, the CellNodeSet's demand, the
  * autoscaler's memory kept in the pool's status, and `now`. It decides `status.desiredReplicas`;
  * it never writes `spec.replicas`.
@@ -128,7 +128,7 @@ function within(since: string | undefined, windowSeconds: number, now: Date): bo
   return at !== undefined && now.getTime() - at < windowSeconds * 1000
 }
 
-/** The autoscaler (cellpool.md, "Autoscaling"), rule by rule. */
+/** The autoscaler (docs/cellpool.md, "Autoscaling"), rule by rule. */
 export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
   const { config, memory } = input
   const nowStamp = stamp(now)

@@ -1,5 +1,5 @@
 /**
- * What keeps a pool from creating cells (cellpool.md, "Cells and their children"; metacontroller.md
+ * What keeps a pool from creating cells (docs/cellpool.md, "Cells and their children"; docs/metacontroller.md
  * rule 5): an invalid spec, a missing join Secret or key, a join template that does not render, a
  * CellNodeSet that would outgrow its bound. While one holds, the answer keeps every observed child
  * of a name the pool gives exactly as it is, so nothing a user has is deleted because of it.
@@ -108,7 +108,7 @@ export function blockedAnswer(
   const rows: CellRow[] = cells.map((c) => {
     const prev = c.previous
     const carried = prev !== undefined && (prev.phase === 'Draining' || prev.phase === 'Deleting' || prev.phase === 'Failed')
-    const plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash'> = {
+    const plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash' | 'failure'> = {
       index: c.index,
       name: c.name,
       phase: carried ? prev.phase : c.seen.phase,
@@ -120,6 +120,7 @@ export function blockedAnswer(
       building: false,
       templateHash: c.templateHash
     }
+    if (c.seen.failure !== undefined) plan.failure = c.seen.failure
     return statusRow(plan, c)
   })
   const desired = pool.autoscaling.enabled ? (view.previous.desiredReplicas ?? pool.replicas) : pool.replicas

@@ -1,5 +1,5 @@
 /**
- * A cell's cloud-init, rendered from the pool's join template (cellpool.md item 1).
+ * A cell's cloud-init, rendered from the pool's join template (docs/cellpool.md item 1).
  *
  * The token set is closed: a name alone between `{{` and `}}` (spaces allowed) must be one of the
  * eight tokens below, or the template is refused naming it, because a misspelt token left in a
@@ -36,7 +36,7 @@ export interface BootstrapValues {
   nodeTaints: string
 }
 
-/** The tokens, in the order the table of cellpool.md lists them. */
+/** The tokens, in the order the table of docs/cellpool.md lists them. */
 export const BOOTSTRAP_TOKENS = [
   'cellName',
   'poolName',

@@ -1,5 +1,5 @@
 /**
- * The names and labels of a pool's cells (cellpool.md, "Cells and their children"): cell `i` of
+ * The names and labels of a pool's cells (docs/cellpool.md, "Cells and their children"): cell `i` of
  * pool `p` is `p-i`, which is also its machine's name, its hostname and its Node's name, and every
  * child of the cell carries the pool, pool-uid, cell and cell-index labels.
  *

@@ -1,11 +1,11 @@
 /**
- * The admission rules of `spec.cell` (cellpool.md, "Admission"): the guestTemplate's fields, the
+ * The admission rules of `spec.cell` (docs/cellpool.md, "Admission"): the guestTemplate's fields, the
  * GPU and the node address interface.
  *
  * Choices where the spec is silent:
  * - A guestTemplate field counts as set when its value is neither absent nor null.
  * - The guestTemplate is checked against the fields a cell may set ({@link CELL_FIELDS}), not
- *   only against the denylist of cellpool.md: a key outside both is refused too, and a denied
+ *   only against the denylist of docs/cellpool.md: a key outside both is refused too, and a denied
  *   key in another case (`KernelRef`) is refused as the field it spells.
  */
 import { asRecord, isRecord } from '../k8s/objects.ts'
@@ -13,7 +13,7 @@ import { DNS_LABEL_RULE, isDnsLabel } from './names.ts'
 import { clip, describe } from './quote.ts'
 import type { PoolProblem } from './validate.ts'
 
-/** guestTemplate fields the controller writes (cellpool.md item 3). */
+/** guestTemplate fields the controller writes (docs/cellpool.md item 3). */
 export const CONTROLLER_FIELDS = ['seedProfileRef', 'gpuProfileRef', 'gpuResourceClaim', 'nodeName', 'migration', 'runPolicy'] as const
 
 /** guestTemplate fields a GPU cell cannot use, with the reason. */

@@ -1,5 +1,5 @@
 /**
- * The children of a GPUCellPool (cellpool.md, "Cells and their children"): what one answer carries
+ * The children of a GPUCellPool (docs/cellpool.md, "Cells and their children"): what one answer carries
  * for each cell, and the builders of what every pool has whatever its provisioner: per cell the
  * bootstrap Secret and the CellNodeSet entry, per pool the CellNodeSet. The machine and what it
  * refers to are the provisioner's (provisioner.ts; SwiftGuest: swift-guest.ts).
@@ -7,7 +7,7 @@
  * Every child names its namespace and carries the pool's labels (per cell: pool, pool-uid, cell
  * and cell-index; the CellNodeSet: pool and pool-uid) and `app.kubernetes.io/managed-by`. The
  * builders are pure and deterministic: object keys are sorted where order is free, lists keep a
- * fixed order, and empty collections are left out (metacontroller.md: the API server drops them,
+ * fixed order, and empty collections are left out (docs/metacontroller.md: the API server drops them,
  * and a child answered with one would differ from what is stored on every sync).
  *
  * An existing cell keeps what it was built with: its children are answered as observed, in the

@@ -1,5 +1,5 @@
 /**
- * Finalize hook of the GPUCellPool controller: ordered teardown (cellpool.md, "finalize").
+ * Finalize hook of the GPUCellPool controller: ordered teardown (docs/cellpool.md, "finalize").
  *
  * `deletion.policy: Drain` (default) cordons every cell that was Ready and deletes its guest once
  * the cell is empty (the drain rule of scaling.ts), or once `drainTimeout` has passed since the

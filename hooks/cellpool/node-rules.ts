@@ -7,7 +7,7 @@
  *   agent keeps its own record under that prefix).
  * - Two taints with the same key and effect are refused, as the API server refuses them on a Node.
  * - Node labels and taints are refused where the workload agent would set, with its own rights,
- *   what NodeRestriction keeps from a kubelet (hooks/k8s/node-keys.ts). cellpool.md allows any
+ *   what NodeRestriction keeps from a kubelet (hooks/k8s/node-keys.ts). docs/cellpool.md allows any
  *   valid label after join; this is narrower on purpose.
  */
 import { isRecord } from '../k8s/objects.ts'

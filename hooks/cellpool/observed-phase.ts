@@ -1,5 +1,5 @@
 /**
- * A cell's phase as observation alone gives it (cellpool.md, "Phases", the phase table): from its
+ * A cell's phase as observation alone gives it (docs/cellpool.md, "Phases", the phase table): from its
  * observed machine and its row in the CellNodeSet's status, before budgets and history
  * (phases.ts). Each rule has its own table test.
  *
@@ -74,7 +74,7 @@ const GUEST_PHASES: ReadonlySet<CellPhase> = new Set(['Pending', 'AllocatingGPU'
 const WORKLOAD_PHASES: ReadonlySet<CellPhase> = new Set(['Joining', 'AwaitingGPUCapacity', 'Ready'])
 
 /**
- * The phase observation gives (cellpool.md table). `previousPhase` is the phase the cell showed
+ * The phase observation gives (docs/cellpool.md table). `previousPhase` is the phase the cell showed
  * before, used where a phase is kept: a guest reporting Failed, and the workload phases while
  * the workload cluster is unobserved.
  */
@@ -154,7 +154,7 @@ export function observedPhase(input: {
   const own = rowOfGuest(row, guest)
   if (own === undefined) {
     // A live Node without an instance label that the agent does not refuse is this guest's own
-    // registration, which the agent adopts in the pass that reported it (workload.md): the
+    // registration, which the agent adopts in the pass that reported it (docs/workload.md): the
     // kubelet cannot carry the instance label, so the next pass shows it.
     if (row?.present === true && row.conflict !== true && (row.instance ?? '') === '' && row.live !== false) {
       return {

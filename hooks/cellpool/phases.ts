@@ -1,5 +1,5 @@
 /**
- * A cell's phase (cellpool.md, "Phases"): what observation gives (observed-phase.ts) with the
+ * A cell's phase (docs/cellpool.md, "Phases"): what observation gives (observed-phase.ts) with the
  * cell's history applied: a Failed cell stays Failed, a cell once Ready regresses and never times
  * out, and before the first Ready each phase has its budget. The removal phases (`Draining`,
  * `Deleting`) are decided by the scaling module; this one says what the cell is, not what is done
@@ -12,7 +12,7 @@
  *   time per cell; an outage never fails a cell, which is what the rule is for.
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
-import { CELL_PHASES, type CellPhase, type CellStatus } from '../api/gpucellpool.ts'
+import { CELL_PHASES, type CellFailure, type CellPhase, type CellStatus } from '../api/gpucellpool.ts'
 import { observedPhase, UNOBSERVED_REASON, type PhaseConfig } from './observed-phase.ts'
 import type { GuestView } from './provisioner.ts'
 import type { ResolvedPool } from './resolve.ts'
@@ -59,6 +59,8 @@ export type PreviousCell = Omit<DecidedCell, 'name' | 'index' | 'lastTransitionT
   lastTransitionTime: string | undefined
   guestUID: string | undefined
   templateHash: string | undefined
+  /** Why the cell failed, when it is Failed and the status says. */
+  failure?: CellFailure
 }
 
 /** The phase of a cell with its history applied. */
@@ -74,10 +76,12 @@ export interface CellPhaseResult {
   deadline?: Date
   /** This call turned the cell Failed. */
   failedNow: boolean
+  /** Why a Failed cell failed; its `message` is the failure's. */
+  failure?: CellFailure
 }
 
 /**
- * The phase of a cell of the current build: observation, then its history (cellpool.md
+ * The phase of a cell of the current build: observation, then its history (docs/cellpool.md
  * "Phases"): a Failed cell stays Failed; a cell that was Ready and now shows an earlier phase is
  * `Regressed` and never times out; before the first Ready each phase has its budget, measured
  * from the cell's `lastTransitionTime`, and outliving it fails the cell.
@@ -95,13 +99,17 @@ export function cellPhase(input: {
   const { previous, now, config } = input
   const nowStamp = stamp(now)
   if (previous?.phase === 'Failed') {
+    const lastTransitionTime = previous.lastTransitionTime ?? nowStamp
+    // A row written before failures were kept as data has only its message, which is kept as the failure's.
+    const failure = previous.failure ?? { reason: previous.reason, since: lastTransitionTime, message: previous.message }
     return {
       phase: 'Failed',
       reason: previous.reason,
-      message: previous.message,
+      message: failure.message,
       readyOnce: previous.readyOnce,
-      lastTransitionTime: previous.lastTransitionTime ?? nowStamp,
-      failedNow: false
+      lastTransitionTime,
+      failedNow: false,
+      failure
     }
   }
   const previousPhase = previous !== undefined && CELL_PHASES.includes(previous.phase) ? previous.phase : undefined
@@ -124,13 +132,20 @@ export function cellPhase(input: {
   const deadline = new Date(since + budget * 1000)
   if (now.getTime() >= deadline.getTime()) {
     const field = bootstrap ? 'bootstrap.readyTimeout' : 'capacity.readyTimeout'
+    const failure: CellFailure = {
+      reason: bootstrap ? 'ReadyTimeout' : 'CapacityTimeout',
+      phase: seen.phase,
+      since: nowStamp,
+      message: `The cell stayed ${seen.phase} longer than ${field} (${formatSeconds(budget)}): ${seen.message}`
+    }
     return {
       ...withIP,
       phase: 'Failed',
-      reason: bootstrap ? 'ReadyTimeout' : 'CapacityTimeout',
-      message: `The cell stayed ${seen.phase} longer than ${field} (${formatSeconds(budget)}): ${seen.message}`,
+      reason: failure.reason,
+      message: failure.message,
       lastTransitionTime: nowStamp,
-      failedNow: true
+      failedNow: true,
+      failure
     }
   }
   return { ...withIP, deadline }

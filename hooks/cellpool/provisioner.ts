@@ -1,5 +1,5 @@
 /**
- * What a cell provisioner gives the pool (cellpool.md, "Provisioners"): the kinds of a cell's own
+ * What a cell provisioner gives the pool (docs/cellpool.md, "Provisioners"): the kinds of a cell's own
  * children besides its bootstrap Secret, how they are built, and how the machine's status reads.
  *
  * Everything else about a cell is the same whatever makes its machine: its name and index, the

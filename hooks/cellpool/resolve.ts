@@ -1,5 +1,5 @@
 /**
- * The pool spec with every default applied (api.md) and durations in seconds: the one view of a
+ * The pool spec with every default applied (docs/api.md) and durations in seconds: the one view of a
  * pool the hooks build children, phases and scaling from, so no other module reads a default.
  *
  * It reads any JSON and never throws; its result is meaningful only for a spec the admission rules
@@ -58,7 +58,7 @@ export interface ResolvedPool {
 }
 
 /**
- * The spec with every default applied (api.md) and durations in seconds. Call it only for a spec
+ * The spec with every default applied (docs/api.md) and durations in seconds. Call it only for a spec
  * the admission rules (validate.ts `poolProblems`) find nothing wrong with; for anything else the result is unspecified
  * (but it still does not throw).
  */

@@ -1,5 +1,5 @@
 /**
- * The SwiftGuest provisioner (cellpool.md, "Cells and their children"): per cell a
+ * The SwiftGuest provisioner (docs/cellpool.md, "Cells and their children"): per cell a
  * SwiftSeedProfile `<cell>-seed` that hands the guest its cloud-init from the bootstrap Secret,
  * and a SwiftGuest `<cell>`, the VM with the pool's GPU.
  *

@@ -1,9 +1,9 @@
 /**
- * Sync hook of the GPUCellPool CompositeController (cellpool.md): per cell a bootstrap Secret and
+ * Sync hook of the GPUCellPool CompositeController (docs/cellpool.md): per cell a bootstrap Secret and
  * the provisioner's children (SwiftGuest: a SwiftSeedProfile and a SwiftGuest); per pool a
  * CellNodeSet, the pool's request to the workload cluster.
  *
- * The answer always carries `children` and a full status (metacontroller.md rule 1). The request
+ * The answer always carries `children` and a full status (docs/metacontroller.md rule 1). The request
  * is read once (request.ts), its cells once (cell.ts); a pool that may not create cells is
  * answered by blocking.ts; otherwise scaling.ts plans every cell and children.ts answers each.
  */

@@ -1,5 +1,5 @@
 /**
- * Spec checks of a GPUCellPool (cellpool.md, "Admission"): every rule, all problems at once. The
+ * Spec checks of a GPUCellPool (docs/cellpool.md, "Admission"): every rule, all problems at once. The
  * rules of `spec.cell` are in cell-rules.ts, those of the Node metadata in node-rules.ts; the
  * defaulted view of a valid spec is resolve.ts.
  *
@@ -47,7 +47,7 @@ export function poolNameProblems(name: string): PoolProblem[] {
   ]
 }
 
-/** Every admission rule of cellpool.md against `spec` (any JSON) and the pool `name`, all problems at once. */
+/** Every admission rule of docs/cellpool.md against `spec` (any JSON) and the pool `name`, all problems at once. */
 export function poolProblems(name: string, spec: unknown): PoolProblem[] {
   const named = poolNameProblems(name)
   if (!isRecord(spec)) return [...named, { field: 'spec', message: `spec must be an object, not ${describe(spec)}` }]

@@ -1,13 +1,13 @@
 /**
- * What the workload side tells about a pool: the observed/unobserved rule (cellpool.md,
- * "Observed and unobserved"). The workload cluster is observed when the CellNodeSet's status has
- * `Reachable=True` and an `observedTime` less than 2 minutes before now; while it is unobserved
- * nothing is deleted, no cell is created and no phase clock runs.
+ * What the workload side tells about a pool: the observed/unobserved rule (docs/cellpool.md, "The
+ * workload cluster, seen through one child"). The workload cluster is observed when the
+ * CellNodeSet's status has `Reachable=True` and an `observedTime` less than 2 minutes before now;
+ * while it is unobserved nothing is deleted, no cell is created and no phase clock runs.
  */
 import type { PoolView } from './request.ts'
 import { parseTime } from './time.ts'
 
-/** What the workload side tells about the pool (observed/unobserved rule, cellpool.md). */
+/** What the workload side tells about the pool (observed/unobserved rule, docs/cellpool.md). */
 export interface WorkloadState {
   /** Reachable=True and an observedTime less than 2 minutes before now. */
   observed: boolean

@@ -20,8 +20,7 @@
  *   where it lives).
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Value } from '@sinclair/typebox/value'
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../api/kit.ts'
 import {
@@ -36,7 +35,7 @@ import {
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { schemaProblems, type SchemaWording } from '../k8s/schema-problems.ts'
 import { SSH_PORT } from './labels.ts'
 import { isSshPort, portIdentity, protocolOf, type ResolvedPort } from './ports.ts'
 
@@ -110,18 +109,10 @@ export function specProblems(spec: unknown): SpecProblem[] {
 
 /**
  * One message per field of `value` that `schema` refuses, each naming the field under `root`
- * (`spec.ports[1].port`), the value and the rule. TypeBox reports a missing property twice
- * (required, then its type): the first is kept.
+ * (`spec.ports[1].port`), the value and the rule (hooks/k8s/schema-problems.ts).
  */
 export function schemaMessages(schema: TSchema, value: unknown, root: string): { field: string; message: string }[] {
-  const out: { field: string; message: string }[] = []
-  const seen = new Set<string>()
-  for (const error of Value.Errors(schema, value)) {
-    if (seen.has(error.path)) continue
-    seen.add(error.path)
-    out.push({ field: fieldOf(error.path, root), message: schemaMessage(error, root) })
-  }
-  return out
+  return schemaProblems(schema, value, { ...WORDING, root })
 }
 
 /**
@@ -513,17 +504,6 @@ function notOffered(field: string, message: string): SpecProblem {
   return { field, reason: ACCELERATOR_NOT_OFFERED, message }
 }
 
-/** `/ports/1/name` → `spec.ports[1].name` (JSON pointer escapes undone). */
-function fieldOf(path: string, root: string): string {
-  let field = root
-  for (const raw of path.split('/').slice(1)) {
-    const whole = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    const part = whole.length > 63 ? `${whole.slice(0, 63)}…` : whole
-    field += /^\d+$/.test(part) ? `[${part}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`
-  }
-  return field
-}
-
 /** The longest value a message quotes; longer ones are cut, so status stays small whatever the input. */
 const MAX_DESCRIBED = 120
 
@@ -550,19 +530,28 @@ const PATTERN_RULES = new Map<string, string>([
   [DNS_LABEL_PATTERN, 'is not a DNS label (lower-case letters, digits and -, starting and ending with a letter or digit)']
 ])
 
-function schemaMessage(error: ValueError, root: string): string {
-  const field = fieldOf(error.path, root)
-  const value = describe(error.value)
-  const common = commonSchemaMessage(error, field, value)
-  if (common !== undefined) return common
-  const pattern = (error.schema as { pattern?: string }).pattern
-  switch (error.type) {
-    case ValueErrorType.Kind:
-      // A Kind error with a pattern is the Quantity int-or-string (api/kit.ts).
-      return pattern !== undefined ? `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)` : `${field} ${value} must be an object`
-    case ValueErrorType.StringPattern:
-      return `${field} ${value} ${PATTERN_RULES.get(pattern ?? '') ?? `does not match ${pattern}`}`
-    default:
-      return invalidValueMessage(error, field, value)
+/**
+ * How the Instance's schema problems name fields and quote values: a segment that is not an
+ * identifier (a label key) is quoted as JSON, and a long one cut at 63 characters.
+ */
+const WORDING: Omit<SchemaWording, 'root'> = {
+  segment: (whole) => {
+    const part = whole.length > 63 ? `${whole.slice(0, 63)}…` : whole
+    return /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`
+  },
+  quote: describe,
+  own: (error, field, value) => {
+    const pattern = (error.schema as { pattern?: string }).pattern
+    switch (error.type) {
+      case ValueErrorType.Kind:
+        // A Kind error with a pattern is the Quantity int-or-string (api/kit.ts).
+        return pattern !== undefined
+          ? `${field} ${value} is not a quantity (such as 500m, 4Gi or 2)`
+          : `${field} ${value} must be an object`
+      case ValueErrorType.StringPattern:
+        return `${field} ${value} ${PATTERN_RULES.get(pattern ?? '') ?? `does not match ${pattern}`}`
+      default:
+        return undefined
+    }
   }
 }
