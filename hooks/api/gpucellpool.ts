@@ -470,6 +470,18 @@ export const GPUCellPoolSpecSchema = Type.Object(
 )
 export type GPUCellPoolSpec = Static<typeof GPUCellPoolSpecSchema>
 
+/** Why a cell failed, kept as data while its index waits for its rebuild: the shown message is rendered from it. */
+export const CellFailureSchema = Type.Object(
+  {
+    reason: Type.String({ description: 'Why the cell failed: ReadyTimeout or CapacityTimeout (a phase outlived its budget).' }),
+    phase: Type.Optional(StringEnum(CELL_PHASES, { description: 'The phase the cell stayed in too long.' })),
+    since: Type.String({ format: 'date-time', description: 'When the cell failed.' }),
+    message: Type.String({ description: 'What failed, as it was observed when the cell failed.' })
+  },
+  { description: 'Why a Failed cell failed.' }
+)
+export type CellFailure = Static<typeof CellFailureSchema>
+
 /** One cell, as the pool status records it. */
 export const CellStatusSchema = Type.Object(
   {
@@ -492,6 +504,7 @@ export const CellStatusSchema = Type.Object(
       Type.String({ description: 'Hash of what the cell was built from (guestTemplate, gpu, nodeIPFrom, hostname).' })
     ),
     failureCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Failures of this index since the spec last changed.' })),
+    failure: Type.Optional(CellFailureSchema),
     readyOnce: Type.Optional(Type.Boolean({ description: 'The cell has been Ready since it was built; phase budgets stop applying.' })),
     lastTransitionTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the phase last changed.' }))
   },

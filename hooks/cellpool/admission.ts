@@ -1,5 +1,5 @@
 /**
- * The GPUCellPool admission check (`POST /admission/cellpool`, cellpool.md "Admission").
+ * The GPUCellPool admission check (`POST /admission/cellpool`, docs/cellpool.md "Admission").
  *
  * CREATE and UPDATE are checked with every rule of {@link poolProblems}, all problems at once, each
  * naming the field. The guestTemplate denylist among them is a security control: a cell's launcher

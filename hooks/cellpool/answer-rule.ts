@@ -1,7 +1,7 @@
 /**
- * What the GPUCellPool controller may answer (metacontroller.md rule 10, checked on every answer
+ * What the GPUCellPool controller may answer (docs/metacontroller.md rule 10, checked on every answer
  * by hooks/metacontroller/answer-guard.ts): the four child types metacontroller/cellpool.yaml
- * declares, in the pool's namespace, named as cellpool.md names them: per cell `<pool>-<i>` the
+ * declares, in the pool's namespace, named as docs/cellpool.md names them: per cell `<pool>-<i>` the
  * Secret `<pool>-<i>-bootstrap`, the SwiftSeedProfile `<pool>-<i>-seed` and the SwiftGuest
  * `<pool>-<i>`; per pool the CellNodeSet `<pool>`. The index is spelled as {@link CELL_INDEX}
  * spells it, the one spelling the hooks read back as a cell.
@@ -9,7 +9,8 @@
 import { CELL_NODE_SET_TYPE_KEY, CELLS_API_VERSION } from '../api/cellnodeset.ts'
 import { SECRET_TYPE_KEY, SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
-import { CELL_INDEX, bootstrapSecretName, seedProfileName } from './children.ts'
+import { CELL_INDEX, bootstrapSecretName } from './cell-names.ts'
+import { seedProfileName } from './swift-guest.ts'
 
 /** Whether `name` is `<pool>-<i>` followed by `suffix` for a cell index `i`. */
 function isCellChildName(pool: string, name: string, suffix: (cell: string) => string): boolean {

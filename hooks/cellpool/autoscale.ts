@@ -1,5 +1,5 @@
 /**
- * The demand-driven autoscaler (cellpool.md, "Autoscaling"): gpucellpool v0.1.1's rules, in
+ * The demand-driven autoscaler (docs/cellpool.md, "Autoscaling"): gpucellpool v0.1.1's rules, in
  * order, the first that applies wins. A pure function of the cells, the CellNodeSet's demand, the
  * autoscaler's memory kept in the pool's status, and `now`. It decides `status.desiredReplicas`;
  * it never writes `spec.replicas`.
@@ -16,7 +16,8 @@
  */
 import type { CellDevice, DemandShape } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import { formatSeconds, parseTime, stamp, type CellPhase } from './phases.ts'
+import type { CellPhase } from '../api/gpucellpool.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
 
 /** `spec.autoscaling` resolved, windows in seconds. */
 export interface AutoscaleConfig {
@@ -127,7 +128,7 @@ function within(since: string | undefined, windowSeconds: number, now: Date): bo
   return at !== undefined && now.getTime() - at < windowSeconds * 1000
 }
 
-/** The autoscaler (cellpool.md, "Autoscaling"), rule by rule. */
+/** The autoscaler (docs/cellpool.md, "Autoscaling"), rule by rule. */
 export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
   const { config, memory } = input
   const nowStamp = stamp(now)

@@ -1,5 +1,5 @@
 /**
- * A cell's cloud-init, rendered from the pool's join template (cellpool.md item 1).
+ * A cell's cloud-init, rendered from the pool's join template (docs/cellpool.md item 1).
  *
  * The token set is closed: a name alone between `{{` and `}}` (spaces allowed) must be one of the
  * eight tokens below, or the template is refused naming it, because a misspelt token left in a
@@ -17,10 +17,10 @@
  * check misses can break a line of a boot script.
  */
 import type { Taint } from '../api/cellnodeset.ts'
-import { cellLabels, cellName } from './children.ts'
+import { cellLabels, cellName } from './cell-names.ts'
 import { kubeletMaySetLabel } from '../k8s/node-keys.ts'
 import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, bytesText } from './limits.ts'
-import type { ResolvedPool } from './validate.ts'
+import type { ResolvedPool } from './resolve.ts'
 
 /** The per-cell values of the tokens. */
 export interface BootstrapValues {
@@ -36,7 +36,7 @@ export interface BootstrapValues {
   nodeTaints: string
 }
 
-/** The tokens, in the order the table of cellpool.md lists them. */
+/** The tokens, in the order the table of docs/cellpool.md lists them. */
 export const BOOTSTRAP_TOKENS = [
   'cellName',
   'poolName',

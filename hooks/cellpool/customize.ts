@@ -1,9 +1,9 @@
 /**
- * Customize hook of the cellpool controller (cellpool.md, "customize"): the related object its
+ * Customize hook of the cellpool controller (docs/cellpool.md, "customize"): the related object its
  * sync reads, the join Secret.
  *
  * Metacontroller caches this answer per (parent uid, generation) for about 20 minutes, so it
- * depends on the parent's namespace and spec only. The rule names its namespace (metacontroller.md
+ * depends on the parent's namespace and spec only. The rule names its namespace (docs/metacontroller.md
  * rule 6: under v2 a `names` rule without one matches that name in every namespace, which would
  * hand the sync another namespace's Secret).
  *

@@ -1,5 +1,5 @@
 /**
- * Finalize hook of the GPUCellPool controller: ordered teardown (cellpool.md, "finalize").
+ * Finalize hook of the GPUCellPool controller: ordered teardown (docs/cellpool.md, "finalize").
  *
  * `deletion.policy: Drain` (default) cordons every cell that was Ready and deletes its guest once
  * the cell is empty (the drain rule of scaling.ts), or once `drainTimeout` has passed since the
@@ -19,53 +19,57 @@
  *   (request.ts), so they go at once, and `finalized` waits for them too.
  */
 import type { CellNode } from '../api/cellnodeset.ts'
-import { SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
-import { buildCellNode, buildCellNodeSet, type CellIdentity } from './children.ts'
-import { formatSeconds, parseTime, stamp } from './phases.ts'
+import { hasChildren, readCells } from './cell.ts'
+import type { CellIdentity } from './cell-names.ts'
+import { buildCellNode, buildCellNodeSet } from './children.ts'
+import { phaseConfig } from './phases.ts'
+import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { drainComplete } from './scaling.ts'
-import { resyncAfter, viewStatus, type CellRow } from './status.ts'
-import { cellContexts, phaseConfig, statusRow, workloadOf } from './sync.ts'
-import { poolProblems, resolvePool } from './validate.ts'
+import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
+import { workloadOf } from './workload.ts'
+import { resolvePool } from './resolve.ts'
+import { poolProblems } from './validate.ts'
 
 /** The finalize hook. */
 export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
-  const view = readPool(request)
+  const provisioner = provisionerOf(request.parent.spec)
+  const view = readPool(request, provisioner)
   const pool = resolvePool(view.spec)
   const specValid = poolProblems(view.name, view.spec).length === 0
   const workload = workloadOf(view, now)
-  const contexts = cellContexts(view, workload, phaseConfig(pool), '', now)
+  const cells = readCells(view, workload, phaseConfig(pool), '', now)
   const deletedAt = parseTime(view.deletionTimestamp) ?? now.getTime()
   const timeoutAt = deletedAt + pool.deletion.drainTimeoutSeconds * 1000
   const timedOut = now.getTime() >= timeoutAt
   const force = pool.deletion.policy === 'Force'
   const deletionStamp = view.deletionTimestamp ?? now.toISOString()
 
-  const strayGuests = view.strays.filter((o) => `${o.kind}.${o.apiVersion}` === SWIFT_GUEST_TYPE_KEY)
+  const strayGuests = view.strays.filter((o) => `${o.kind}.${o.apiVersion}` === provisioner.guest.type)
   const strayOthers = view.strays.filter((o) => !strayGuests.includes(o))
-  const guestsObserved = contexts.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
+  const guestsObserved = cells.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
 
   const children: KubeObject[] = []
   const nodes: CellNode[] = []
   const rows: CellRow[] = []
   const deadlines: Array<Date | undefined> = []
   let draining = 0
-  for (const c of contexts) {
+  for (const c of cells) {
     const o = c.observed
-    const hasChild = o !== undefined && (o.secret !== undefined || o.seed !== undefined || o.guest !== undefined)
-    if (!hasChild) continue
-    const wasReady = c.input.seen.readyOnce
+    if (o === undefined || !hasChildren(c)) continue
+    const wasReady = c.seen.readyOnce
     let phase: 'Draining' | 'Deleting' = 'Deleting'
     let message =
       o.guest !== undefined
         ? `The pool is being deleted: deleting guest ${c.name}.`
         : 'The pool is being deleted: deleting the seed profile and bootstrap Secret.'
     if (o.guest !== undefined && wasReady && !force && !timedOut) {
-      const check = drainComplete(c.input.ownRow, workload, deletionStamp, now)
+      const check = drainComplete(c.ownRow, workload, deletionStamp, now)
       if (!check.done) {
         phase = 'Draining'
         message = `The pool is being deleted: draining until ${check.waiting}, at most until drainTimeout (${formatSeconds(pool.deletion.drainTimeoutSeconds)}) after the deletion.`
@@ -81,7 +85,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     }
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
     nodes.push(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady))
-    const previousPhase = c.previous?.phase
+    const previousPhase = c.stored?.phase
     rows.push(
       statusRow(
         {
@@ -91,15 +95,11 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
           reason: 'PoolDeleting',
           message,
           lastTransitionTime:
-            previousPhase === phase && c.previous?.lastTransitionTime !== undefined ? c.previous.lastTransitionTime : stamp(now),
+            previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : stamp(now),
           readyOnce: wasReady,
-          failureCount: c.previous?.failureCount ?? 0,
-          answer: 'none',
-          createGuest: false,
-          cordon: wasReady,
+          failureCount: c.stored?.failureCount ?? 0,
           building: false,
-          keepRow: true,
-          templateHash: c.input.templateHash
+          templateHash: c.templateHash
         },
         c
       )
@@ -114,7 +114,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     }
   }
   const observedAny =
-    contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0 || view.foreign.length > 0
+    cells.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0 || view.foreign.length > 0
   const progressing: ConditionInput = guestsObserved
     ? {
         type: 'Progressing',

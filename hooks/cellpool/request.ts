@@ -16,30 +16,25 @@
  * Metacontroller deletes it: it carries the pool's `controller-uid` label (that is how it came to
  * be observed, adopted by Metacontroller), which anyone who may label an object in the namespace
  * can put on any object there, and keeping it would mean answering an object of a name someone
- * else chose, which Metacontroller would write with its own rights (metacontroller.md rule 10). A
+ * else chose, which Metacontroller would write with its own rights (docs/metacontroller.md rule 10). A
  * sync that fails instead would let that label freeze the pool: no drain, no status, no scaling.
  * Deleting an adopted object the controller does not want is also what Kubernetes' own
  * controllers do with an adopted Pod they do not need.
  */
 import type { Static } from '@sinclair/typebox'
-import {
-  CELL_INDEX_LABEL,
-  CELL_LABEL,
-  CELL_NODE_SET_TYPE_KEY,
-  POOL_LABEL,
-  type CellDevice,
-  type CellNodeStatus,
-  type DemandShape
-} from '../api/cellnodeset.ts'
-import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
-import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
+import { CELL_INDEX_LABEL, CELL_LABEL, CELL_NODE_SET_TYPE_KEY, POOL_LABEL, type CellNodeStatus } from '../api/cellnodeset.ts'
+import { Value } from '@sinclair/typebox/value'
+import { CELL_PHASES, CellFailureSchema, SECRET_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
+import { readCellNodeSet as readStoredNodeSet } from '../api/cellnodeset-reader.ts'
+import { asRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
 import { isOwnChild } from '../metacontroller/answer-guard.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
-import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
+import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
-import { CELL_INDEX, TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
-import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
+import type { ObservedCell, StoredRow } from './cell.ts'
+import { CELL_INDEX, bootstrapSecretName, cellName } from './cell-names.ts'
+import type { CellProvisioner } from './provisioner.ts'
 
 /**
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -51,17 +46,6 @@ export const CellPoolParentSchema = OpenSpecParentSchema
 export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)
 export type CellPoolSyncRequest = Static<typeof CellPoolSyncRequestSchema>
 
-/** The observed children of one cell. */
-export interface ObservedCell {
-  index: number
-  name: string
-  secret?: KubeObject
-  seed?: KubeObject
-  guest?: KubeObject
-  /** The guest read defensively. */
-  guestView?: GuestView
-}
-
 /** The pool's observed CellNodeSet. */
 export interface CellNodeSetView {
   object: KubeObject
@@ -72,20 +56,14 @@ export interface CellNodeSetView {
   observedTime: string | undefined
   observedGeneration: number | undefined
   /** Rows by Node name. */
-  rows: Map<string, CellNodeStatus>
+  rows: ReadonlyMap<string, CellNodeStatus>
   demand: DemandView | undefined
-}
-
-/** A row of the previous `status.cells`, with its index. */
-export interface PreviousRow extends PreviousCell {
-  name: string
-  index: number | undefined
 }
 
 /** What the pool's previous status remembers. */
 export interface PreviousStatus {
   observedGeneration: number | undefined
-  cells: Map<string, PreviousRow>
+  cells: Map<string, StoredRow>
   conditions: unknown
   desiredReplicas: number | undefined
   cellDeviceShape: DeviceShape | undefined
@@ -120,201 +98,66 @@ export interface PoolView {
 const rec = asRecord
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
-const own = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
-const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
-
-/**
- * The objects of one type in a request map, sorted by key, typed by the key they arrived under;
- * a map of the wrong shape is empty (observed.ts).
- */
-function objectsOf(objects: TypedObjects | null | undefined, type: string): KubeObject[] {
-  return observedOfType(objects, type)
-}
-
-/** One object of a request map by type and key, with own-property lookups only. */
-function objectAt(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
-  return observedObject(objects, type, key)
-}
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
-function cellIndexOf(child: KubeObject, pool: string): number | undefined {
+function labelledIndex(child: KubeObject, pool: string): number | undefined {
   const labels = rec(child.metadata.labels)
-  const index = own(labels, CELL_INDEX_LABEL)
-  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
-  if (own(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
+  const index = ownValue(labels, CELL_INDEX_LABEL)
+  if (ownValue(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
+  if (ownValue(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
   return Number(index)
 }
 
-/** The guest's status read defensively; problems are pushed to `problems`. */
-export function readGuest(guest: KubeObject, problems: string[]): GuestView {
-  const where = `SwiftGuest ${guest.metadata.name ?? ''}`
-  const status = guest.status
-  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${describe(status)}, not an object`)
-  const s = rec(status)
-  const gpu = rec(s.gpu)
-  const network = rec(s.network)
-  const devices: string[] = []
-  if (gpu.devices !== undefined && !Array.isArray(gpu.devices))
-    problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
-  for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
-    const id = typeof d === 'string' ? d : (str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name))
-    if (id !== undefined && id !== '') devices.push(id)
-    else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
-  }
-  const interfaces: Array<{ name: string; ip?: string }> = []
-  if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
-    problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
-  for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
-    const name = str(rec(i).name)
-    if (name === undefined) continue
-    const ip = str(rec(i).ip)
-    interfaces.push(ip !== undefined ? { name, ip } : { name })
-  }
-  const conditions: GuestCondition[] = []
-  if (s.conditions !== undefined && !Array.isArray(s.conditions))
-    problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
-  for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
-    const r = rec(c)
-    const type = str(r.type)
-    if (type === undefined) continue
-    const condition: GuestCondition = { type, status: str(r.status) ?? 'Unknown' }
-    const reason = str(r.reason)
-    const message = str(r.message)
-    if (reason !== undefined) condition.reason = reason
-    if (message !== undefined) condition.message = message
-    conditions.push(condition)
-  }
-  const annotations = rec(guest.metadata.annotations)
-  const hash = own(annotations, TEMPLATE_HASH_ANNOTATION)
-  return {
-    name: guest.metadata.name ?? '',
-    uid: str(guest.metadata.uid) ?? '',
-    phase: str(s.phase),
-    devices,
-    hostNode: str(gpu.nodeName) ?? str(s.nodeName),
-    interfaces,
-    primaryIP: str(network.primaryIP),
-    conditions,
-    deleting: str(guest.metadata.deletionTimestamp) !== undefined,
-    templateHash: typeof hash === 'string' ? hash : undefined
-  }
-}
-
-function readDevice(d: unknown): CellDevice | undefined {
-  const r = rec(d)
-  const memoryMiB = int(r.memoryMiB)
-  const cores = int(r.cores)
-  if (!isRecord(d) || memoryMiB === undefined || cores === undefined || typeof r.healthy !== 'boolean') return undefined
-  return { id: str(r.id) ?? '', type: str(r.type) ?? '', memoryMiB, cores, healthy: r.healthy }
-}
-
-/** One CellNodeSet status row, or undefined (with a problem) when it is not one. */
-export function readRow(row: unknown, problems: string[]): CellNodeStatus | undefined {
-  const r = rec(row)
-  const name = str(r.name)
-  if (!isRecord(row) || name === undefined || typeof r.present !== 'boolean') {
-    problems.push(`CellNodeSet status.nodes has an entry that is ${describe(row)} without a name and present`)
-    return undefined
-  }
-  const out: CellNodeStatus = { name, present: r.present }
-  for (const key of ['instance', 'poolUID', 'message'] as const) {
-    const v = str(r[key])
-    if (v !== undefined) out[key] = v
-  }
-  for (const key of ['live', 'ready', 'unschedulable', 'conflict'] as const) {
-    if (typeof r[key] === 'boolean') out[key] = r[key]
-  }
-  if (r.registration === 'Missing' || r.registration === 'Parsed' || r.registration === 'Unparseable') out.registration = r.registration
-  if (r.devices !== undefined) {
-    if (!Array.isArray(r.devices)) problems.push(`CellNodeSet status.nodes ${name}: devices is ${describe(r.devices)}, not a list`)
-    else {
-      const devices = r.devices.map(readDevice)
-      if (devices.some((d) => d === undefined))
-        problems.push(`CellNodeSet status.nodes ${name}: a device lacks memoryMiB, cores or healthy`)
-      out.devices = devices.filter((d): d is CellDevice => d !== undefined)
+/**
+ * The pool's CellNodeSet and the status the agent wrote, read through the CellNodeSet's own
+ * schemas (api/cellnodeset-reader.ts, the reader the agent uses too): what fails is dropped and
+ * named in `problems`.
+ */
+export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSetView {
+  const read = readStoredNodeSet(object)
+  if (typeof read === 'string') {
+    problems.push(`CellNodeSet ${object.metadata.name ?? ''}: ${read}`)
+    return {
+      object,
+      generation: undefined,
+      hasStatus: false,
+      reachable: undefined,
+      observedTime: undefined,
+      observedGeneration: undefined,
+      rows: new Map(),
+      demand: undefined
     }
   }
-  if (r.allocations !== undefined) {
-    const a = rec(r.allocations)
-    const pods = int(a.pods)
-    if (typeof a.read !== 'boolean' || pods === undefined) problems.push(`CellNodeSet status.nodes ${name}: allocations lacks read or pods`)
-    else
-      out.allocations =
-        a.inFlight === true
-          ? { read: a.read, pods, inFlight: true }
-          : { read: a.read, pods, ...(a.inFlight === false ? { inFlight: false } : {}) }
-  }
-  return out
-}
-
-function readDemand(demand: unknown, problems: string[]): DemandView | undefined {
-  if (demand === undefined) return undefined
-  const d = rec(demand)
-  const pendingPods = int(d.pendingPods)
-  if (typeof d.read !== 'boolean' || pendingPods === undefined) {
-    problems.push(`CellNodeSet status.demand is ${describe(demand)} without read and pendingPods`)
-    return undefined
-  }
-  const shapes: DemandShape[] = []
-  for (const s of Array.isArray(d.shapes) ? d.shapes : []) {
-    const r = rec(s)
-    const devices = int(r.devices)
-    const memoryMiB = int(r.memoryMiB)
-    const cores = int(r.cores)
-    const pods = int(r.pods)
-    if (devices === undefined || memoryMiB === undefined || cores === undefined || pods === undefined) {
-      problems.push('CellNodeSet status.demand.shapes has an entry without devices, memoryMiB, cores and pods')
-      continue
-    }
-    shapes.push({ devices, memoryMiB, cores, pods })
-  }
-  return { read: d.read, pendingPods, shapes }
-}
-
-/** The CellNodeSet and its status read defensively. */
-export function readCellNodeSet(object: KubeObject, problems: string[]): CellNodeSetView {
-  const status = object.status
-  const hasStatus = isRecord(status) && Object.keys(status).length > 0
-  if (status !== undefined && !isRecord(status))
-    problems.push(`CellNodeSet ${object.metadata.name ?? ''}: status is ${describe(status)}, not an object`)
-  const s = rec(status)
-  const rows = new Map<string, CellNodeStatus>()
-  if (s.nodes !== undefined && !Array.isArray(s.nodes)) problems.push(`CellNodeSet status.nodes is ${describe(s.nodes)}, not a list`)
-  for (const r of Array.isArray(s.nodes) ? s.nodes : []) {
-    const row = readRow(r, problems)
-    if (row !== undefined && !rows.has(row.name)) rows.set(row.name, row)
-  }
-  if (s.conditions !== undefined && !Array.isArray(s.conditions))
-    problems.push(`CellNodeSet status.conditions is ${describe(s.conditions)}, not a list`)
-  const reachableRaw = (Array.isArray(s.conditions) ? s.conditions : []).map(rec).find((c) => c.type === 'Reachable')
-  let reachable: CellNodeSetView['reachable']
-  if (reachableRaw !== undefined) {
-    reachable = { status: str(reachableRaw.status) ?? 'Unknown' }
-    const reason = str(reachableRaw.reason)
-    const message = str(reachableRaw.message)
-    if (reason !== undefined) reachable.reason = reason
-    if (message !== undefined) reachable.message = message
-  }
-  const generation = object.metadata.generation
+  problems.push(...read.statusProblems.map((p) => `CellNodeSet ${read.metadata.name}: ${p}`))
+  const { status } = read
+  const reachable =
+    read.reachable === undefined
+      ? undefined
+      : { status: read.reachable.status, reason: read.reachable.reason, message: read.reachable.message }
+  const demand =
+    status.demand === undefined
+      ? undefined
+      : { read: status.demand.read, pendingPods: status.demand.pendingPods, shapes: status.demand.shapes ?? [] }
   return {
     object,
-    generation: typeof generation === 'number' && Number.isInteger(generation) ? generation : undefined,
-    hasStatus,
+    generation: read.metadata.generation,
+    hasStatus: read.hasStatus,
     reachable,
-    observedTime: str(s.observedTime),
-    observedGeneration: int(s.observedGeneration),
-    rows,
-    demand: readDemand(s.demand, problems)
+    observedTime: status.observedTime,
+    observedGeneration: status.observedGeneration,
+    rows: read.rows,
+    demand
   }
 }
 
-function readPreviousRow(row: unknown): PreviousRow | undefined {
+function readPreviousRow(row: unknown): StoredRow | undefined {
   const r = rec(row)
   const name = str(r.name)
   const phase = r.phase
   if (name === undefined || typeof phase !== 'string' || !(CELL_PHASES as readonly string[]).includes(phase)) return undefined
   const failures = int(r.failureCount)
   const index = int(r.index)
+  const failure = phase === 'Failed' && Value.Check(CellFailureSchema, r.failure) ? { failure: structuredClone(r.failure) } : {}
   return {
     name,
     index: index !== undefined && index >= 0 ? index : undefined,
@@ -325,7 +168,8 @@ function readPreviousRow(row: unknown): PreviousRow | undefined {
     readyOnce: r.readyOnce === true,
     failureCount: failures !== undefined && failures > 0 ? failures : 0,
     guestUID: str(r.guestUID),
-    templateHash: str(r.templateHash)
+    templateHash: str(r.templateHash),
+    ...failure
   }
 }
 
@@ -350,7 +194,7 @@ function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
 /** The pool's previous status: what the hooks keep between syncs. */
 export function readPrevious(status: unknown): PreviousStatus {
   const s = rec(status)
-  const cells = new Map<string, PreviousRow>()
+  const cells = new Map<string, StoredRow>()
   for (const r of Array.isArray(s.cells) ? s.cells : []) {
     const row = readPreviousRow(r)
     if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
@@ -371,11 +215,11 @@ export function readPrevious(status: unknown): PreviousStatus {
 
 /** The name of the join Secret the spec names, read defensively. */
 export function joinSecretName(spec: Record<string, unknown>): string | undefined {
-  return str(rec(rec(own(spec, 'bootstrap')).joinSecretRef).name)
+  return str(rec(rec(ownValue(spec, 'bootstrap')).joinSecretRef).name)
 }
 
-/** Reads the request. */
-export function readPool(request: CellPoolSyncRequest): PoolView {
+/** Reads the request; the cells' own children are those `provisioner` makes. */
+export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisioner): PoolView {
   const { name, namespace, uid, generation, deletionTimestamp } = request.parent.metadata
   const problems: string[] = []
   const cells = new Map<number, ObservedCell>()
@@ -398,12 +242,12 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     )
   }
   const place = (type: string, childName: (cell: string) => string, set: (c: ObservedCell, o: KubeObject) => void, kind: string): void => {
-    for (const child of objectsOf(request.children, type)) {
+    for (const child of observedOfType(request.children, type)) {
       if (!isOwnChild(CELL_POOL_CHILD_RULE, scope, type, child)) {
         leaveOut(kind, child)
         continue
       }
-      const index = cellIndexOf(child, name)
+      const index = labelledIndex(child, name)
       const expected = index === undefined ? undefined : childName(cellName(name, index))
       if (index === undefined || child.metadata.name !== expected) {
         strays.push(child)
@@ -422,29 +266,30 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     'Secret'
   )
   place(
-    SEED_PROFILE_TYPE_KEY,
-    seedProfileName,
+    provisioner.seed.type,
+    provisioner.seed.name,
     (c, o) => {
       c.seed = o
     },
-    'SwiftSeedProfile'
+    provisioner.seed.kind
   )
   place(
-    SWIFT_GUEST_TYPE_KEY,
-    (cell) => cell,
+    provisioner.guest.type,
+    provisioner.guest.name,
     (c, o) => {
       c.guest = o
-      c.guestView = readGuest(o, problems)
+      c.guestView = provisioner.readGuest(o, problems)
     },
-    'SwiftGuest'
+    provisioner.guest.kind
   )
   let cellNodeSet: CellNodeSetView | undefined
-  for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {
-    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readCellNodeSet(cns, problems)
+  for (const cns of observedOfType(request.children, CELL_NODE_SET_TYPE_KEY)) {
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readNodeSet(cns, problems)
     else leaveOut('CellNodeSet', cns)
   }
   const secretName = joinSecretName(request.parent.spec)
-  const joinSecret = secretName === undefined ? undefined : objectAt(request.related, SECRET_TYPE_KEY, objectKey(secretName, namespace))
+  const joinSecret =
+    secretName === undefined ? undefined : observedObject(request.related, SECRET_TYPE_KEY, objectKey(secretName, namespace))
   return {
     name,
     namespace,

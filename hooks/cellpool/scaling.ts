@@ -1,8 +1,12 @@
 /**
- * What happens to each cell of a pool (cellpool.md, "Cells and their children", "Phases" and
+ * What happens to each cell of a pool (docs/cellpool.md, "Cells and their children", "Phases" and
  * "Scaling, drain and updates"): which cells serve, which are built, drained, removed or rebuilt,
  * and in what order their children come and go. A pure function of the cells' phases, the desired
- * number and the workload cluster's state; sync.ts turns the plan into children.
+ * number and the workload cluster's state; children.ts turns the plan into children.
+ *
+ * The plan is a partition of the cells into roles (transitions.ts) that named steps refine in
+ * order: drains in progress complete or wait, a scale-down, a scale-up, the creation order of
+ * machines, the rolling update; the conditions are read off the result (scaling-conditions.ts).
  *
  * Choices where the spec is silent:
  * - A cell keeps its index for life; a Failed index "holds" its place among the desired cells
@@ -16,16 +20,13 @@
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import {
-  CREATING_PHASES,
-  formatSeconds,
-  parseTime,
-  stamp,
-  type CellPhaseResult,
-  type DecidedCell,
-  type PreviousCell,
-  type WorkloadState
-} from './phases.ts'
+import type { CellFailure } from '../api/gpucellpool.ts'
+import { hasChildren, type Cell } from './cell.ts'
+import { CREATING_PHASES, type DecidedCell } from './phases.ts'
+import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
+import { backToService, build, drain, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
+import type { WorkloadState } from './workload.ts'
 
 /** First backoff before a Failed index is rebuilt. */
 export const BACKOFF_START_SECONDS = 30
@@ -43,31 +44,11 @@ export const MIN_DRAIN_SECONDS = 30
 /** Why a cell is being removed. */
 export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed'
 
-/** One cell as scaling sees it. */
-export interface CellInput {
-  index: number
-  name: string
-  /** The phase observation and history give (phases.ts); Failed when the cell failed. */
-  seen: CellPhaseResult
-  /** The cell's row of the previous status, when there is one (any build). */
-  previous: PreviousCell | undefined
-  /** Which children are observed. */
-  children: { secret: boolean; seed: boolean; guest: boolean }
-  /** The observed guest carries a deletion timestamp. */
-  guestDeleting: boolean
-  /** What the current build was made from: the guest's template hash, else the previous row's. */
-  templateHash: string | undefined
-  /** The cell's CellNodeSet row, whatever instance it names. */
-  row: CellNodeStatus | undefined
-  /** The row counts for this guest (instance equals the guest's uid). */
-  ownRow: CellNodeStatus | undefined
-}
-
 /** Everything a scaling decision depends on. */
 export interface ScalingInput {
   /** The pool's name: cell `i` is `<pool>-<i>`. */
   pool: string
-  cells: readonly CellInput[]
+  cells: readonly Cell[]
   desired: number
   workload: WorkloadState
   /** Hash of what a cell is built from now. */
@@ -105,6 +86,8 @@ export interface CellPlan extends DecidedCell {
   templateHash: string | undefined
   /** When this cell next needs a sync (a budget, a drain's 30 s, a backoff). */
   deadline?: Date
+  /** Why a Failed cell failed (phases.ts); its status row keeps it. */
+  failure?: CellFailure
 }
 
 /** The whole plan. */
@@ -142,436 +125,216 @@ export function drainComplete(
 }
 
 /** A cell Ready whose row shows allocations read, no Pods and nothing in flight. */
-export function isIdle(cell: Pick<CellInput, 'seen' | 'ownRow'>): boolean {
+export function isIdle(cell: Pick<Cell, 'seen' | 'ownRow'>): boolean {
   const a = cell.ownRow?.allocations
   return cell.seen.phase === 'Ready' && a?.read === true && a.pods === 0 && a.inFlight !== true
 }
 
-const hasChildren = (c: CellInput): boolean => c.children.secret || c.children.seed || c.children.guest
-
-interface Working {
-  input: CellInput
-  plan: CellPlan
-  /** The cell's role: serving (counts toward desired), held Failed index, removed, draining. */
-  role: 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
+/** What every step reads: the input, its time as a stamp, whether the workload cluster is observed. */
+export interface StepContext {
+  input: ScalingInput
+  nowStamp: string
+  observed: boolean
 }
 
-/** The plan for every cell (cellpool.md, "Scaling, drain and updates"). */
+/** Slots that count toward the desired number: serving, a Failed index holding its place, a drain for an update. */
+export function held(slots: readonly Slot[]): Slot[] {
+  return slots.filter((s) => s.role === 'serve' || s.role === 'failed' || s.role === 'drainUpdate')
+}
+
+/** Serving cells still being built (before their first Ready). */
+export function creating(slots: readonly Slot[]): Slot[] {
+  return slots.filter((s) => s.role === 'serve' && CREATING_PHASES.has(s.plan.phase) && !s.plan.readyOnce)
+}
+
+/** A rolling update is under way: a cell drains or goes for one. */
+export function updateInProgress(slots: readonly Slot[]): boolean {
+  return slots.some((s) => s.role === 'drainUpdate' || (s.role === 'removing' && s.plan.reason === 'RollingUpdate'))
+}
+
+/** The plan for every cell (docs/cellpool.md, "Scaling, drain and updates"). */
 export function planScaling(input: ScalingInput): ScalingPlan {
-  const { workload, now } = input
-  const nowStamp = stamp(now)
-  const observed = workload.observed
-  const cells = [...input.cells].sort((a, b) => a.index - b.index)
-  const work: Working[] = cells.map((c) => initial(c, input))
+  const ctx: StepContext = { input, nowStamp: stamp(input.now), observed: input.workload.observed }
+  const slots = [...input.cells].sort((a, b) => a.index - b.index).map((c) => startingSlot(c, input))
+  const everReady = slots.some((s) => s.plan.readyOnce)
+  const failures = slots.reduce((n, s) => n + s.plan.failureCount, 0)
+  const poolExhausted = !everReady && failures >= MAX_POOL_FAILURES_NEVER_READY
 
-  const everReady = work.some((w) => w.plan.readyOnce)
-  const failuresInAll = work.reduce((n, w) => n + w.plan.failureCount, 0)
-  const poolExhausted = !everReady && failuresInAll >= MAX_POOL_FAILURES_NEVER_READY
+  completeDrains(slots, ctx)
+  scaleDown(slots, ctx)
+  const after = scaleUp(slots, ctx, poolExhausted)
+  orderCreation(after, ctx)
+  const updated = rollingUpdate(after, ctx)
+  const missing = input.desired - held(after).length
+  return {
+    cells: after.sort((a, b) => a.plan.index - b.plan.index).map((s) => s.plan),
+    progressing: progressingCondition(after, input, poolExhausted, missing, failures),
+    updated
+  }
+}
 
-  // Drains in progress: complete, or wait.
-  for (const w of work) {
-    if (w.role !== 'drainScaleDown' && w.role !== 'drainUpdate') continue
-    const check = drainComplete(w.input.ownRow, workload, w.plan.lastTransitionTime, now)
+/** Drains in progress: each completes (its removal starts) or says what it waits for. */
+function completeDrains(slots: Slot[], ctx: StepContext): void {
+  slots.forEach((s, i) => {
+    if (s.role !== 'drainScaleDown' && s.role !== 'drainUpdate') return
+    const check = drainComplete(s.cell.ownRow, ctx.input.workload, s.plan.lastTransitionTime, ctx.input.now)
     if (check.done) {
-      startRemoval(w, w.role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', nowStamp, 'drained')
-    } else {
-      w.plan.message = `Draining: waiting until ${check.waiting}.`
-      if (check.deadline !== undefined) w.plan.deadline = check.deadline
+      slots[i] = removal(s, s.role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', ctx.nowStamp, 'drained')
+      return
     }
-  }
+    const plan = { ...s.plan, message: `Draining: waiting until ${check.waiting}.` }
+    if (check.deadline !== undefined) plan.deadline = check.deadline
+    slots[i] = { ...s, plan }
+  })
+}
 
-  const held = (): Working[] => work.filter((w) => w.role === 'serve' || w.role === 'failed' || w.role === 'drainUpdate')
-  const creating = (): number => work.filter((w) => w.role === 'serve' && CREATING_PHASES.has(w.plan.phase) && !w.plan.readyOnce).length
-
-  // Scale down: Failed first, then never-Ready cells, then the autoscaler's idle cell, else the highest index.
-  let excess = held().length - input.desired
-  if (excess > 0) {
-    const order = [
-      ...held()
-        .filter((w) => w.role === 'failed')
-        .reverse(),
-      ...held()
-        .filter((w) => w.role === 'serve' && !w.plan.readyOnce)
-        .reverse(),
-      ...held().filter((w) => w.role === 'serve' && w.plan.readyOnce && w.input.name === input.cellToDrain),
-      ...held()
-        .filter((w) => (w.role === 'serve' && w.plan.readyOnce) || w.role === 'drainUpdate')
-        .reverse()
-    ]
-    const seen = new Set<Working>()
-    for (const w of order) {
-      if (excess <= 0) break
-      if (seen.has(w)) continue
-      seen.add(w)
-      excess -= 1
-      if (w.role === 'failed') {
-        if (hasChildren(w.input)) {
-          if (observed) startRemoval(w, 'Failed', w.plan.lastTransitionTime, 'no longer wanted')
-          else holdFailed(w)
-          w.plan.keepRow = hasChildren(w.input)
-        } else {
-          w.role = 'gone'
-          w.plan.keepRow = false
-          w.plan.answer = 'none'
-        }
-      } else if (!w.plan.readyOnce) {
-        if (observed) startRemoval(w, 'ScaleDown', nowStamp, 'not needed')
-      } else if (w.role === 'serve') {
-        startDrain(w, 'ScaleDown', nowStamp, observed)
+/**
+ * Scale down to the desired number: Failed indices first, then never-Ready cells, then the
+ * autoscaler's idle cell, else the highest index. A never-Ready cell goes at once, a Ready-once
+ * one drains; nothing goes while the workload cluster is unobserved.
+ */
+function scaleDown(slots: Slot[], ctx: StepContext): void {
+  const { input, observed, nowStamp } = ctx
+  const current = held(slots)
+  let excess = current.length - input.desired
+  if (excess <= 0) return
+  const order = [
+    ...current.filter((s) => s.role === 'failed').reverse(),
+    ...current.filter((s) => s.role === 'serve' && !s.plan.readyOnce).reverse(),
+    ...current.filter((s) => s.role === 'serve' && s.plan.readyOnce && s.cell.name === input.cellToDrain),
+    ...current.filter((s) => (s.role === 'serve' && s.plan.readyOnce) || s.role === 'drainUpdate').reverse()
+  ]
+  const done = new Set<Slot>()
+  for (const s of order) {
+    if (excess <= 0) break
+    if (done.has(s)) continue
+    done.add(s)
+    excess -= 1
+    const i = slots.indexOf(s)
+    if (s.role === 'failed') {
+      if (hasChildren(s.cell)) {
+        const next = observed ? removal(s, 'Failed', s.plan.lastTransitionTime, 'no longer wanted') : heldFailed(s)
+        slots[i] = { ...next, plan: { ...next.plan, keepRow: true } }
       } else {
-        w.role = 'drainScaleDown'
-        w.plan.reason = 'ScaleDown'
+        slots[i] = { ...s, role: 'gone', plan: { ...s.plan, keepRow: false, answer: 'none' } }
       }
+    } else if (!s.plan.readyOnce) {
+      if (observed) slots[i] = removal(s, 'ScaleDown', nowStamp, 'not needed')
+    } else if (s.role === 'serve') {
+      slots[i] = drain(s, 'ScaleDown', nowStamp, observed)
+    } else {
+      slots[i] = { ...s, role: 'drainScaleDown', plan: { ...s.plan, reason: 'ScaleDown' } }
     }
   }
+}
 
-  // Scale up: return cells draining for a scale-down first, then rebuild or add at the lowest free indices.
-  let missing = input.desired - held().length
-  for (const w of work) {
-    if (missing <= 0) break
-    if (w.role !== 'drainScaleDown') continue
-    backToService(w, nowStamp)
+/**
+ * Scale up to the desired number: cells draining for a scale-down serve again first (lowest index
+ * first), then Failed indices are rebuilt once their backoff has passed, then new cells take the
+ * lowest free indices; at most {@link MAX_CREATING} are built at once, and none while the workload
+ * cluster is unobserved. Returns the partition with the new cells.
+ */
+function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[] {
+  const { input, observed, nowStamp } = ctx
+  const now = input.now
+  let missing = input.desired - held(slots).length
+  slots.forEach((s, i) => {
+    if (missing <= 0 || s.role !== 'drainScaleDown') return
+    slots[i] = backToService(s, nowStamp)
+    missing -= 1
+  })
+  slots.forEach((s, i) => {
+    if (s.role !== 'failed' || hasChildren(s.cell)) return
+    const f = s.plan.failureCount
+    if (f >= MAX_INDEX_FAILURES) {
+      slots[i] = {
+        ...s,
+        plan: {
+          ...s.plan,
+          reason: 'ReplacementExhausted',
+          message: `Cell ${s.plan.name} failed ${f} times; it is not rebuilt until the pool's spec changes.`
+        }
+      }
+      return
+    }
+    const due = (parseTime(s.plan.lastTransitionTime) ?? now.getTime()) + backoffSeconds(f) * 1000
+    if (now.getTime() < due) {
+      const message = `${s.cell.seen.message} Rebuilt after a backoff of ${formatSeconds(backoffSeconds(f))}.`
+      slots[i] = { ...s, plan: { ...s.plan, message, deadline: new Date(due) } }
+      return
+    }
+    if (poolExhausted || !observed || creating(slots).length >= MAX_CREATING) return
+    slots[i] = build(s, nowStamp, input.templateHash)
+  })
+  if (missing <= 0 || poolExhausted) return slots
+  // An index whose last child went this sync is free again: a replaced cell keeps its index.
+  let out = slots
+  const used = new Set(out.filter((s) => s.role !== 'gone').map((s) => s.cell.index))
+  for (let i = 0; missing > 0; i++) {
+    if (used.has(i)) {
+      // A cell replaced by a rolling update keeps its index: its slot waits until the old
+      // cell's last child is gone rather than moving to another index.
+      if (out.some((s) => s.cell.index === i && s.role === 'removing' && s.plan.reason === 'RollingUpdate')) missing -= 1
+      continue
+    }
+    if (!observed || creating(out).length >= MAX_CREATING) break
+    out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
+    out.push(newSlot(input.pool, i, nowStamp, input.templateHash))
+    used.add(i)
     missing -= 1
   }
-  const due = work.filter((w) => w.role === 'failed' && !hasChildren(w.input))
-  for (const w of due) {
-    const f = w.plan.failureCount
-    if (f >= MAX_INDEX_FAILURES) {
-      w.plan.reason = 'ReplacementExhausted'
-      w.plan.message = `Cell ${w.plan.name} failed ${f} times; it is not rebuilt until the pool's spec changes.`
-      continue
-    }
-    const after = (parseTime(w.plan.lastTransitionTime) ?? now.getTime()) + backoffSeconds(f) * 1000
-    if (now.getTime() < after) {
-      w.plan.message = `${failureText(w.plan.message)} Rebuilt after a backoff of ${formatSeconds(backoffSeconds(f))}.`
-      w.plan.deadline = new Date(after)
-      continue
-    }
-    if (poolExhausted) continue
-    if (!observed || creating() >= MAX_CREATING) continue
-    startBuild(w, nowStamp, input.templateHash)
-  }
-  if (missing > 0 && !poolExhausted) {
-    // An index whose last child went this sync is free again: a replaced cell keeps its index.
-    const used = new Set(work.filter((w) => w.role !== 'gone').map((w) => w.input.index))
-    for (let i = 0; missing > 0; i++) {
-      if (used.has(i)) {
-        // A cell replaced by a rolling update keeps its index: its slot waits until the old
-        // cell's last child is gone rather than moving to another index.
-        if (work.some((w) => w.input.index === i && w.role === 'removing' && w.plan.reason === 'RollingUpdate')) missing -= 1
-        continue
-      }
-      if (!observed || creating() >= MAX_CREATING) break
-      const goneAt = work.findIndex((w) => w.role === 'gone' && w.input.index === i)
-      if (goneAt >= 0) work.splice(goneAt, 1)
-      const name = `${input.pool}-${i}`
-      const fresh: CellInput = {
-        index: i,
-        name,
-        seen: {
-          phase: 'Pending',
-          reason: 'GuestNotCreated',
-          message: 'Creating the bootstrap Secret and seed profile.',
-          readyOnce: false,
-          lastTransitionTime: nowStamp,
-          failedNow: false
-        },
-        previous: undefined,
-        children: { secret: false, seed: false, guest: false },
-        guestDeleting: false,
-        templateHash: input.templateHash,
-        row: undefined,
-        ownRow: undefined
-      }
-      const w: Working = { input: fresh, plan: basePlan(fresh), role: 'serve' }
-      startBuild(w, nowStamp, input.templateHash)
-      work.push(w)
-      used.add(i)
-      missing -= 1
-    }
-  }
+  return out
+}
 
-  // Creation order for cells without a guest: the guest only once Secret and seed profile are observed
-  // and the row shows no Node of that name (status generation-matched).
-  for (const w of work) {
-    if (w.role !== 'serve' || w.input.children.guest || w.plan.answer !== 'serve') continue
-    const row = w.input.row
-    const ready =
-      w.input.children.secret && w.input.children.seed && observed && workload.generationMatched && row !== undefined && !row.present
-    w.plan.createGuest = ready
-    if (!ready && w.plan.phase === 'Pending' && w.plan.reason === 'GuestNotCreated') {
-      w.plan.message =
-        !w.input.children.secret || !w.input.children.seed
+/**
+ * Creation order for a serving cell without a machine: the machine only once its Secret and seed
+ * are observed and the CellNodeSet row shows no Node of its name (the status generation-matched).
+ */
+function orderCreation(slots: Slot[], ctx: StepContext): void {
+  const { workload } = ctx.input
+  slots.forEach((s, i) => {
+    const c = s.cell
+    if (s.role !== 'serve' || c.children.guest || s.plan.answer !== 'serve') return
+    const row = c.row
+    const ready = c.children.secret && c.children.seed && ctx.observed && workload.generationMatched && row !== undefined && !row.present
+    const plan = { ...s.plan, createGuest: ready }
+    if (!ready && plan.phase === 'Pending' && plan.reason === 'GuestNotCreated') {
+      plan.message =
+        !c.children.secret || !c.children.seed
           ? 'Waiting for the bootstrap Secret and seed profile to be created.'
           : row === undefined || !workload.generationMatched
             ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
-            : w.plan.message
+            : plan.message
     }
-  }
-
-  // Rolling update: one outdated cell at a time, an idle one first, else the highest index.
-  const outdated = work.filter(
-    (w) =>
-      (w.role === 'serve' || w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate')) &&
-      w.plan.templateHash !== input.templateHash
-  )
-  let updated: ConditionInput
-  if (outdated.length === 0) {
-    updated = { type: 'Updated', status: 'True', reason: 'UpToDate', message: 'Every cell is built from the current template.' }
-  } else if (input.updatePolicy === 'Manual') {
-    updated = {
-      type: 'Updated',
-      status: 'False',
-      reason: 'TemplateChanged',
-      message: `Cells built from an earlier template: ${names(outdated)}; updatePolicy Manual keeps them until they are replaced (new cells use the current template).`
-    }
-  } else {
-    const inProgress = work.some((w) => w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate'))
-    const why: string[] = []
-    if (held().length !== input.desired) why.push(`the pool is not at its desired size (${held().length} of ${input.desired})`)
-    if (!observed) why.push(`the workload cluster is unobserved (${workload.reason})`)
-    if (creating() > 0 || work.some((w) => w.plan.building)) why.push('cells are being created')
-    if (work.some((w) => w.role === 'drainScaleDown' || w.role === 'removing')) why.push('cells are being drained or removed')
-    if (!inProgress && why.length === 0) {
-      const candidates = outdated.filter((w) => w.role === 'serve')
-      const pick = candidates.filter((w) => isIdle(w.input)).at(-1) ?? candidates.at(-1)
-      if (pick !== undefined) {
-        if (pick.plan.readyOnce) startDrain(pick, 'RollingUpdate', nowStamp, observed)
-        else startRemoval(pick, 'RollingUpdate', nowStamp, 'outdated')
-      }
-    }
-    const started = work.some((w) => w.role === 'drainUpdate' || (w.role === 'removing' && w.plan.reason === 'RollingUpdate'))
-    updated = started
-      ? {
-          type: 'Updated',
-          status: 'False',
-          reason: 'RollingUpdate',
-          message: `Replacing cells built from an earlier template one at a time: ${names(outdated)}.`
-        }
-      : {
-          type: 'Updated',
-          status: 'False',
-          reason: 'UpdateBlocked',
-          message: `Cells built from an earlier template: ${names(outdated)}; the rolling update waits because ${why.join(', ') || 'no cell can be drained'}.`
-        }
-  }
-
-  const plans = work.sort((a, b) => a.plan.index - b.plan.index).map((w) => w.plan)
-  return { cells: plans, progressing: progressing(work, input, poolExhausted, missingAfter(work, input), failuresInAll), updated }
-}
-
-function missingAfter(work: Working[], input: ScalingInput): number {
-  return input.desired - work.filter((w) => w.role === 'serve' || w.role === 'failed' || w.role === 'drainUpdate').length
-}
-
-function names(ws: readonly Working[]): string {
-  return ws.map((w) => w.plan.name).join(', ')
-}
-
-function basePlan(c: CellInput): CellPlan {
-  const plan: CellPlan = {
-    index: c.index,
-    name: c.name,
-    phase: c.seen.phase,
-    reason: c.seen.reason,
-    message: c.seen.message,
-    lastTransitionTime: c.seen.lastTransitionTime,
-    readyOnce: c.seen.readyOnce,
-    failureCount: c.previous?.failureCount ?? 0,
-    answer: 'serve',
-    createGuest: false,
-    cordon: false,
-    building: false,
-    keepRow: true,
-    templateHash: c.templateHash
-  }
-  if (c.seen.deadline !== undefined) plan.deadline = c.seen.deadline
-  return plan
-}
-
-/** The role a cell starts this sync with, from its observed phase and its previous row. */
-/**
- * A cell's starting point: its previous row (phase, readyOnce, failures) and what is observed of
- * it now. The previous row is the pool's status as Metacontroller passed it, which may predate
- * the status the last sync answered (its cache may not have that write yet); where the children
- * tell more than such a row, they win (a drain whose guest is gone). readyOnce has no such
- * witness: a sync from an older pool can lose it for a Ready cell whose Node turned not Ready
- * meanwhile, and that cell is then treated as never Ready (a scale-down removes it undrained).
- */
-function initial(c: CellInput, input: ScalingInput): Working {
-  const plan = basePlan(c)
-  const prev = c.previous
-  if (input.specChanged) plan.failureCount = 0
-  if (c.seen.failedNow) plan.failureCount += 1
-  const observed = input.workload.observed
-  const children = hasChildren(c)
-  // A guest someone deleted by hand: the removal is carried through.
-  if (prev?.phase === 'Deleting' || (c.guestDeleting && prev?.phase !== 'Failed' && c.seen.phase !== 'Failed')) {
-    const why = prev?.phase === 'Deleting' ? prev.reason : 'GuestDeleted'
-    const w: Working = { input: c, plan, role: 'removing' }
-    if (!children) {
-      plan.keepRow = false
-      plan.answer = 'none'
-      w.role = 'gone'
-      return w
-    }
-    plan.phase = 'Deleting'
-    plan.reason = why
-    plan.message = removalMessage(c)
-    plan.lastTransitionTime = prev?.phase === 'Deleting' ? (prev.lastTransitionTime ?? stamp(input.now)) : stamp(input.now)
-    plan.answer = observed || !children ? 'remove' : 'hold'
-    plan.cordon = plan.readyOnce
-    delete plan.deadline
-    return w
-  }
-  if (c.seen.phase === 'Failed') {
-    const w: Working = { input: c, plan, role: 'failed' }
-    delete plan.deadline
-    if (!children) {
-      plan.answer = 'none'
-      return w
-    }
-    if (observed) {
-      plan.answer = 'remove'
-      plan.message = `${failureText(c.seen.message)} Removing its children.`
-    } else holdFailed(w)
-    return w
-  }
-  if (prev?.phase === 'Draining' && children) {
-    const role = prev.reason === 'RollingUpdate' ? 'drainUpdate' : 'drainScaleDown'
-    if (!c.children.guest) {
-      // The row says Draining but the guest is gone: the sync that completed the drain deleted
-      // the guest and answered Deleting, and a sync that started from an older copy of the pool
-      // answered Draining over it (Metacontroller replaces the whole status with each answer, and
-      // its parent comes from a cache that may not have the last write yet). Nothing is left to
-      // drain: the removal goes on, and the guest is never built again.
-      const w: Working = { input: c, plan, role }
-      startRemoval(w, role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', stamp(input.now), 'drained')
-      return w
-    }
-    plan.phase = 'Draining'
-    plan.reason = prev.reason
-    plan.lastTransitionTime = prev.lastTransitionTime ?? stamp(input.now)
-    plan.cordon = true
-    delete plan.deadline
-    return { input: c, plan, role }
-  }
-  return { input: c, plan, role: 'serve' }
-}
-
-/** A Failed row's message without what this module appended to it on an earlier sync. */
-export function failureText(message: string): string {
-  return message.replace(/ (Removing its children|Kept as it is while|Rebuilt after a backoff).*$/, '')
-}
-
-function holdFailed(w: Working): void {
-  w.plan.answer = 'hold'
-  w.plan.message = `${failureText(w.input.seen.message)} Kept as it is while the workload cluster is unobserved.`
-}
-
-function removalMessage(c: CellInput): string {
-  if (c.children.guest) return `Deleting guest ${c.name}; its seed profile and bootstrap Secret follow once it is gone.`
-  return 'Deleting the seed profile and bootstrap Secret.'
-}
-
-function startRemoval(w: Working, reason: RemovalReason, since: string, why: string): void {
-  const failed = w.role === 'failed'
-  w.role = 'removing'
-  w.plan.answer = 'remove'
-  w.plan.cordon = w.plan.readyOnce && !failed
-  w.plan.createGuest = false
-  delete w.plan.deadline
-  if (failed) {
-    w.plan.message = `${failureText(w.input.seen.message)} Removing its children (${why}).`
-    return
-  }
-  w.plan.phase = 'Deleting'
-  w.plan.reason = reason
-  w.plan.message = removalMessage(w.input)
-  w.plan.lastTransitionTime = since
-}
-
-function startDrain(w: Working, reason: 'ScaleDown' | 'RollingUpdate', since: string, observed: boolean): void {
-  w.role = reason === 'RollingUpdate' ? 'drainUpdate' : 'drainScaleDown'
-  w.plan.phase = 'Draining'
-  w.plan.reason = reason
-  w.plan.cordon = true
-  w.plan.lastTransitionTime = since
-  w.plan.message = observed
-    ? 'Draining: cordoned, waiting for its HAMi allocations to end.'
-    : 'Draining: waiting until the workload cluster is observed.'
-  delete w.plan.deadline
-}
-
-function backToService(w: Working, since: string): void {
-  w.role = 'serve'
-  w.plan.phase = w.input.seen.phase
-  w.plan.reason = w.input.seen.reason
-  w.plan.message = `Returned to service: ${w.input.seen.message}`
-  w.plan.cordon = false
-  w.plan.lastTransitionTime = since
-}
-
-function startBuild(w: Working, since: string, templateHash: string): void {
-  w.role = 'serve'
-  w.plan.phase = 'Pending'
-  w.plan.reason = 'GuestNotCreated'
-  w.plan.message = 'Creating the bootstrap Secret and seed profile.'
-  w.plan.readyOnce = false
-  w.plan.lastTransitionTime = since
-  w.plan.answer = 'serve'
-  w.plan.building = true
-  w.plan.keepRow = true
-  w.plan.templateHash = templateHash
-  delete w.plan.deadline
-}
-
-function progressing(work: Working[], input: ScalingInput, poolExhausted: boolean, missing: number, failures: number): ConditionInput {
-  const c = (status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
-    type: 'Progressing',
-    status,
-    reason,
-    message
+    slots[i] = { ...s, plan }
   })
-  const building = work.filter((w) => w.role === 'serve' && CREATING_PHASES.has(w.plan.phase) && !w.plan.readyOnce)
-  const draining = work.filter((w) => w.role === 'drainScaleDown' || w.role === 'drainUpdate')
-  const removing = work.filter((w) => w.role === 'removing')
-  const exhausted = work.filter((w) => w.role === 'failed' && w.plan.reason === 'ReplacementExhausted')
-  const moving: string[] = []
-  if (building.length > 0) moving.push(`creating ${names(building)}`)
-  if (draining.length > 0) moving.push(`draining ${names(draining)}`)
-  if (removing.length > 0) moving.push(`removing ${names(removing)}`)
-  const also = moving.length > 0 ? ` (meanwhile ${moving.join('; ')})` : ''
-  if (poolExhausted) {
-    return c(
-      'False',
-      'ReplacementExhausted',
-      `No cell of the pool was ever Ready and cells failed ${failures} times in all; no cell is created until the pool's spec changes${also}.`
-    )
+}
+
+/**
+ * Rolling update: one outdated cell at a time, an idle one first, else the highest index, once
+ * the pool is settled at its size. Returns the `Updated` condition.
+ */
+function rollingUpdate(slots: Slot[], ctx: StepContext): ConditionInput {
+  const { input, observed, nowStamp } = ctx
+  const isOutdated = (s: Slot): boolean =>
+    (s.role === 'serve' || s.role === 'drainUpdate' || (s.role === 'removing' && s.plan.reason === 'RollingUpdate')) &&
+    s.plan.templateHash !== input.templateHash
+  const outdated = slots.filter(isOutdated)
+  if (outdated.length === 0 || input.updatePolicy === 'Manual') return updatedCondition(outdated, input.updatePolicy, false, [])
+  const why: string[] = []
+  if (held(slots).length !== input.desired) why.push(`the pool is not at its desired size (${held(slots).length} of ${input.desired})`)
+  if (!observed) why.push(`the workload cluster is unobserved (${input.workload.reason})`)
+  if (creating(slots).length > 0 || slots.some((s) => s.plan.building)) why.push('cells are being created')
+  if (slots.some((s) => s.role === 'drainScaleDown' || s.role === 'removing')) why.push('cells are being drained or removed')
+  if (!updateInProgress(slots) && why.length === 0) {
+    const candidates = outdated.filter((s) => s.role === 'serve')
+    const pick = candidates.filter((s) => isIdle(s.cell)).at(-1) ?? candidates.at(-1)
+    if (pick !== undefined) {
+      const i = slots.indexOf(pick)
+      slots[i] = pick.plan.readyOnce
+        ? drain(pick, 'RollingUpdate', nowStamp, observed)
+        : removal(pick, 'RollingUpdate', nowStamp, 'outdated')
+    }
   }
-  const waitingForCells = missing > 0 || work.some((w) => w.role === 'failed')
-  if (!input.workload.observed && (waitingForCells || draining.length > 0)) {
-    return c(
-      'False',
-      'WorkloadUnobserved',
-      `The workload cluster is unobserved (${input.workload.reason}): no cell is created, removed or drained to completion until it is${also}.`
-    )
-  }
-  if (exhausted.length > 0 && moving.length === 0) {
-    return c(
-      'False',
-      'ReplacementExhausted',
-      `Cells failed ${MAX_INDEX_FAILURES} times and are not rebuilt until the pool's spec changes: ${names(exhausted)}.`
-    )
-  }
-  if (moving.length > 0)
-    return c(
-      'True',
-      'CellsChanging',
-      `${moving.join('; ')}.`.replace(/^./, (s) => s.toUpperCase())
-    )
-  const failed = work.filter((w) => w.role === 'failed')
-  if (failed.length > 0) return c('True', 'Rebuilding', `Failed cells wait for their rebuild: ${names(failed)}.`)
-  if (missing > 0) return c('True', 'CellsChanging', `${missing} more cell(s) wait until fewer than ${MAX_CREATING} are being created.`)
-  return c('False', 'Settled', `The pool holds its ${input.desired} desired cell(s); nothing is being created, drained or removed.`)
+  return updatedCondition(slots.filter(isOutdated), input.updatePolicy, updateInProgress(slots), why)
 }

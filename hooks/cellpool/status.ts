@@ -1,8 +1,8 @@
 /**
- * The GPUCellPool's status (api.md, cellpool.md "Status"): a pure function of what was observed
+ * The GPUCellPool's status (docs/api.md, docs/cellpool.md "Status"): a pure function of what was observed
  * and decided.
  *
- * Status must be deterministic (metacontroller.md rule 2): the only clock-dependent fields are
+ * Status must be deterministic (docs/metacontroller.md rule 2): the only clock-dependent fields are
  * transition times and the autoscaler's times, and each moves only when what it describes changes
  * (a condition's status, a cell's phase, a scale-up or scale-down, demand coming or going).
  *
@@ -14,11 +14,14 @@
  * - What the reader could not read (a child or related object of an unexpected shape) is named in
  *   the `Progressing` message, after its own reason.
  */
-import type { CellStatus, GPUCellPoolStatus } from '../api/gpucellpool.ts'
+import type { CellFailure, CellStatus, GPUCellPoolStatus } from '../api/gpucellpool.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { scalingActiveCondition, type AutoscaleResult } from './autoscale.ts'
-import { CREATING_PHASES, type DecidedCell, type WorkloadState } from './phases.ts'
+import { hasChildren, type Cell } from './cell.ts'
+import { CREATING_PHASES, type DecidedCell } from './phases.ts'
 import type { PoolView } from './request.ts'
+import type { CellPlan } from './scaling.ts'
+import type { WorkloadState } from './workload.ts'
 
 /** One status row as decided, with what was observed of the cell. */
 export interface CellRow extends DecidedCell {
@@ -31,6 +34,8 @@ export interface CellRow extends DecidedCell {
   nodeName?: string
   /** At least one child of the cell is observed. */
   owned: boolean
+  /** Why a Failed cell failed. */
+  failure?: CellFailure
 }
 
 /** Everything the status is computed from. */
@@ -68,6 +73,37 @@ export function viewStatus(view: PoolView, workload: WorkloadState, now: Date, d
   })
 }
 
+/**
+ * The status row of a cell: what was decided for it (its plan, or what finalize decides), with what
+ * was observed of it. A cell built by this answer shows nothing of an earlier machine.
+ */
+export function statusRow(plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash' | 'failure'>, cell: Cell | undefined): CellRow {
+  const guest = cell?.observed?.guestView
+  const row: CellRow = {
+    name: plan.name,
+    index: plan.index,
+    phase: plan.phase,
+    reason: plan.reason,
+    message: plan.message,
+    lastTransitionTime: plan.lastTransitionTime,
+    readyOnce: plan.readyOnce,
+    failureCount: plan.failureCount,
+    owned: cell !== undefined && hasChildren(cell)
+  }
+  if (plan.templateHash !== undefined) row.templateHash = plan.templateHash
+  if (plan.phase === 'Failed' && plan.failure !== undefined) row.failure = { ...plan.failure }
+  if (plan.building) return row
+  const guestUID = guest?.uid !== undefined && guest.uid !== '' ? guest.uid : cell?.stored?.guestUID
+  if (guestUID !== undefined) row.guestUID = guestUID
+  if (guest !== undefined) {
+    if (guest.hostNode !== undefined) row.hostNode = guest.hostNode
+    if (guest.devices.length > 0) row.devices = [...guest.devices]
+  }
+  if (cell?.seen.nodeIP !== undefined) row.nodeIP = cell.seen.nodeIP
+  if (cell?.ownRow !== undefined) row.nodeName = cell.ownRow.name
+  return row
+}
+
 /** The `status.selector` of a pool: its cells' label selector, for the scale subresource. */
 export function poolSelector(pool: string): string {
   return `cells.kubeswift.io/pool=${pool}`
@@ -83,6 +119,7 @@ export function cellStatusRow(row: CellRow): CellStatus {
   if (row.nodeName !== undefined) out.nodeName = row.nodeName
   if (row.templateHash !== undefined) out.templateHash = row.templateHash
   out.failureCount = row.failureCount
+  if (row.failure !== undefined) out.failure = row.failure
   out.readyOnce = row.readyOnce
   out.lastTransitionTime = row.lastTransitionTime
   return out

@@ -381,7 +381,7 @@ t.test('children and related objects of unexpected shapes are reported, never a 
   const progressing = condition(answer.status, 'Progressing')
   t.match(progressing?.message, /Unreadable: .*status\.gpu\.devices is a string, not a list/)
   t.match(progressing?.message, /status\.network\.interfaces is an object, not a list/)
-  t.match(progressing?.message, /status\.nodes has an entry that is a string/)
+  t.match(progressing?.message, /status\.nodes\[1\] is a string, not an object/)
   t.match(progressing?.message, /devices is a string, not a list/)
   t.match(progressing?.message, /status\.demand is a string/)
   t.ok(

@@ -18,12 +18,6 @@ const QUOTED = /^,? "([^"]+)"/
 const NUMBERED = /^,? (?:rules?|steps?) (\d+)/
 const SECTION = /^,? (?:§ ?|section )(\d+)/
 
-/**
- * The files still citing the documents by their bare names (the file name alone): there a bare name
- * is read as `docs/<name>`, until they name the path as every other file does.
- */
-const BARE_NAMES_UNDER = ['hooks/cellpool/']
-
 interface Citation {
   file: string
   line: number
@@ -56,8 +50,6 @@ function citationsIn(file: string, text: string): Citation[] {
 /** The repository path a citation names, or undefined when it names none. */
 function resolve(citation: Citation): string | undefined {
   if (existsSync(join(ROOT, citation.path))) return citation.path
-  const bare = BARE_NAMES_UNDER.some((dir) => citation.file.startsWith(dir)) && !citation.path.includes('/')
-  if (bare && existsSync(join(ROOT, 'docs', citation.path))) return `docs/${citation.path}`
   return undefined
 }
 

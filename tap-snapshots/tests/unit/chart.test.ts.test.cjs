@@ -1210,6 +1210,40 @@ spec:
                       items:
                         type: string
                       type: array
+                    failure:
+                      description: Why a Failed cell failed.
+                      properties:
+                        message:
+                          description: What failed, as it was observed when the cell
+                            failed.
+                          type: string
+                        phase:
+                          description: The phase the cell stayed in too long.
+                          enum:
+                          - Pending
+                          - AllocatingGPU
+                          - GuestProvisioning
+                          - Booting
+                          - Joining
+                          - AwaitingGPUCapacity
+                          - Ready
+                          - Draining
+                          - Deleting
+                          - Failed
+                          type: string
+                        reason:
+                          description: 'Why the cell failed: ReadyTimeout or CapacityTimeout
+                            (a phase outlived its budget).'
+                          type: string
+                        since:
+                          description: When the cell failed.
+                          format: date-time
+                          type: string
+                      required:
+                      - reason
+                      - since
+                      - message
+                      type: object
                     failureCount:
                       description: Failures of this index since the spec last changed.
                       minimum: 0
