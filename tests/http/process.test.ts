@@ -4,7 +4,7 @@
  * flight and exits 0.
  */
 import t from 'tap'
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
@@ -16,6 +16,7 @@ import { readConfig } from '../../hooks/server/config.ts'
 import { childEnv } from '../support/child-env.ts'
 import { freePorts } from '../support/ports.ts'
 import { WEBHOOKS } from '../cluster/support/env.ts'
+import { selfSignedCert } from './support/certs.ts'
 import { startService } from './support/service.ts'
 
 t.test('readConfig', async (t) => {
@@ -235,27 +236,7 @@ t.test('with TLS the admission listener serves HTTPS on WEBHOOK_PORT', async (t)
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const cert = join(dir, 'tls.crt')
   const key = join(dir, 'tls.key')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1'
-    ],
-    { stdio: 'ignore' }
-  )
+  selfSignedCert(cert, key)
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
   const service = await startService(
     { PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, SHUTDOWN_DELAY_SECONDS: '0' },

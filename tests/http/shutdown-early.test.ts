@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePorts } from '../support/ports.ts'
+import { selfSignedCert } from './support/certs.ts'
 import { startService } from './support/service.ts'
 
 t.test('a SIGTERM during start-up drains and exits 0', async (t) => {
@@ -22,27 +23,7 @@ t.test('a SIGTERM during start-up drains and exits 0', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const madeCert = join(dir, 'made.crt')
   const key = join(dir, 'tls.key')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      madeCert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1'
-    ],
-    { stdio: 'ignore' }
-  )
+  selfSignedCert(madeCert, key)
   const fifo = join(dir, 'tls.crt')
   execFileSync('mkfifo', [fifo])
   const [port, webhookPort] = (await freePorts(2)) as [number, number]

@@ -172,7 +172,7 @@ t.test('the dashboard reads each family the agent and the hook service export fo
 })
 
 t.test('docs/observability.md names every metric exported, recorded or read', async (t) => {
-  const path = join(ROOT, 'docs', 'observability.md')
+  const path = join(ROOT, 'docs/observability.md')
   t.ok(existsSync(path), 'docs/observability.md exists')
   const text = existsSync(path) ? readFileSync(path, 'utf8') : ''
   const families = [
