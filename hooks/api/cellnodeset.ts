@@ -29,15 +29,17 @@ export function cellName(pool: string, index: number): string {
 }
 
 /**
- * The index in a cell's name, the inverse of {@link cellName}: `<pool>-<index>` with the index
- * written as the pool writes it (decimal, no leading zero, below the 100,000 cells a pool may
- * have); undefined for any other name.
+ * A cell index as names and the index label write it: decimal without leading zeros, at most five
+ * digits (below the 100,000 cells a pool may have), so that each index has exactly one spelling.
  */
+export const CELL_INDEX = /^(0|[1-9][0-9]{0,4})$/
+
+/** The index in a cell's name, the inverse of {@link cellName}; undefined for any other name. */
 export function cellIndexOf(pool: string, name: string): number | undefined {
   const prefix = `${pool}-`
   if (!name.startsWith(prefix)) return undefined
   const rest = name.slice(prefix.length)
-  return /^(0|[1-9][0-9]{0,4})$/.test(rest) ? Number(rest) : undefined
+  return CELL_INDEX.test(rest) ? Number(rest) : undefined
 }
 
 /** Label on a cell's Node: the uid of the SwiftGuest (VM) whose kubelet registered it. */

@@ -6,10 +6,10 @@
  * `<pool>-<i>`; per pool the CellNodeSet `<pool>`. The index is spelled as {@link CELL_INDEX}
  * spells it, the one spelling the hooks read back as a cell.
  */
-import { CELL_NODE_SET_TYPE_KEY, CELLS_API_VERSION } from '../api/cellnodeset.ts'
+import { CELL_INDEX, CELL_NODE_SET_TYPE_KEY, CELLS_API_VERSION } from '../api/cellnodeset.ts'
 import { SECRET_TYPE_KEY, SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
-import { CELL_INDEX, bootstrapSecretName } from './cell-names.ts'
+import { bootstrapSecretName } from './cell-names.ts'
 import { seedProfileName } from './swift-guest.ts'
 
 /** Whether `name` is `<pool>-<i>` followed by `suffix` for a cell index `i`. */

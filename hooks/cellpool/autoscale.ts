@@ -17,7 +17,8 @@
 import type { CellDevice, DemandShape } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { CellPhase } from '../api/gpucellpool.ts'
-import { formatSeconds, parseTime, stamp } from './time.ts'
+import { apiTime } from '../k8s/time.ts'
+import { formatSeconds, parseTime } from './time.ts'
 
 /** `spec.autoscaling` resolved, windows in seconds. */
 export interface AutoscaleConfig {
@@ -131,7 +132,7 @@ function within(since: string | undefined, windowSeconds: number, now: Date): bo
 /** The autoscaler (docs/cellpool.md, "Autoscaling"), rule by rule. */
 export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
   const { config, memory } = input
-  const nowStamp = stamp(now)
+  const nowStamp = apiTime(now)
   const floor = config.minReplicas ?? config.replicas
   const ceiling = Math.max(config.maxReplicas, floor)
   const counted = input.cells.filter((c) => c.phase !== 'Failed' && c.phase !== 'Draining' && c.phase !== 'Deleting').length

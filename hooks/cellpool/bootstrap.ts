@@ -17,7 +17,8 @@
  * check misses can break a line of a boot script.
  */
 import type { Taint } from '../api/cellnodeset.ts'
-import { cellLabels, cellName } from './cell-names.ts'
+import { cellLabels } from './cell-names.ts'
+import { cellName } from '../api/cellnodeset.ts'
 import { kubeletMaySetLabel } from '../k8s/node-keys.ts'
 import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, bytesText } from './limits.ts'
 import type { ResolvedPool } from './resolve.ts'

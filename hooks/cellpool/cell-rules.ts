@@ -10,7 +10,8 @@
  */
 import { asRecord, isRecord } from '../k8s/objects.ts'
 import { DNS_LABEL_RULE, isDnsLabel } from './names.ts'
-import { clip, describe } from './quote.ts'
+import { describe } from '../k8s/schema-messages.ts'
+import { clip } from './quote.ts'
 import type { PoolProblem } from './validate.ts'
 
 /** guestTemplate fields the controller writes (docs/cellpool.md item 3). */

@@ -18,7 +18,7 @@
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { CellStatus } from '../api/gpucellpool.ts'
 import type { KubeObject } from '../k8s/objects.ts'
-import { cellIndexOf, cellName } from './cell-names.ts'
+import { cellIndexOf, cellName } from '../api/cellnodeset.ts'
 import { rowOfGuest, type PhaseConfig } from './observed-phase.ts'
 import { cellPhase, type CellPhaseResult, type PreviousCell } from './phases.ts'
 import type { GuestView } from './provisioner.ts'

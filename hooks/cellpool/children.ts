@@ -23,12 +23,21 @@
  * - `demand.resources` are HAMi's names derived from `resourceName`: the name itself and the name
  *   followed by `mem` and `cores` (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).
  */
-import { CELLS_API_VERSION, INSTANCE_LABEL, POOL_LABEL, POOL_UID_LABEL, type CellNode, type CellNodeSetSpec } from '../api/cellnodeset.ts'
-import { MANAGED_BY, MANAGED_BY_LABEL, type KubeObject } from '../k8s/objects.ts'
+import {
+  cellName,
+  CELLS_API_VERSION,
+  INSTANCE_LABEL,
+  POOL_LABEL,
+  POOL_UID_LABEL,
+  type CellNode,
+  type CellNodeSetSpec
+} from '../api/cellnodeset.ts'
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/labels.ts'
+import type { KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
 import type { ObservedCell } from './cell.ts'
-import { bootstrapSecretName, cellLabels, cellName, type CellIdentity } from './cell-names.ts'
+import { bootstrapSecretName, cellLabels, type CellIdentity } from './cell-names.ts'
 import { MAX_BUILT_PER_ANSWER } from './limits.ts'
 import type { CellProvisioner } from './provisioner.ts'
 import type { ResolvedPool } from './resolve.ts'

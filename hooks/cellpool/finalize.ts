@@ -31,7 +31,8 @@ import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { drainComplete } from './scaling.ts'
 import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
-import { formatSeconds, parseTime, stamp } from './time.ts'
+import { apiTime } from '../k8s/time.ts'
+import { formatSeconds, parseTime } from './time.ts'
 import { workloadOf } from './workload.ts'
 import { resolvePool } from './resolve.ts'
 import { poolProblems } from './validate.ts'
@@ -95,7 +96,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
           reason: 'PoolDeleting',
           message,
           lastTransitionTime:
-            previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : stamp(now),
+            previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : apiTime(now),
           readyOnce: wasReady,
           failureCount: c.stored?.failureCount ?? 0,
           building: false,

@@ -16,7 +16,8 @@ import { CELL_PHASES, type CellFailure, type CellPhase, type CellStatus } from '
 import { observedPhase, UNOBSERVED_REASON, type PhaseConfig } from './observed-phase.ts'
 import type { GuestView } from './provisioner.ts'
 import type { ResolvedPool } from './resolve.ts'
-import { formatSeconds, parseTime, stamp } from './time.ts'
+import { apiTime } from '../k8s/time.ts'
+import { formatSeconds, parseTime } from './time.ts'
 import type { WorkloadState } from './workload.ts'
 
 /** The budgets and expectations phases need, from the resolved spec. */
@@ -97,7 +98,7 @@ export function cellPhase(input: {
   now: Date
 }): CellPhaseResult {
   const { previous, now, config } = input
-  const nowStamp = stamp(now)
+  const nowStamp = apiTime(now)
   if (previous?.phase === 'Failed') {
     const lastTransitionTime = previous.lastTransitionTime ?? nowStamp
     // A row written before failures were kept as data has only its message, which is kept as the failure's.

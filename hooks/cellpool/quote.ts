@@ -1,14 +1,7 @@
 /**
- * How the pool's problems quote what a spec says: short, on one line, whatever the input.
+ * How the pool's problems quote a name or key a spec writes: short, whatever the input. A value is
+ * quoted by describe (hooks/k8s/schema-messages.ts), as every controller quotes one.
  */
-import { canonicalJson } from '../k8s/hash.ts'
-
-/** A value as a message shows it, at most 80 characters: strings bare, everything else as JSON. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? '""' : clip(value)
-  if (value === undefined) return 'nothing'
-  return clip(canonicalJson(value))
-}
 
 /** `text` cut to at most 80 characters. */
 export function clip(text: string): string {

@@ -22,7 +22,15 @@
  * controllers do with an adopted Pod they do not need.
  */
 import type { Static } from '@sinclair/typebox'
-import { CELL_INDEX_LABEL, CELL_LABEL, CELL_NODE_SET_TYPE_KEY, POOL_LABEL, type CellNodeStatus } from '../api/cellnodeset.ts'
+import {
+  CELL_INDEX,
+  CELL_INDEX_LABEL,
+  CELL_LABEL,
+  CELL_NODE_SET_TYPE_KEY,
+  cellName,
+  POOL_LABEL,
+  type CellNodeStatus
+} from '../api/cellnodeset.ts'
 import { Value } from '@sinclair/typebox/value'
 import { CELL_PHASES, CellFailureSchema, SECRET_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
 import { readCellNodeSet as readStoredNodeSet } from '../api/cellnodeset-reader.ts'
@@ -33,7 +41,7 @@ import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
 import type { ObservedCell, StoredRow } from './cell.ts'
-import { CELL_INDEX, bootstrapSecretName, cellName } from './cell-names.ts'
+import { bootstrapSecretName } from './cell-names.ts'
 import type { CellProvisioner } from './provisioner.ts'
 
 /**

@@ -24,7 +24,8 @@ import type { CellFailure } from '../api/gpucellpool.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import { CREATING_PHASES, type DecidedCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
-import { formatSeconds, parseTime, stamp } from './time.ts'
+import { apiTime } from '../k8s/time.ts'
+import { formatSeconds, parseTime } from './time.ts'
 import { backToService, build, drain, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
 import type { WorkloadState } from './workload.ts'
 
@@ -154,7 +155,7 @@ export function updateInProgress(slots: readonly Slot[]): boolean {
 
 /** The plan for every cell (docs/cellpool.md, "Scaling, drain and updates"). */
 export function planScaling(input: ScalingInput): ScalingPlan {
-  const ctx: StepContext = { input, nowStamp: stamp(input.now), observed: input.workload.observed }
+  const ctx: StepContext = { input, nowStamp: apiTime(input.now), observed: input.workload.observed }
   const slots = [...input.cells].sort((a, b) => a.index - b.index).map((c) => startingSlot(c, input))
   const everReady = slots.some((s) => s.plan.readyOnce)
   const failures = slots.reduce((n, s) => n + s.plan.failureCount, 0)

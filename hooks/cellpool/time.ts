@@ -1,11 +1,7 @@
 /**
- * Times as the pool's status writes and reads them, and durations as people write them.
+ * Times as the pool's status reads them, and durations as people write them (a time is written
+ * with apiTime, hooks/k8s/time.ts).
  */
-
-/** `now` as status stamps times (seconds, `Z`). */
-export function stamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
 
 /** A duration in seconds as people write it (`15m`, `90s`, `1h30m`). */
 export function formatSeconds(seconds: number): string {

@@ -9,9 +9,9 @@
  * its other children, are left out of the answer) and `gone` (nothing left, no row).
  */
 import { hasChildren, type Cell } from './cell.ts'
-import { cellName } from './cell-names.ts'
+import { cellName } from '../api/cellnodeset.ts'
 import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
-import { stamp } from './time.ts'
+import { apiTime } from '../k8s/time.ts'
 
 /** What a cell is to the pool this sync (see the header). */
 export type Role = 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
@@ -76,7 +76,7 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
       phase: 'Deleting',
       reason: prev?.phase === 'Deleting' ? prev.reason : 'GuestDeleted',
       message: removalMessage(c),
-      lastTransitionTime: prev?.phase === 'Deleting' ? (prev.lastTransitionTime ?? stamp(input.now)) : stamp(input.now),
+      lastTransitionTime: prev?.phase === 'Deleting' ? (prev.lastTransitionTime ?? apiTime(input.now)) : apiTime(input.now),
       answer: observed ? 'remove' : 'hold',
       cordon: plan.readyOnce
     })
@@ -94,11 +94,11 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
     // its parent comes from a cache that may not have the last write yet). Nothing is left to
     // drain: the removal goes on, and the guest is never built again.
     if (!c.children.guest)
-      return removal({ ...slot, role }, role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', stamp(input.now), 'drained')
+      return removal({ ...slot, role }, role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', apiTime(input.now), 'drained')
     return moved(slot, role, {
       phase: 'Draining',
       reason: prev.reason,
-      lastTransitionTime: prev.lastTransitionTime ?? stamp(input.now),
+      lastTransitionTime: prev.lastTransitionTime ?? apiTime(input.now),
       cordon: true
     })
   }

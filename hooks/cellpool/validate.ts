@@ -21,7 +21,8 @@ import { parseDuration } from '../api/duration.ts'
 import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from './limits.ts'
 import { isSecretKey, isSecretName, matchesDnsLabel } from './names.ts'
 import { annotationProblems, labelProblems, taintProblems } from './node-rules.ts'
-import { clip, describe } from './quote.ts'
+import { describe } from '../k8s/schema-messages.ts'
+import { clip } from './quote.ts'
 import { resolvePool } from './resolve.ts'
 
 /** One problem of a pool spec: the field at fault and a sentence naming the rule. */

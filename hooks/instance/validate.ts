@@ -20,14 +20,14 @@
  *   where it lives).
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../api/kit.ts'
 import { CONFIG_KEY_PATTERN, ENV_NAME_PATTERN, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { cloneJson, isRecord } from '../k8s/objects.ts'
-import { commonSchemaMessage, describe, fieldOfPointer, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { describe } from '../k8s/schema-messages.ts'
+import { schemaProblems } from '../k8s/schema-problems.ts'
 import type { ResolvedPort } from './ports.ts'
 import { INSTANCE_TYPE_NOT_FOUND, invalid, notOffered, type SpecProblem } from './problems.ts'
 import { specRuleProblems } from './spec-rules.ts'
@@ -82,18 +82,10 @@ export function specProblems(spec: unknown): SpecProblem[] {
 
 /**
  * One message per field of `value` that `schema` refuses, each naming the field under `root`
- * (`spec.ports[1].port`), the value and the rule. TypeBox reports a missing property twice
- * (required, then its type): the first is kept.
+ * (`spec.ports[1].port`), the value and the rule (the walk is hooks/k8s/schema-problems.ts).
  */
 export function schemaMessages(schema: TSchema, value: unknown, root: string): { field: string; message: string }[] {
-  const out: { field: string; message: string }[] = []
-  const seen = new Set<string>()
-  for (const error of Value.Errors(schema, value)) {
-    if (seen.has(error.path)) continue
-    seen.add(error.path)
-    out.push({ field: fieldOfPointer(error.path, root), message: schemaMessage(error, root) })
-  }
-  return out
+  return schemaProblems(schema, value, { root, quote: describe, own: instanceSchemaMessage })
 }
 
 /**
@@ -222,11 +214,8 @@ const PATTERN_RULES = new Map<string, string>([
   [DNS_LABEL_PATTERN, 'is not a DNS label (lower-case letters, digits and -, starting and ending with a letter or digit)']
 ])
 
-function schemaMessage(error: ValueError, root: string): string {
-  const field = fieldOfPointer(error.path, root)
-  const value = describe(error.value)
-  const common = commonSchemaMessage(error, field, value)
-  if (common !== undefined) return common
+/** The sentences only the Instance and InstanceType schemas need; undefined for TypeBox's own. */
+function instanceSchemaMessage(error: ValueError, field: string, value: string): string | undefined {
   const pattern = (error.schema as { pattern?: string }).pattern
   switch (error.type) {
     case ValueErrorType.Kind:
@@ -235,6 +224,6 @@ function schemaMessage(error: ValueError, root: string): string {
     case ValueErrorType.StringPattern:
       return `${field} ${value} ${PATTERN_RULES.get(pattern ?? '') ?? `does not match ${pattern}`}`
     default:
-      return invalidValueMessage(error, field, value)
+      return undefined
   }
 }

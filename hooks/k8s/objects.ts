@@ -14,9 +14,6 @@ export interface KubeObject {
   [field: string]: unknown
 }
 
-/** Re-exported from their home, `labels.ts`, for the modules that import them from here. */
-export { MANAGED_BY, MANAGED_BY_LABEL } from './labels.ts'
-
 /**
  * Read-only ObjectMeta fields the API server fills in. Metacontroller's dynamic apply copies them
  * back from the observed child after its merge (its `objectMetaSystemFields`, here with

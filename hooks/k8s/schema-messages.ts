@@ -65,18 +65,29 @@ export function invalidValueMessage(error: ValueError, field: string, value: str
 const MAX_FIELD_KEY = 63
 
 /**
- * A JSON pointer as a field path a person reads: `/ports/1/name` under `spec` is
- * `spec.ports[1].name`, a key that is not an identifier is quoted (`labels["app/x"]`), and the
- * pointer's escapes (`~1`, `~0`) are undone. An empty `root` starts the path with the first key.
+ * How a key of a field path follows the path so far (`first` when the path is still empty):
+ * `.name`, or `[...]` for a key that is not an identifier.
  */
-export function fieldOfPointer(pointer: string, root: string): string {
+export type FieldSegment = (key: string, first: boolean) => string
+
+/** An identifier as `.name` (bare when first), any other key quoted as JSON and cut to a readable length. */
+const quotedSegment: FieldSegment = (key, first) => {
+  const part = key.length > MAX_FIELD_KEY ? `${key.slice(0, MAX_FIELD_KEY)}…` : key
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(part)) return `[${JSON.stringify(part)}]`
+  return first ? part : `.${part}`
+}
+
+/**
+ * A JSON pointer as a field path a person reads: `/ports/1/name` under `spec` is
+ * `spec.ports[1].name`, the pointer's escapes (`~1`, `~0`) are undone, an index is written in
+ * brackets, and every other key as `segment` writes it (by default a key that is not an identifier
+ * is quoted: `labels["app/x"]`). An empty `root` starts the path with the first key.
+ */
+export function fieldOfPointer(pointer: string, root: string, segment: FieldSegment = quotedSegment): string {
   let field = root
   for (const raw of pointer.split('/').slice(1)) {
-    const whole = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    const part = whole.length > MAX_FIELD_KEY ? `${whole.slice(0, MAX_FIELD_KEY)}…` : whole
-    if (/^\d+$/.test(part)) field += `[${part}]`
-    else if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(part)) field += `[${JSON.stringify(part)}]`
-    else field += field === '' ? part : `.${part}`
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    field += /^\d+$/.test(key) && key.length <= MAX_FIELD_KEY ? `[${key}]` : segment(key, field === '')
   }
   return field
 }

@@ -10,33 +10,28 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { ValueError } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
-import { commonSchemaMessage, invalidValueMessage } from './schema-messages.ts'
+import { commonSchemaMessage, fieldOfPointer, invalidValueMessage, type FieldSegment } from './schema-messages.ts'
 
 /** How a controller names fields and quotes values in its problems. */
 export interface SchemaWording {
   /** The field the pointer starts from (`spec`). */
   root: string
-  /** A path segment (escapes undone, not an index) as it follows the field: `.name` or `[key]`. */
-  segment: (part: string) => string
+  /** A path segment (escapes undone, not an index) as it follows the field: `.name` or `[key]`; by default fieldOfPointer's. */
+  segment?: FieldSegment
   /** A value as a problem quotes it. */
   quote: (value: unknown) => string
   /** The sentence of an error only this schema raises, after the common ones; undefined for TypeBox's own. */
   own?: (error: ValueError, field: string, value: string) => string | undefined
 }
 
-/** A JSON pointer as a field under `wording.root`: indices in brackets, escapes undone. */
-export function pointerField(path: string, wording: Pick<SchemaWording, 'root' | 'segment'>): string {
-  let field = wording.root
-  for (const raw of path.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    field += /^\d+$/.test(part) ? `[${part}]` : wording.segment(part)
-  }
-  return field
+/** A JSON pointer as the field this controller names: under `wording.root`, its keys as `wording.segment` writes them. */
+function fieldOf(path: string, wording: SchemaWording): string {
+  return fieldOfPointer(path, wording.root, wording.segment)
 }
 
 /** The sentence for one error: the common rules, else the controller's own, else TypeBox's message. */
 export function schemaSentence(error: ValueError, wording: SchemaWording): string {
-  const field = pointerField(error.path, wording)
+  const field = fieldOf(error.path, wording)
   const value = wording.quote(error.value)
   return commonSchemaMessage(error, field, value) ?? wording.own?.(error, field, value) ?? invalidValueMessage(error, field, value)
 }
@@ -51,7 +46,7 @@ export function schemaProblems(schema: TSchema, value: unknown, wording: SchemaW
   for (const error of Value.Errors(schema, value)) {
     if (seen.has(error.path)) continue
     seen.add(error.path)
-    out.push({ field: pointerField(error.path, wording), message: schemaSentence(error, wording) })
+    out.push({ field: fieldOf(error.path, wording), message: schemaSentence(error, wording) })
   }
   return out
 }

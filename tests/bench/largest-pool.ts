@@ -7,9 +7,9 @@
  * Secret (the hook renders both again) and two new cells wait for their guests (the hook builds
  * both): the most an answer builds.
  */
-import { CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
+import { cellName, CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
 import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
-import { cellName, type CellIdentity } from '../../hooks/cellpool/cell-names.ts'
+import { type CellIdentity } from '../../hooks/cellpool/cell-names.ts'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/children.ts'
 import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
 import {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { cellLabels, cellName } from '../../hooks/cellpool/cell-names.ts'
+import { cellLabels } from '../../hooks/cellpool/cell-names.ts'
+import { cellName } from '../../hooks/api/cellnodeset.ts'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, hamiResources } from '../../hooks/cellpool/children.ts'
 import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
 import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/resolve.ts'

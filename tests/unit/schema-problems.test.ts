@@ -1,7 +1,8 @@
 /** The shared walk over a schema's errors: one problem per field, named as the controller names it. */
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
-import { pointerField, schemaProblems, type SchemaWording } from '../../hooks/k8s/schema-problems.ts'
+import { fieldOfPointer } from '../../hooks/k8s/schema-messages.ts'
+import { schemaProblems, type SchemaWording } from '../../hooks/k8s/schema-problems.ts'
 
 const WORDING: SchemaWording = {
   root: 'spec',
@@ -10,10 +11,10 @@ const WORDING: SchemaWording = {
 }
 
 t.test('a JSON pointer becomes the field a person reads, escapes undone', async (t) => {
-  t.equal(pointerField('', WORDING), 'spec')
-  t.equal(pointerField('/ports/1/name', WORDING), 'spec.ports[1].name')
-  t.equal(pointerField('/labels/example.com~1zone', WORDING), 'spec.labels[example.com/zone]')
-  t.equal(pointerField('/a~0b', WORDING), 'spec[a~b]')
+  t.equal(fieldOfPointer('', 'spec', WORDING.segment), 'spec')
+  t.equal(fieldOfPointer('/ports/1/name', 'spec', WORDING.segment), 'spec.ports[1].name')
+  t.equal(fieldOfPointer('/labels/example.com~1zone', 'spec', WORDING.segment), 'spec.labels[example.com/zone]')
+  t.equal(fieldOfPointer('/a~0b', 'spec', WORDING.segment), 'spec[a~b]')
 })
 
 t.test('each field is named once, with the common sentence first', async (t) => {
