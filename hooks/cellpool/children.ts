@@ -33,7 +33,7 @@ import {
   type CellNodeSetSpec
 } from '../api/cellnodeset.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/labels.ts'
-import type { KubeObject } from '../k8s/objects.ts'
+import { sortedRecord, type KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
 import type { ObservedCell } from './cell.ts'
@@ -135,18 +135,9 @@ function byIndex(a: CellNode, b: CellNode): number {
   return index(a.name) - index(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 }
 
-/** A shallow copy with keys in sorted order (own enumerable keys only; no prototype writes). */
+/** A shallow copy of a child's part with keys in sorted order (sortedRecord, typed as the part). */
 export function sortKeys<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value).sort()) {
-    Object.defineProperty(out, key, {
-      value: (value as Record<string, unknown>)[key],
-      enumerable: true,
-      writable: true,
-      configurable: true
-    })
-  }
-  return out as T
+  return sortedRecord(value as Record<string, unknown>) as T
 }
 
 /**

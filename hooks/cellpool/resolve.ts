@@ -10,7 +10,7 @@
  *   `maxReplicas` raised to the floor, or the floor when `maxReplicas` is unset (autoscaling off).
  */
 import type { Taint } from '../api/cellnodeset.ts'
-import { asRecord, isRecord } from '../k8s/objects.ts'
+import { asRecord, isRecord, setOwn } from '../k8s/objects.ts'
 import { parseDuration } from '../api/duration.ts'
 
 /** The DRA claim of a cell: a per-cell claim from a template, or one shared claim. */
@@ -151,7 +151,7 @@ function stringMap(value: unknown): Record<string, string> {
   if (!isRecord(value)) return out
   for (const key of Object.keys(value).sort()) {
     const v = value[key]
-    if (typeof v === 'string') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+    if (typeof v === 'string') setOwn(out, key, v)
   }
   return out
 }

@@ -10,7 +10,7 @@
  */
 import { SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../k8s/hash.ts'
-import { asRecord, isRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, isRecord, ownValue, setOwn, type KubeObject } from '../k8s/objects.ts'
 import { bootstrapSecretName, type CellIdentity } from './cell-names.ts'
 import { cellName } from '../api/cellnodeset.ts'
 import { childLabels, sortKeys } from './children.ts'
@@ -66,8 +66,7 @@ export function buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject {
     if (dra.hugepages !== '') claim.hugepages = dra.hugepages
     overlay.gpuResourceClaim = sortKeys(claim)
   }
-  for (const [key, value] of Object.entries(overlay))
-    Object.defineProperty(spec, key, { value, enumerable: true, writable: true, configurable: true })
+  for (const [key, value] of Object.entries(overlay)) setOwn(spec, key, value)
   return {
     apiVersion: SWIFT_API_VERSION,
     kind: 'SwiftGuest',
