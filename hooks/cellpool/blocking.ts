@@ -6,7 +6,7 @@
  */
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
-import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { type CompositeResponse, asChildren } from '../metacontroller/schemas.ts'
 import { heldAutoscale } from './autoscale-input.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
 import type { Cell } from './cell.ts'
@@ -141,5 +141,5 @@ export function blockedAnswer(
     },
     autoscale: heldAutoscale(view, pool, desired, blocking)
   })
-  return { children: children as CompositeResponse['children'], status }
+  return { children: asChildren(children), status }
 }

@@ -22,7 +22,7 @@ import type { CellNode } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
-import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { type CompositeResponse, asChildren } from '../metacontroller/schemas.ts'
 import { hasChildren, readCells } from './cell.ts'
 import type { CellIdentity } from './cell-names.ts'
 import { buildCellNode, buildCellNodeSet } from './children.ts'
@@ -141,7 +141,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     updated: { type: 'Updated', status: 'True', reason: 'Deleting', message: 'The pool is being deleted; nothing is updated any more.' },
     autoscale: undefined
   })
-  const response: CompositeResponse = { children: children as CompositeResponse['children'], status, finalized: !observedAny }
+  const response: CompositeResponse = { children: asChildren(children), status, finalized: !observedAny }
   const resync = resyncAfter(deadlines, now)
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response

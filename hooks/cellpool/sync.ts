@@ -10,7 +10,7 @@
 import type { CellNode } from '../api/cellnodeset.ts'
 import type { KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
-import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { type CompositeResponse, asChildren } from '../metacontroller/schemas.ts'
 import { autoscaleDeadline } from './autoscale.ts'
 import { autoscaleConfig, autoscaleFor } from './autoscale-input.ts'
 import { blockedAnswer, blockingProblem } from './blocking.ts'
@@ -77,7 +77,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     [...plan.cells.map((c) => c.deadline), scaled !== undefined ? autoscaleDeadline(scaled, autoscaleConfig(pool), now) : undefined],
     now
   )
-  const response: CompositeResponse = { children: children as CompositeResponse['children'], status }
+  const response: CompositeResponse = { children: asChildren(children), status }
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response
 }

@@ -7,12 +7,12 @@
  * The status says `Deleting` throughout; spec problems are still reported but never hold the
  * teardown up.
  */
-import type { CompositeResponse } from '../metacontroller/schemas.ts'
+import { asChildren, type CompositeResponse } from '../metacontroller/schemas.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
 import { observedOfType } from '../metacontroller/observed.ts'
 import { instanceStatus } from './status.ts'
 import { POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest } from './request.ts'
-import { asChildren, instanceProblems } from './sync.ts'
+import { instanceProblems } from './view-problems.ts'
 
 /** The finalize hook. */
 export function finalize(request: InstanceSyncRequest, now: Date): CompositeResponse {

@@ -176,6 +176,11 @@ export const CompositeResponseSchema = Type.Object(
 )
 export type CompositeResponse = Static<typeof CompositeResponseSchema>
 
+/** Children as the response schema types them (every object a hook answers has a name). */
+export function asChildren(objects: readonly KubeObject[]): CompositeResponse['children'] {
+  return objects as CompositeResponse['children']
+}
+
 /** DecoratorController sync request. */
 export function decoratorRequestSchema<P extends TSchema>(object: P) {
   return syncRequestSchema({ object, attachments: TypedObjectsSchema })
