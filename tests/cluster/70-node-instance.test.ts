@@ -58,7 +58,9 @@ t.test('an HTTP server Instance across run, stop, edit, start and a force-delete
 
   await t.test('the access address answers, from the Pod named in the status', async (t) => {
     const [host, port] = (first.status.accessAddresses[0] as string).split(':') as [string, string]
-    const answer = await probeFromHost(host, Number(port))
+    // Running says the Pod is Ready; kube-proxy programs its endpoint on the node port on its own
+    // schedule (docs/instance.md, "Status"), so the first answer is waited for as every later one is.
+    const answer = await eventuallyProbe(host, Number(port), (r) => r.open)
     t.match(answer, { open: true, answer: new RegExp(`^${name} 8080 `) })
   })
 
