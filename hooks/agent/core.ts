@@ -113,6 +113,7 @@ interface NodeView {
   labels: Record<string, string>
   annotations: Record<string, string>
   taints: unknown[]
+  providerID: string
   unschedulable: boolean
   ready: boolean
   live: boolean
@@ -135,6 +136,7 @@ function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows)
     labels: stringMap(node.metadata.labels),
     annotations: stringMap(node.metadata.annotations),
     taints: Array.isArray(spec.taints) ? spec.taints : [],
+    providerID: str(spec.providerID) ?? '',
     unschedulable: spec.unschedulable === true,
     ready,
     live: isLive(observed.beats, now, windows),
@@ -223,7 +225,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     rows.push(row)
     if (deleting) continue
     const nodePool = view.labels[POOL_UID_LABEL]
-    if (nodePool !== poolUID) {
+    if (nodePool !== poolUID && !registeredByProvider(view, entry)) {
       row.conflict = true
       row.message =
         nodePool === undefined
@@ -309,6 +311,17 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
  */
 function isFreshRegistration(view: NodeView): boolean {
   return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
+}
+
+/**
+ * A Cluster API cell's Node as its kubelet registered it: no pool-uid label (the user's
+ * bootstrap config template gives it none), and the providerID of the cell's Machine, which the
+ * infrastructure provider writes onto the Node it boots. The pool labels are then written as for
+ * a fresh registration.
+ */
+function registeredByProvider(view: NodeView, entry: CellNode): boolean {
+  const providerID = entry.providerID ?? ''
+  return providerID !== '' && view.providerID === providerID && !Object.hasOwn(view.labels, POOL_UID_LABEL)
 }
 
 /** The status row of a present Node. */

@@ -31,6 +31,7 @@ import { canonicalJson } from '../k8s/hash.ts'
 import { asRecord, isRecord } from '../k8s/objects.ts'
 import { kubeletMaySetLabel, restrictedLabelReason, restrictedTaintReason } from '../k8s/node-keys.ts'
 import { commonSchemaMessage, invalidValueMessage } from '../k8s/schema-messages.ts'
+import { clusterApiProblems, resolveClusterApi, usesBootstrapTemplate, type ResolvedClusterApi } from './clusterapi-rules.ts'
 import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from './limits.ts'
 
 /** One problem of a pool spec: the field at fault and a sentence naming the rule. */
@@ -81,6 +82,8 @@ export interface ResolvedPool {
   capacity: { readyTimeoutSeconds: number; expectedDevicesPerCell: number; resourceName: string }
   deletion: { policy: 'Drain' | 'Force'; drainTimeoutSeconds: number }
   updatePolicy: 'Manual' | 'RollingUpdate'
+  /** Provisioner ClusterAPI: the cells are Machines of this Cluster. Absent: SwiftGuests. */
+  clusterApi?: ResolvedClusterApi
 }
 
 /** guestTemplate fields the controller writes (cellpool.md item 3). */
@@ -175,14 +178,7 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
   const gpu = record(cell.gpu)
   problems.push(...guestTemplateProblems(cell.guestTemplate))
   if (isRecord(cell.gpu)) problems.push(...gpuProblems(spec, gpu))
-  if (cell.provisioner === 'ClusterAPI') {
-    problems.push({
-      field: 'spec.cell.provisioner',
-      message:
-        'spec.cell.provisioner ClusterAPI is not in this version: Metacontroller owns its children with a controller reference, ' +
-        "which Cluster API's Machine controller refuses on the objects it manages; use SwiftGuest"
-    })
-  }
+  problems.push(...clusterApiProblems(spec, CELL_FIELDS))
   if (record(record(spec.capacity).hami).mode === 'DRA') {
     problems.push({
       field: 'spec.capacity.hami.mode',
@@ -208,7 +204,8 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
       key: workload.key
     }
   ]
-  for (const secret of secrets)
+  // A Cluster API pool with a bootstrap config template has no join template (clusterapi-rules.ts).
+  for (const secret of usesBootstrapTemplate(spec) ? secrets.slice(1) : secrets)
     problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = record(workload.node)
   problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))
@@ -591,8 +588,14 @@ export function resolvePool(spec: unknown): ResolvedPool {
       policy: deletion.policy === 'Force' ? 'Force' : 'Drain',
       drainTimeoutSeconds: seconds(deletion.drainTimeout, 10 * 60)
     },
-    updatePolicy: record(s.updatePolicy).type === 'RollingUpdate' ? 'RollingUpdate' : 'Manual'
+    updatePolicy: record(s.updatePolicy).type === 'RollingUpdate' ? 'RollingUpdate' : 'Manual',
+    ...clusterApiOf(s)
   }
+}
+
+function clusterApiOf(spec: Record<string, unknown>): { clusterApi?: ResolvedClusterApi } {
+  const clusterApi = resolveClusterApi(spec)
+  return clusterApi === undefined ? {} : { clusterApi }
 }
 
 function resolveTaints(taints: unknown): Taint[] {
