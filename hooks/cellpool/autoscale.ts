@@ -16,7 +16,8 @@
  */
 import type { CellDevice, DemandShape } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import { formatSeconds, parseTime, stamp, type CellPhase } from './phases.ts'
+import type { CellPhase } from '../api/gpucellpool.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
 
 /** `spec.autoscaling` resolved, windows in seconds. */
 export interface AutoscaleConfig {

@@ -17,10 +17,10 @@
  * check misses can break a line of a boot script.
  */
 import type { Taint } from '../api/cellnodeset.ts'
-import { cellLabels, cellName } from './children.ts'
+import { cellLabels, cellName } from './cell-names.ts'
 import { kubeletMaySetLabel } from '../k8s/node-keys.ts'
 import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, bytesText } from './limits.ts'
-import type { ResolvedPool } from './validate.ts'
+import type { ResolvedPool } from './resolve.ts'
 
 /** The per-cell values of the tokens. */
 export interface BootstrapValues {

@@ -1,6 +1,8 @@
 /**
- * The children of a GPUCellPool, one builder each (cellpool.md, "Cells and their children"): per
- * cell a bootstrap Secret, a SwiftSeedProfile and a SwiftGuest; per pool a CellNodeSet.
+ * The children of a GPUCellPool (cellpool.md, "Cells and their children"): what one answer carries
+ * for each cell, and the builders of what every pool has whatever its provisioner: per cell the
+ * bootstrap Secret and the CellNodeSet entry, per pool the CellNodeSet. The machine and what it
+ * refers to are the provisioner's (provisioner.ts; SwiftGuest: swift-guest.ts).
  *
  * Every child names its namespace and carries the pool's labels (per cell: pool, pool-uid, cell
  * and cell-index; the CellNodeSet: pool and pool-uid) and `app.kubernetes.io/managed-by`. The
@@ -8,10 +10,12 @@
  * fixed order, and empty collections are left out (metacontroller.md: the API server drops them,
  * and a child answered with one would differ from what is stored on every sync).
  *
+ * An existing cell keeps what it was built with: its children are answered as observed, in the
+ * shape of their last-applied records (keep.ts), so the merge changes nothing on them. A new
+ * template reaches a cell only by replacing it (scaling.ts).
+ *
  * Choices where the spec is silent:
  * - The bootstrap Secret has `type: Opaque` written out, the API server's default.
- * - `gpuResourceClaim.hugepages` is written only when set: KubeSwift reads an absent and an empty
- *   value alike.
  * - A CellNodeSet entry carries `cells.kubeswift.io/instance` and `instance` only once the guest
  *   has a uid, and `cordon` always (false unless the cell drains).
  * - `demand.nodeLabels` are the pool's node labels plus the pool and pool-uid labels, which every
@@ -19,60 +23,22 @@
  * - `demand.resources` are HAMi's names derived from `resourceName`: the name itself and the name
  *   followed by `mem` and `cores` (nvidia.com/gpu, nvidia.com/gpumem, nvidia.com/gpucores).
  */
-import {
-  CELL_INDEX_LABEL,
-  CELL_LABEL,
-  CELLS_API_VERSION,
-  INSTANCE_LABEL,
-  POOL_LABEL,
-  POOL_UID_LABEL,
-  type CellNode,
-  type CellNodeSetSpec
-} from '../api/cellnodeset.ts'
-import { SEED_API_VERSION, SWIFT_API_VERSION } from '../api/gpucellpool.ts'
-import { canonicalJson, contentHash } from '../k8s/hash.ts'
+import { CELLS_API_VERSION, INSTANCE_LABEL, POOL_LABEL, POOL_UID_LABEL, type CellNode, type CellNodeSetSpec } from '../api/cellnodeset.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL, type KubeObject } from '../k8s/objects.ts'
-import type { ResolvedPool } from './validate.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
+import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
+import type { ObservedCell } from './cell.ts'
+import { bootstrapSecretName, cellLabels, cellName, type CellIdentity } from './cell-names.ts'
+import { MAX_BUILT_PER_ANSWER } from './limits.ts'
+import type { CellProvisioner } from './provisioner.ts'
+import type { ResolvedPool } from './resolve.ts'
+import type { CellPlan } from './scaling.ts'
 
-/** Annotation on a cell's SwiftGuest: {@link templateHash} of what the cell was built from. */
-export const TEMPLATE_HASH_ANNOTATION = 'cells.kubeswift.io/template-hash'
 /** Keys of the bootstrap Secret; both hold the same bytes (KubeSwift reads `user-data`). */
 export const BOOTSTRAP_KEYS = ['user-data', 'value'] as const
 
-/** Which cell of which pool a builder makes a child for. */
-export interface CellIdentity {
-  poolName: string
-  namespace: string
-  poolUID: string
-  index: number
-}
-
-/** The name of cell `index`: `<pool>-<index>`, also its SwiftGuest, hostname and Node name. */
-export function cellName(pool: string, index: number): string {
-  return `${pool}-${index}`
-}
-
-/** The name of a cell's bootstrap Secret. */
-export function bootstrapSecretName(cell: string): string {
-  return `${cell}-bootstrap`
-}
-
-/** The name of a cell's SwiftSeedProfile. */
-export function seedProfileName(cell: string): string {
-  return `${cell}-seed`
-}
-
-/** The four labels of a cell's children and Node, keys sorted. */
-export function cellLabels(poolName: string, poolUID: string, cell: string, index: number): Record<string, string> {
-  return {
-    [CELL_LABEL]: cell,
-    [CELL_INDEX_LABEL]: String(index),
-    [POOL_LABEL]: poolName,
-    [POOL_UID_LABEL]: poolUID
-  }
-}
-
-function childLabels(id: CellIdentity): Record<string, string> {
+/** The labels of a cell's children: the cell labels and managed-by, keys sorted. */
+export function childLabels(id: CellIdentity): Record<string, string> {
   return sortKeys({ ...cellLabels(id.poolName, id.poolUID, cellName(id.poolName, id.index), id.index), [MANAGED_BY_LABEL]: MANAGED_BY })
 }
 
@@ -90,71 +56,6 @@ export function buildBootstrapSecret(id: CellIdentity, userData: string): KubeOb
     type: 'Opaque',
     data: { 'user-data': encoded, value: encoded }
   }
-}
-
-/**
- * The cell's SwiftSeedProfile `<cell>-seed`: NoCloud, user data from the bootstrap Secret and,
- * with hostname `CellName`, meta data naming the guest after the cell (so its Node is too).
- */
-export function buildSeedProfile(id: CellIdentity, hostname: ResolvedPool['hostname']): KubeObject {
-  const cell = cellName(id.poolName, id.index)
-  const spec: Record<string, unknown> = {
-    datasource: 'NoCloud',
-    userData: '',
-    userDataFrom: { secretKeyRef: { key: 'user-data', name: bootstrapSecretName(cell) } }
-  }
-  if (hostname === 'CellName') spec.metaData = `instance-id: ${cell}\nlocal-hostname: ${cell}\n`
-  return {
-    apiVersion: SEED_API_VERSION,
-    kind: 'SwiftSeedProfile',
-    metadata: { name: seedProfileName(cell), namespace: id.namespace, labels: childLabels(id) },
-    spec: sortKeys(spec)
-  }
-}
-
-/**
- * The cell's SwiftGuest `<cell>`: the guestTemplate verbatim, overlaid with the fields the
- * controller owns (seed profile, run policy Always, migration off, the GPU), and annotated with
- * the template hash. No spread constraint is added: KubeSwift's GPU launcher ignores them.
- */
-export function buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject {
-  const cell = cellName(id.poolName, id.index)
-  const spec: Record<string, unknown> = JSON.parse(canonicalJson(pool.guestTemplate)) as Record<string, unknown>
-  const overlay: Record<string, unknown> = {
-    seedProfileRef: { name: seedProfileName(cell) },
-    runPolicy: 'Always',
-    migration: { enabled: false }
-  }
-  if (pool.gpu.backend === 'Native' && pool.gpu.native !== undefined) {
-    overlay.gpuProfileRef = { name: pool.gpu.native.profile }
-  } else if (pool.gpu.dra !== undefined) {
-    const dra = pool.gpu.dra
-    const claim: Record<string, string> = { [dra.claim.kind]: dra.claim.name, requestName: dra.requestName, tier: dra.tier }
-    if (dra.hugepages !== '') claim.hugepages = dra.hugepages
-    overlay.gpuResourceClaim = sortKeys(claim)
-  }
-  for (const [key, value] of Object.entries(overlay))
-    Object.defineProperty(spec, key, { value, enumerable: true, writable: true, configurable: true })
-  return {
-    apiVersion: SWIFT_API_VERSION,
-    kind: 'SwiftGuest',
-    metadata: {
-      name: cell,
-      namespace: id.namespace,
-      labels: childLabels(id),
-      annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(pool) }
-    },
-    spec: sortKeys(spec)
-  }
-}
-
-/**
- * The first 10 hex digits of the SHA-256 of what a cell is built from, as canonical JSON:
- * guestTemplate, the resolved gpu, nodeIPFrom and hostname. Defaults are applied first, so
- * writing a default out does not make cells outdated.
- */
-export function templateHash(pool: ResolvedPool): string {
-  return contentHash({ guestTemplate: pool.guestTemplate, gpu: pool.gpu, nodeIPFrom: pool.nodeIPFrom, hostname: pool.hostname })
 }
 
 /**
@@ -226,7 +127,7 @@ function byIndex(a: CellNode, b: CellNode): number {
 }
 
 /** A shallow copy with keys in sorted order (own enumerable keys only; no prototype writes). */
-function sortKeys<T extends object>(value: T): T {
+export function sortKeys<T extends object>(value: T): T {
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value).sort()) {
     Object.defineProperty(out, key, {
@@ -237,4 +138,71 @@ function sortKeys<T extends object>(value: T): T {
     })
   }
   return out as T
+}
+
+/**
+ * How many bootstrap Secrets and machines one answer may still build (limits.ts); the rest are
+ * built by the next syncs, which the new children trigger.
+ */
+export interface BuildBudget {
+  secrets: number
+  guests: number
+}
+
+/** A fresh budget for one answer. */
+export function buildBudget(): BuildBudget {
+  return { secrets: MAX_BUILT_PER_ANSWER, guests: MAX_BUILT_PER_ANSWER }
+}
+
+/** What building a cell's children takes besides the plan: who it is, the spec and the join template. */
+export interface CellBuild {
+  id: CellIdentity
+  pool: ResolvedPool
+  provisioner: CellProvisioner
+  /** The join template (decoded), rendered per cell into its bootstrap Secret. */
+  template: string
+}
+
+/** Every observed child of a cell, answered unchanged, in role order. */
+export function keptChildren(observed: ObservedCell | undefined): KubeObject[] {
+  if (observed === undefined) return []
+  return [observed.secret, observed.seed, observed.guest].filter((o): o is KubeObject => o !== undefined).map(keepAsIs)
+}
+
+/** The children answered for one cell, in a fixed order: Secret, seed, machine. */
+export function cellChildren(
+  plan: Pick<CellPlan, 'answer' | 'createGuest'>,
+  observed: ObservedCell | undefined,
+  build: CellBuild,
+  budget: BuildBudget = buildBudget()
+): KubeObject[] {
+  switch (plan.answer) {
+    case 'none':
+      return []
+    case 'hold':
+      return keptChildren(observed)
+    case 'remove':
+      // The machine first; the seed and Secret only once the machine is no longer observed.
+      if (observed?.guest === undefined) return []
+      return [observed.secret, observed.seed].filter((o): o is KubeObject => o !== undefined).map(keepAsIs)
+    case 'serve': {
+      const { id, pool, provisioner } = build
+      const out: KubeObject[] = []
+      if (observed?.secret !== undefined) out.push(keepAsIs(observed.secret))
+      else if (provisioner.needsSecret(pool) && budget.secrets > 0) {
+        budget.secrets -= 1
+        const rendered = renderBootstrap(build.template, bootstrapValues(id.poolName, id.poolUID, pool, id.index))
+        // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
+        if ('text' in rendered) out.push(buildBootstrapSecret(id, rendered.text))
+      }
+      const seed = observed?.seed !== undefined ? keepAsIs(observed.seed) : provisioner.buildSeed(pool, id)
+      if (seed !== undefined) out.push(seed)
+      if (observed?.guest !== undefined) out.push(keepAsIs(observed.guest))
+      else if (plan.createGuest && budget.guests > 0) {
+        budget.guests -= 1
+        out.push(provisioner.buildGuest(pool, id))
+      }
+      return out
+    }
+  }
 }

@@ -25,13 +25,16 @@ import {
   MACHINE_HOOK_OWNER,
   PRE_DRAIN_HOOK,
   PRE_TERMINATE_HOOK,
+  CellMachineSchema,
   type CellMachine
 } from '../api/cellinfrastructure.ts'
-import { sortKeys as sortDeep } from '../k8s/hash.ts'
+import { Value } from '@sinclair/typebox/value'
+import { contentHash, sortKeys as sortDeep } from '../k8s/hash.ts'
 import { asRecord, isRecord, MANAGED_BY, MANAGED_BY_LABEL, type KubeObject } from '../k8s/objects.ts'
 import { configKindOf, type ResolvedClusterApi } from './clusterapi-rules.ts'
-import { bootstrapSecretName, cellLabels, cellName, TEMPLATE_HASH_ANNOTATION, type CellIdentity } from './children.ts'
-import type { ResolvedPool } from './validate.ts'
+import { bootstrapSecretName, cellLabels, cellName, type CellIdentity } from './cell-names.ts'
+import { TEMPLATE_HASH_ANNOTATION } from './swift-guest.ts'
+import type { ResolvedPool } from './resolve.ts'
 
 /** The label by which Cluster API and its providers find an object's Cluster. */
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name'
@@ -189,8 +192,61 @@ export function buildCellInfrastructure(
 }
 
 /** A Cluster API cell's CellNodeSet entry: the SwiftGuest one, with the Machine's providerID by which the agent knows its Node. */
-export function withProviderID(node: CellNode, machine: MachineView | undefined): CellNode {
+export function withProviderID(node: CellNode, machine: { providerID?: string | undefined } | undefined): CellNode {
   return machine?.providerID === undefined ? node : sortKeys({ ...node, providerID: machine.providerID })
+}
+
+/** The pool's observed CellInfrastructure: the object and its entries that read as entries, by Machine name. */
+export interface CellInfrastructureView {
+  object: KubeObject
+  machines: Map<string, CellMachine>
+}
+
+/** Reads an observed CellInfrastructure; an entry of the wrong shape is left out (and rebuilt if its Machine is answered). */
+export function readCellInfrastructure(object: KubeObject): CellInfrastructureView {
+  const machines = new Map<string, CellMachine>()
+  const list = asRecord(object.spec).machines
+  for (const entry of Array.isArray(list) ? list : []) {
+    if (Value.Check(CellMachineSchema, entry) && !machines.has(entry.name)) machines.set(entry.name, structuredClone(entry))
+  }
+  return { object, machines }
+}
+
+/** The cells of one answer as the CellInfrastructure needs them. */
+export interface InfrastructureCells {
+  pool: ResolvedPool
+  poolName: string
+  namespace: string
+  poolUID: string
+  /** Index and observed Machine (if any) of every cell. */
+  cells: ReadonlyArray<{ index: number; machine: KubeObject | undefined }>
+  /** The answer's children so far. */
+  children: readonly KubeObject[]
+  observed: CellInfrastructureView | undefined
+}
+
+/**
+ * The pool's CellInfrastructure for one answer: an entry for every Machine the answer carries
+ * (as observed when it has one: what a Machine was built with does not change) and, with
+ * `release: true`, for every observed Machine the answer lets go, until it is no longer observed.
+ */
+export function answerCellInfrastructure(input: InfrastructureCells): KubeObject {
+  const answered = new Set(input.children.filter((o) => o.kind === 'Machine').map((o) => o.metadata.name ?? ''))
+  const capi = input.pool.clusterApi ?? { clusterName: '', version: '' }
+  const entries: CellMachine[] = []
+  for (const cell of input.cells) {
+    const name = cellName(input.poolName, cell.index)
+    const inAnswer = answered.has(name)
+    if (!inAnswer && cell.machine === undefined) continue
+    const id: CellIdentity = { poolName: input.poolName, namespace: input.namespace, poolUID: input.poolUID, index: cell.index }
+    const kept = cell.machine !== undefined ? input.observed?.machines.get(name) : undefined
+    const hash = cell.machine !== undefined ? (readMachine(cell.machine).templateHash ?? '') : clusterApiHash(input.pool)
+    const entry = kept ?? buildCellMachine(input.pool, capi, id, hash, false)
+    delete entry.release
+    if (!inAnswer) entry.release = true
+    entries.push(sortKeys(entry))
+  }
+  return buildCellInfrastructure(input.poolName, input.namespace, input.poolUID, entries)
 }
 
 function indexOf(name: string): number {
@@ -201,4 +257,9 @@ function indexOf(name: string): number {
 /** `value` with keys sorted at every depth (hash.ts), as its own type. */
 function sortKeys<T>(value: T): T {
   return sortDeep(value) as T
+}
+
+/** What a Cluster API cell is built from: the guest fields a KubeSwiftMachine takes, the GPU and the Cluster API settings. */
+export function clusterApiHash(pool: ResolvedPool): string {
+  return contentHash({ guestTemplate: pool.guestTemplate, gpu: pool.gpu, clusterApi: pool.clusterApi ?? null })
 }

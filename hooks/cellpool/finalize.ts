@@ -14,57 +14,63 @@
  *   annotates a Pod before binding it), and the timeout is the same `drainTimeout`.
  * - An invalid spec does not hold the teardown up: the defaults stand in for what cannot be read,
  *   and the CellNodeSet is kept as it is rather than rebuilt from a spec that cannot be read.
- * - Children that belong to no cell (strays) go with the first wave if they are guests, else with
- *   the second.
+ * - Children that belong to no cell but carry a name the pool gives (strays) go with the first
+ *   wave if they are guests, else with the second; children of other names are never answered
+ *   (request.ts), so they go at once, and `finalized` waits for them too.
  */
 import type { CellNode } from '../api/cellnodeset.ts'
-import { SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { KubeObject } from '../k8s/objects.ts'
-import { keepAsIs } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
-import { buildCellNode, buildCellNodeSet, type CellIdentity } from './children.ts'
-import { formatSeconds, parseTime, stamp } from './phases.ts'
+import { hasChildren, readCells } from './cell.ts'
+import type { CellIdentity } from './cell-names.ts'
+import { buildCellNode, buildCellNodeSet } from './children.ts'
+import { phaseConfig } from './phases.ts'
+import { answerCellInfrastructure, withProviderID } from './clusterapi-children.ts'
+import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { drainComplete } from './scaling.ts'
-import { resyncAfter, viewStatus, type CellRow } from './status.ts'
-import { cellContexts, phaseConfig, statusRow, workloadOf } from './sync.ts'
-import { poolProblems, resolvePool } from './validate.ts'
+import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
+import { workloadOf } from './workload.ts'
+import { resolvePool } from './resolve.ts'
+import { poolProblems } from './validate.ts'
 
 /** The finalize hook. */
 export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
-  const view = readPool(request)
+  const provisioner = provisionerOf(request.parent.spec)
+  const view = readPool(request, provisioner)
   const pool = resolvePool(view.spec)
   const specValid = poolProblems(view.name, view.spec).length === 0
   const workload = workloadOf(view, now)
-  const contexts = cellContexts(view, workload, phaseConfig(pool), '', now)
+  const cells = readCells(view, workload, phaseConfig(pool), '', now)
   const deletedAt = parseTime(view.deletionTimestamp) ?? now.getTime()
   const timeoutAt = deletedAt + pool.deletion.drainTimeoutSeconds * 1000
   const timedOut = now.getTime() >= timeoutAt
   const force = pool.deletion.policy === 'Force'
   const deletionStamp = view.deletionTimestamp ?? now.toISOString()
 
-  const strayGuests = view.strays.filter((o) => `${o.kind}.${o.apiVersion}` === SWIFT_GUEST_TYPE_KEY)
+  const strayGuests = view.strays.filter((o) => `${o.kind}.${o.apiVersion}` === provisioner.guest.type)
   const strayOthers = view.strays.filter((o) => !strayGuests.includes(o))
-  const guestsObserved = contexts.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
+  const guestsObserved = cells.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
 
   const children: KubeObject[] = []
   const nodes: CellNode[] = []
   const rows: CellRow[] = []
   const deadlines: Array<Date | undefined> = []
   let draining = 0
-  for (const c of contexts) {
+  for (const c of cells) {
     const o = c.observed
-    const hasChild = o !== undefined && (o.secret !== undefined || o.seed !== undefined || o.guest !== undefined)
-    if (!hasChild) continue
-    const wasReady = c.input.seen.readyOnce
+    if (o === undefined || !hasChildren(c)) continue
+    const wasReady = c.seen.readyOnce
     let phase: 'Draining' | 'Deleting' = 'Deleting'
     let message =
       o.guest !== undefined
         ? `The pool is being deleted: deleting guest ${c.name}.`
         : 'The pool is being deleted: deleting the seed profile and bootstrap Secret.'
     if (o.guest !== undefined && wasReady && !force && !timedOut) {
-      const check = drainComplete(c.input.ownRow, workload, deletionStamp, now)
+      const check = drainComplete(c.ownRow, workload, deletionStamp, now)
       if (!check.done) {
         phase = 'Draining'
         message = `The pool is being deleted: draining until ${check.waiting}, at most until drainTimeout (${formatSeconds(pool.deletion.drainTimeoutSeconds)}) after the deletion.`
@@ -79,8 +85,8 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
     }
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
-    nodes.push(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady))
-    const previousPhase = c.previous?.phase
+    nodes.push(withProviderID(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), o.guestView))
+    const previousPhase = c.stored?.phase
     rows.push(
       statusRow(
         {
@@ -90,19 +96,22 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
           reason: 'PoolDeleting',
           message,
           lastTransitionTime:
-            previousPhase === phase && c.previous?.lastTransitionTime !== undefined ? c.previous.lastTransitionTime : stamp(now),
+            previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : stamp(now),
           readyOnce: wasReady,
-          failureCount: c.previous?.failureCount ?? 0,
-          answer: 'none',
-          createGuest: false,
-          cordon: wasReady,
+          failureCount: c.stored?.failureCount ?? 0,
           building: false,
-          keepRow: true,
-          templateHash: c.input.templateHash
+          templateHash: c.templateHash
         },
         c
       )
     )
+  }
+  // Cluster API: the agent releases each Machine the answer lets go, so the CellInfrastructure
+  // stays while any Machine is observed.
+  if (pool.clusterApi !== undefined && guestsObserved) {
+    const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
+    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
   }
   if (guestsObserved) {
     children.push(...strayOthers.map(keepAsIs))
@@ -112,7 +121,12 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       )
     }
   }
-  const observedAny = contexts.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0
+  const observedAny =
+    cells.some((c) => c.observed !== undefined) ||
+    view.cellNodeSet !== undefined ||
+    view.cellInfrastructure !== undefined ||
+    view.strays.length > 0 ||
+    view.foreign.length > 0
   const progressing: ConditionInput = guestsObserved
     ? {
         type: 'Progressing',

@@ -38,7 +38,8 @@
  */
 import { canonicalJson } from '../k8s/hash.ts'
 import { buildCellNode, buildCellNodeSet } from './children.ts'
-import type { PoolProblem, ResolvedPool } from './validate.ts'
+import type { ResolvedPool } from './resolve.ts'
+import type { PoolProblem } from './validate.ts'
 
 const KiB = 1024
 const MiB = 1024 * KiB

@@ -10,8 +10,16 @@
  * Cells are found from the observed children by the cell labels: a child counts for cell `i` when
  * its labels name this pool, the cell `<pool>-<i>` and the index `i`, and its name is the one the
  * controller gives that child (Secret `<cell>-bootstrap`, SwiftSeedProfile `<cell>-seed`, SwiftGuest
- * `<cell>`). Any other observed child is a stray: it is kept exactly as it is and reported, so a
- * relabelled VM is never deleted by mistake.
+ * `<cell>`). Any other observed child is a stray. A stray of a name the pool gives its children
+ * (answer-rule.ts) is kept exactly as it is and reported, so a relabelled VM is never deleted by
+ * mistake. A stray of another name or namespace is reported and left out of every answer, so
+ * Metacontroller deletes it: it carries the pool's `controller-uid` label (that is how it came to
+ * be observed, adopted by Metacontroller), which anyone who may label an object in the namespace
+ * can put on any object there, and keeping it would mean answering an object of a name someone
+ * else chose, which Metacontroller would write with its own rights (metacontroller.md rule 10). A
+ * sync that fails instead would let that label freeze the pool: no drain, no status, no scaling.
+ * Deleting an adopted object the controller does not want is also what Kubernetes' own
+ * controllers do with an adopted Pod they do not need.
  */
 import type { Static } from '@sinclair/typebox'
 import {
@@ -23,13 +31,18 @@ import {
   type CellNodeStatus,
   type DemandShape
 } from '../api/cellnodeset.ts'
-import { CELL_PHASES, SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
+import { CELL_PHASES, SECRET_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
 import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
-import { objectKey } from '../metacontroller/observed.ts'
+import { isOwnChild } from '../metacontroller/answer-guard.ts'
+import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
+import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
 import { OpenSpecParentSchema, compositeRequestSchema, type TypedObjects } from '../metacontroller/schemas.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
-import { TEMPLATE_HASH_ANNOTATION, bootstrapSecretName, cellName, seedProfileName } from './children.ts'
-import type { GuestCondition, GuestView, PreviousCell } from './phases.ts'
+import type { ObservedCell, StoredRow } from './cell.ts'
+import { CELL_INDEX, bootstrapSecretName, cellName } from './cell-names.ts'
+import type { CellProvisioner } from './provisioner.ts'
+import { readCellInfrastructure, type CellInfrastructureView } from './clusterapi-children.ts'
+import { CELL_INFRASTRUCTURE_TYPE_KEY } from '../api/cellinfrastructure.ts'
 
 /**
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -40,17 +53,6 @@ export const CellPoolParentSchema = OpenSpecParentSchema
 /** Sync and finalize request of the GPUCellPool controller. */
 export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)
 export type CellPoolSyncRequest = Static<typeof CellPoolSyncRequestSchema>
-
-/** The observed children of one cell. */
-export interface ObservedCell {
-  index: number
-  name: string
-  secret?: KubeObject
-  seed?: KubeObject
-  guest?: KubeObject
-  /** The guest read defensively. */
-  guestView?: GuestView
-}
 
 /** The pool's observed CellNodeSet. */
 export interface CellNodeSetView {
@@ -66,16 +68,10 @@ export interface CellNodeSetView {
   demand: DemandView | undefined
 }
 
-/** A row of the previous `status.cells`, with its index. */
-export interface PreviousRow extends PreviousCell {
-  name: string
-  index: number | undefined
-}
-
 /** What the pool's previous status remembers. */
 export interface PreviousStatus {
   observedGeneration: number | undefined
-  cells: Map<string, PreviousRow>
+  cells: Map<string, StoredRow>
   conditions: unknown
   desiredReplicas: number | undefined
   cellDeviceShape: DeviceShape | undefined
@@ -96,9 +92,13 @@ export interface PoolView {
   spec: Record<string, unknown>
   /** Cells with at least one observed child, by index. */
   cells: Map<number, ObservedCell>
-  /** Observed children that belong to no cell (and CellNodeSets of another name): kept as they are. */
+  /** Observed children that belong to no cell but carry a name the pool gives: kept as they are. */
   strays: KubeObject[]
+  /** Observed children of a name or namespace the pool never gives: left out, so deleted. */
+  foreign: KubeObject[]
   cellNodeSet: CellNodeSetView | undefined
+  /** The pool's CellInfrastructure (Cluster API pools). */
+  cellInfrastructure: CellInfrastructureView | undefined
   joinSecret: KubeObject | undefined
   previous: PreviousStatus
   /** What could not be read, one sentence each. */
@@ -111,90 +111,26 @@ const int = (v: unknown): number | undefined => (typeof v === 'number' && Number
 const own = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
 const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
 
-/** The objects of one type in a request map, sorted by key; a map of the wrong shape is empty. */
+/**
+ * The objects of one type in a request map, sorted by key, typed by the key they arrived under;
+ * a map of the wrong shape is empty (observed.ts).
+ */
 function objectsOf(objects: TypedObjects | null | undefined, type: string): KubeObject[] {
-  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return []
-  const map = objects[type]
-  if (!isRecord(map)) return []
-  return Object.keys(map)
-    .sort()
-    .map((k): unknown => map[k])
-    .filter((o): o is KubeObject => isRecord(o) && isRecord(o.metadata) && typeof o.metadata.name === 'string')
+  return observedOfType(objects, type)
 }
 
 /** One object of a request map by type and key, with own-property lookups only. */
 function objectAt(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
-  if (!isRecord(objects) || !Object.hasOwn(objects, type)) return undefined
-  const map = objects[type]
-  if (!isRecord(map) || !Object.hasOwn(map, key)) return undefined
-  const o = map[key]
-  return isRecord(o) && isRecord(o.metadata) ? o : undefined
+  return observedObject(objects, type, key)
 }
-
-const INDEX = /^(0|[1-9][0-9]{0,4})$/
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
 function cellIndexOf(child: KubeObject, pool: string): number | undefined {
   const labels = rec(child.metadata.labels)
   const index = own(labels, CELL_INDEX_LABEL)
-  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !INDEX.test(index)) return undefined
+  if (own(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
   if (own(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
   return Number(index)
-}
-
-/** The guest's status read defensively; problems are pushed to `problems`. */
-export function readGuest(guest: KubeObject, problems: string[]): GuestView {
-  const where = `SwiftGuest ${guest.metadata.name ?? ''}`
-  const status = guest.status
-  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${describe(status)}, not an object`)
-  const s = rec(status)
-  const gpu = rec(s.gpu)
-  const network = rec(s.network)
-  const devices: string[] = []
-  if (gpu.devices !== undefined && !Array.isArray(gpu.devices))
-    problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
-  for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
-    const id = typeof d === 'string' ? d : (str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name))
-    if (id !== undefined && id !== '') devices.push(id)
-    else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
-  }
-  const interfaces: Array<{ name: string; ip?: string }> = []
-  if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
-    problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
-  for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
-    const name = str(rec(i).name)
-    if (name === undefined) continue
-    const ip = str(rec(i).ip)
-    interfaces.push(ip !== undefined ? { name, ip } : { name })
-  }
-  const conditions: GuestCondition[] = []
-  if (s.conditions !== undefined && !Array.isArray(s.conditions))
-    problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
-  for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
-    const r = rec(c)
-    const type = str(r.type)
-    if (type === undefined) continue
-    const condition: GuestCondition = { type, status: str(r.status) ?? 'Unknown' }
-    const reason = str(r.reason)
-    const message = str(r.message)
-    if (reason !== undefined) condition.reason = reason
-    if (message !== undefined) condition.message = message
-    conditions.push(condition)
-  }
-  const annotations = rec(guest.metadata.annotations)
-  const hash = own(annotations, TEMPLATE_HASH_ANNOTATION)
-  return {
-    name: guest.metadata.name ?? '',
-    uid: str(guest.metadata.uid) ?? '',
-    phase: str(s.phase),
-    devices,
-    hostNode: str(gpu.nodeName) ?? str(s.nodeName),
-    interfaces,
-    primaryIP: str(network.primaryIP),
-    conditions,
-    deleting: str(guest.metadata.deletionTimestamp) !== undefined,
-    templateHash: typeof hash === 'string' ? hash : undefined
-  }
 }
 
 function readDevice(d: unknown): CellDevice | undefined {
@@ -305,7 +241,7 @@ export function readCellNodeSet(object: KubeObject, problems: string[]): CellNod
   }
 }
 
-function readPreviousRow(row: unknown): PreviousRow | undefined {
+function readPreviousRow(row: unknown): StoredRow | undefined {
   const r = rec(row)
   const name = str(r.name)
   const phase = r.phase
@@ -347,7 +283,7 @@ function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
 /** The pool's previous status: what the hooks keep between syncs. */
 export function readPrevious(status: unknown): PreviousStatus {
   const s = rec(status)
-  const cells = new Map<string, PreviousRow>()
+  const cells = new Map<string, StoredRow>()
   for (const r of Array.isArray(s.cells) ? s.cells : []) {
     const row = readPreviousRow(r)
     if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
@@ -371,8 +307,8 @@ export function joinSecretName(spec: Record<string, unknown>): string | undefine
   return str(rec(rec(own(spec, 'bootstrap')).joinSecretRef).name)
 }
 
-/** Reads the request. */
-export function readPool(request: CellPoolSyncRequest): PoolView {
+/** Reads the request; the cells' own children are those `provisioner` makes. */
+export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisioner): PoolView {
   const { name, namespace, uid, generation, deletionTimestamp } = request.parent.metadata
   const problems: string[] = []
   const cells = new Map<number, ObservedCell>()
@@ -385,8 +321,21 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     }
     return c
   }
+  const foreign: KubeObject[] = []
+  const scope = { parentName: name, namespace }
+  const leaveOut = (kind: string, child: KubeObject): void => {
+    foreign.push(child)
+    problems.push(
+      `${kind} ${child.metadata.namespace ?? ''}/${child.metadata.name ?? ''} carries this pool's controller-uid label but is not a ` +
+        'child the pool names; it is left out, so Metacontroller deletes it'
+    )
+  }
   const place = (type: string, childName: (cell: string) => string, set: (c: ObservedCell, o: KubeObject) => void, kind: string): void => {
     for (const child of objectsOf(request.children, type)) {
+      if (!isOwnChild(CELL_POOL_CHILD_RULE, scope, type, child)) {
+        leaveOut(kind, child)
+        continue
+      }
       const index = cellIndexOf(child, name)
       const expected = index === undefined ? undefined : childName(cellName(name, index))
       if (index === undefined || child.metadata.name !== expected) {
@@ -405,30 +354,35 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     },
     'Secret'
   )
+  const seed = provisioner.seed
+  if (seed !== undefined) {
+    place(
+      seed.type,
+      seed.name,
+      (c, o) => {
+        c.seed = o
+      },
+      seed.kind
+    )
+  }
   place(
-    SEED_PROFILE_TYPE_KEY,
-    seedProfileName,
-    (c, o) => {
-      c.seed = o
-    },
-    'SwiftSeedProfile'
-  )
-  place(
-    SWIFT_GUEST_TYPE_KEY,
-    (cell) => cell,
+    provisioner.guest.type,
+    provisioner.guest.name,
     (c, o) => {
       c.guest = o
-      c.guestView = readGuest(o, problems)
+      c.guestView = provisioner.readGuest(o, problems)
     },
-    'SwiftGuest'
+    provisioner.guest.kind
   )
   let cellNodeSet: CellNodeSetView | undefined
   for (const cns of objectsOf(request.children, CELL_NODE_SET_TYPE_KEY)) {
-    if (cns.metadata.name === name) cellNodeSet = readCellNodeSet(cns, problems)
-    else {
-      strays.push(cns)
-      problems.push(`CellNodeSet ${cns.metadata.name ?? ''} is not named after the pool; it is kept as it is`)
-    }
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readCellNodeSet(cns, problems)
+    else leaveOut('CellNodeSet', cns)
+  }
+  let cellInfrastructure: CellInfrastructureView | undefined
+  for (const ci of objectsOf(request.children, CELL_INFRASTRUCTURE_TYPE_KEY)) {
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_INFRASTRUCTURE_TYPE_KEY, ci)) cellInfrastructure = readCellInfrastructure(ci)
+    else leaveOut('CellInfrastructure', ci)
   }
   const secretName = joinSecretName(request.parent.spec)
   const joinSecret = secretName === undefined ? undefined : objectAt(request.related, SECRET_TYPE_KEY, objectKey(secretName, namespace))
@@ -441,7 +395,9 @@ export function readPool(request: CellPoolSyncRequest): PoolView {
     spec: request.parent.spec,
     cells: new Map([...cells].sort(([a], [b]) => a - b)),
     strays,
+    foreign,
     cellNodeSet,
+    cellInfrastructure,
     joinSecret,
     previous: readPrevious(request.parent.status),
     problems

@@ -16,16 +16,10 @@
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
-import {
-  CREATING_PHASES,
-  formatSeconds,
-  parseTime,
-  stamp,
-  type CellPhaseResult,
-  type DecidedCell,
-  type PreviousCell,
-  type WorkloadState
-} from './phases.ts'
+import { hasChildren, type Cell } from './cell.ts'
+import { CREATING_PHASES, type DecidedCell } from './phases.ts'
+import { formatSeconds, parseTime, stamp } from './time.ts'
+import type { WorkloadState } from './workload.ts'
 
 /** First backoff before a Failed index is rebuilt. */
 export const BACKOFF_START_SECONDS = 30
@@ -41,33 +35,13 @@ export const MAX_CREATING = 2
 export const MIN_DRAIN_SECONDS = 30
 
 /** Why a cell is being removed. */
-export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed'
-
-/** One cell as scaling sees it. */
-export interface CellInput {
-  index: number
-  name: string
-  /** The phase observation and history give (phases.ts); Failed when the cell failed. */
-  seen: CellPhaseResult
-  /** The cell's row of the previous status, when there is one (any build). */
-  previous: PreviousCell | undefined
-  /** Which children are observed. */
-  children: { secret: boolean; seed: boolean; guest: boolean }
-  /** The observed guest carries a deletion timestamp. */
-  guestDeleting: boolean
-  /** What the current build was made from: the guest's template hash, else the previous row's. */
-  templateHash: string | undefined
-  /** The cell's CellNodeSet row, whatever instance it names. */
-  row: CellNodeStatus | undefined
-  /** The row counts for this guest (instance equals the guest's uid). */
-  ownRow: CellNodeStatus | undefined
-}
+export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed' | 'MachineDeleted'
 
 /** Everything a scaling decision depends on. */
 export interface ScalingInput {
   /** The pool's name: cell `i` is `<pool>-<i>`. */
   pool: string
-  cells: readonly CellInput[]
+  cells: readonly Cell[]
   desired: number
   workload: WorkloadState
   /** Hash of what a cell is built from now. */
@@ -78,6 +52,16 @@ export interface ScalingInput {
   /** The pool's spec changed since the last status: failure counts start again. */
   specChanged: boolean
   now: Date
+  /**
+   * What the provisioner makes a cell from besides its machine (default both): the machine is
+   * created only once they are observed.
+   */
+  prerequisites?: { secret: boolean; seed: boolean }
+  /**
+   * A machine someone deleted is drained before it goes (Cluster API: the pool's deletion hooks
+   * hold it), and its index waits for it, as a rolling update's does.
+   */
+  drainDeletedGuest?: boolean
 }
 
 /** What sync answers for a cell. */
@@ -142,15 +126,13 @@ export function drainComplete(
 }
 
 /** A cell Ready whose row shows allocations read, no Pods and nothing in flight. */
-export function isIdle(cell: Pick<CellInput, 'seen' | 'ownRow'>): boolean {
+export function isIdle(cell: Pick<Cell, 'seen' | 'ownRow'>): boolean {
   const a = cell.ownRow?.allocations
   return cell.seen.phase === 'Ready' && a?.read === true && a.pods === 0 && a.inFlight !== true
 }
 
-const hasChildren = (c: CellInput): boolean => c.children.secret || c.children.seed || c.children.guest
-
 interface Working {
-  input: CellInput
+  input: Cell
   plan: CellPlan
   /** The cell's role: serving (counts toward desired), held Failed index, removed, draining. */
   role: 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
@@ -173,7 +155,12 @@ export function planScaling(input: ScalingInput): ScalingPlan {
     if (w.role !== 'drainScaleDown' && w.role !== 'drainUpdate') continue
     const check = drainComplete(w.input.ownRow, workload, w.plan.lastTransitionTime, now)
     if (check.done) {
-      startRemoval(w, w.role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', nowStamp, 'drained')
+      startRemoval(
+        w,
+        w.plan.reason === 'MachineDeleted' ? 'MachineDeleted' : w.role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown',
+        nowStamp,
+        'drained'
+      )
     } else {
       w.plan.message = `Draining: waiting until ${check.waiting}.`
       if (check.deadline !== undefined) w.plan.deadline = check.deadline
@@ -258,14 +245,19 @@ export function planScaling(input: ScalingInput): ScalingPlan {
       if (used.has(i)) {
         // A cell replaced by a rolling update keeps its index: its slot waits until the old
         // cell's last child is gone rather than moving to another index.
-        if (work.some((w) => w.input.index === i && w.role === 'removing' && w.plan.reason === 'RollingUpdate')) missing -= 1
+        if (
+          work.some(
+            (w) => w.input.index === i && w.role === 'removing' && (w.plan.reason === 'RollingUpdate' || w.plan.reason === 'MachineDeleted')
+          )
+        )
+          missing -= 1
         continue
       }
       if (!observed || creating() >= MAX_CREATING) break
       const goneAt = work.findIndex((w) => w.role === 'gone' && w.input.index === i)
       if (goneAt >= 0) work.splice(goneAt, 1)
       const name = `${input.pool}-${i}`
-      const fresh: CellInput = {
+      const fresh: Cell = {
         index: i,
         name,
         seen: {
@@ -296,16 +288,16 @@ export function planScaling(input: ScalingInput): ScalingPlan {
   for (const w of work) {
     if (w.role !== 'serve' || w.input.children.guest || w.plan.answer !== 'serve') continue
     const row = w.input.row
-    const ready =
-      w.input.children.secret && w.input.children.seed && observed && workload.generationMatched && row !== undefined && !row.present
+    const needs = input.prerequisites ?? { secret: true, seed: true }
+    const prepared = (w.input.children.secret || !needs.secret) && (w.input.children.seed || !needs.seed)
+    const ready = prepared && observed && workload.generationMatched && row !== undefined && !row.present
     w.plan.createGuest = ready
     if (!ready && w.plan.phase === 'Pending' && w.plan.reason === 'GuestNotCreated') {
-      w.plan.message =
-        !w.input.children.secret || !w.input.children.seed
-          ? 'Waiting for the bootstrap Secret and seed profile to be created.'
-          : row === undefined || !workload.generationMatched
-            ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
-            : w.plan.message
+      w.plan.message = !prepared
+        ? 'Waiting for the bootstrap Secret and seed profile to be created.'
+        : row === undefined || !workload.generationMatched
+          ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
+          : w.plan.message
     }
   }
 
@@ -368,7 +360,7 @@ function names(ws: readonly Working[]): string {
   return ws.map((w) => w.plan.name).join(', ')
 }
 
-function basePlan(c: CellInput): CellPlan {
+function basePlan(c: Cell): CellPlan {
   const plan: CellPlan = {
     index: c.index,
     name: c.name,
@@ -398,13 +390,24 @@ function basePlan(c: CellInput): CellPlan {
  * witness: a sync from an older pool can lose it for a Ready cell whose Node turned not Ready
  * meanwhile, and that cell is then treated as never Ready (a scale-down removes it undrained).
  */
-function initial(c: CellInput, input: ScalingInput): Working {
+function initial(c: Cell, input: ScalingInput): Working {
   const plan = basePlan(c)
   const prev = c.previous
   if (input.specChanged) plan.failureCount = 0
   if (c.seen.failedNow) plan.failureCount += 1
   const observed = input.workload.observed
   const children = hasChildren(c)
+  // A Machine someone deleted waits at the pool's deletion hooks: a cell that served drains first,
+  // keeping its index (drainUpdate counts as held), and is rebuilt there once it is gone.
+  if (input.drainDeletedGuest === true && c.guestDeleting && prev?.phase !== 'Deleting' && plan.readyOnce && c.seen.phase !== 'Failed') {
+    plan.phase = 'Draining'
+    plan.reason = 'MachineDeleted'
+    plan.lastTransitionTime =
+      prev?.phase === 'Draining' && prev.reason === 'MachineDeleted' ? (prev.lastTransitionTime ?? stamp(input.now)) : stamp(input.now)
+    plan.cordon = true
+    delete plan.deadline
+    return { input: c, plan, role: 'drainUpdate' }
+  }
   // A guest someone deleted by hand: the removal is carried through.
   if (prev?.phase === 'Deleting' || (c.guestDeleting && prev?.phase !== 'Failed' && c.seen.phase !== 'Failed')) {
     const why = prev?.phase === 'Deleting' ? prev.reason : 'GuestDeleted'
@@ -469,7 +472,7 @@ function holdFailed(w: Working): void {
   w.plan.message = `${failureText(w.input.seen.message)} Kept as it is while the workload cluster is unobserved.`
 }
 
-function removalMessage(c: CellInput): string {
+function removalMessage(c: Cell): string {
   if (c.children.guest) return `Deleting guest ${c.name}; its seed profile and bootstrap Secret follow once it is gone.`
   return 'Deleting the seed profile and bootstrap Secret.'
 }

@@ -17,8 +17,11 @@
 import type { CellStatus, GPUCellPoolStatus } from '../api/gpucellpool.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { scalingActiveCondition, type AutoscaleResult } from './autoscale.ts'
-import { CREATING_PHASES, type DecidedCell, type WorkloadState } from './phases.ts'
+import { hasChildren, type Cell } from './cell.ts'
+import { CREATING_PHASES, type DecidedCell } from './phases.ts'
 import type { PoolView } from './request.ts'
+import type { CellPlan } from './scaling.ts'
+import type { WorkloadState } from './workload.ts'
 
 /** One status row as decided, with what was observed of the cell. */
 export interface CellRow extends DecidedCell {
@@ -66,6 +69,36 @@ export function viewStatus(view: PoolView, workload: WorkloadState, now: Date, d
     readProblems: view.problems,
     ...decided
   })
+}
+
+/**
+ * The status row of a cell: what was decided for it (its plan, or what finalize decides), with what
+ * was observed of it. A cell built by this answer shows nothing of an earlier machine.
+ */
+export function statusRow(plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash'>, cell: Cell | undefined): CellRow {
+  const guest = cell?.observed?.guestView
+  const row: CellRow = {
+    name: plan.name,
+    index: plan.index,
+    phase: plan.phase,
+    reason: plan.reason,
+    message: plan.message,
+    lastTransitionTime: plan.lastTransitionTime,
+    readyOnce: plan.readyOnce,
+    failureCount: plan.failureCount,
+    owned: cell !== undefined && hasChildren(cell)
+  }
+  if (plan.templateHash !== undefined) row.templateHash = plan.templateHash
+  if (plan.building) return row
+  const guestUID = guest?.uid !== undefined && guest.uid !== '' ? guest.uid : cell?.stored?.guestUID
+  if (guestUID !== undefined) row.guestUID = guestUID
+  if (guest !== undefined) {
+    if (guest.hostNode !== undefined) row.hostNode = guest.hostNode
+    if (guest.devices.length > 0) row.devices = [...guest.devices]
+  }
+  if (cell?.seen.nodeIP !== undefined) row.nodeIP = cell.seen.nodeIP
+  if (cell?.ownRow !== undefined) row.nodeName = cell.ownRow.name
+  return row
 }
 
 /** The `status.selector` of a pool: its cells' label selector, for the scale subresource. */

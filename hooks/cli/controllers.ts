@@ -1,18 +1,21 @@
 /**
  * The parents `gpuhooks render` knows, one row per controller: how Metacontroller calls its hooks
- * (composite or decorator), the child types its manifest in `metacontroller/` declares, and the
- * pure functions. Adding a controller is adding its row.
+ * (composite or decorator), the rule of what it may answer (its child types as its manifest in
+ * `metacontroller/` declares them, and their names), and the pure functions. Adding a controller
+ * is adding its row.
  */
 import type { TSchema } from '@sinclair/typebox'
 import { typeKey } from '../metacontroller/observed.ts'
 import type { CustomizeResponse } from '../metacontroller/schemas.ts'
+import { declaredTypeKeys, type ChildRule } from '../metacontroller/answer-guard.ts'
+import { INSTANCE_CHILD_RULE } from '../instance/answer-rule.ts'
+import { ISOLATION_ATTACHMENT_RULE } from '../isolation/answer-rule.ts'
+import { CELL_POOL_CHILD_RULE } from '../cellpool/answer-rule.ts'
 import { InstanceCustomizeRequestSchema, customize as instanceCustomize } from '../instance/customize.ts'
-import { InstanceSyncRequestSchema, POD_KEY, SERVICE_KEY, sync as instanceSync } from '../instance/sync.ts'
+import { InstanceSyncRequestSchema, sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
-import { IsolationSyncRequestSchema, NETWORK_POLICY_TYPE_KEY, sync as isolationSync } from '../isolation/sync.ts'
-import { CELL_NODE_SET_TYPE_KEY } from '../api/cellnodeset.ts'
-import { SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
+import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/sync.ts'
 import { CellPoolCustomizeRequestSchema, customize as cellPoolCustomize } from '../cellpool/customize.ts'
 import { CellPoolSyncRequestSchema } from '../cellpool/request.ts'
 import { sync as cellPoolSync } from '../cellpool/sync.ts'
@@ -27,8 +30,10 @@ export interface RenderController {
   name: string
   /** Composite: request `{parent, children}`; decorator: `{object, attachments}`. */
   shape: 'composite' | 'decorator'
-  /** The child (attachment) type keys the controller declares. */
+  /** The child (attachment) type keys the controller declares: those of `rule`. */
   childTypes: readonly string[]
+  /** What its answers may hold (answer-guard.ts); `gpuhooks render` checks them as the service does. */
+  rule: ChildRule
   customizeSchema: TSchema
   customize: (request: never) => CustomizeResponse
   syncSchema: TSchema
@@ -44,7 +49,8 @@ export const RENDER_CONTROLLERS: readonly RenderController[] = [
     kind: 'Instance',
     name: 'gpuhooks-instance',
     shape: 'composite',
-    childTypes: [POD_KEY, SERVICE_KEY],
+    childTypes: declaredTypeKeys(INSTANCE_CHILD_RULE),
+    rule: INSTANCE_CHILD_RULE,
     customizeSchema: InstanceCustomizeRequestSchema,
     customize: instanceCustomize,
     syncSchema: InstanceSyncRequestSchema,
@@ -56,7 +62,8 @@ export const RENDER_CONTROLLERS: readonly RenderController[] = [
     kind: 'Namespace',
     name: 'gpuhooks-instance-isolation',
     shape: 'decorator',
-    childTypes: [NETWORK_POLICY_TYPE_KEY],
+    childTypes: declaredTypeKeys(ISOLATION_ATTACHMENT_RULE),
+    rule: ISOLATION_ATTACHMENT_RULE,
     customizeSchema: IsolationCustomizeRequestSchema,
     customize: isolationCustomize,
     syncSchema: IsolationSyncRequestSchema,
@@ -67,8 +74,8 @@ export const RENDER_CONTROLLERS: readonly RenderController[] = [
     kind: 'GPUCellPool',
     name: 'gpuhooks-cellpool',
     shape: 'composite',
-    // metacontroller/cellpool.yaml's childResources; the join Secret is its related object (v1 Secret).
-    childTypes: [SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY, CELL_NODE_SET_TYPE_KEY],
+    childTypes: declaredTypeKeys(CELL_POOL_CHILD_RULE),
+    rule: CELL_POOL_CHILD_RULE,
     customizeSchema: CellPoolCustomizeRequestSchema,
     customize: cellPoolCustomize,
     syncSchema: CellPoolSyncRequestSchema,

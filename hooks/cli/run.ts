@@ -14,6 +14,7 @@ import { parseAllDocuments, stringify } from 'yaml'
 import { objectKey, typeKey } from '../metacontroller/observed.ts'
 import type { RelatedResourceRule } from '../metacontroller/schemas.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { guardAnswer } from '../metacontroller/answer-guard.ts'
 import { RENDER_CONTROLLERS, plural, ruleTypeKey, type RenderController } from './controllers.ts'
 
 /** Where the CLI writes. */
@@ -271,7 +272,8 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
 export function render(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): unknown {
   const { row, request } = buildRequest(args, io)
   const hook = args.finalize && row.finalize !== undefined ? row.finalize : row.sync
-  return hook(request as never, args.now)
+  // As the service does: an answer holding what the controller may not create is a bug, never printed.
+  return guardAnswer(`render ${row.name}`, row.rule, request, hook(request as never, args.now))
 }
 
 /** The CLI: returns the exit code (0 done, 2 bad input or usage). */

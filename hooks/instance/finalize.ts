@@ -8,7 +8,8 @@
  * teardown up.
  */
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
-import { keepAsIs, observedOfType } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
+import { observedOfType } from '../metacontroller/observed.ts'
 import { instanceStatus } from './status.ts'
 import { POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest } from './request.ts'
 import { asChildren, instanceProblems } from './sync.ts'
@@ -18,7 +19,8 @@ export function finalize(request: InstanceSyncRequest, now: Date): CompositeResp
   const view = readView(request)
   const pods = observedOfType(request.children, POD_KEY)
   const services = observedOfType(request.children, SERVICE_KEY)
-  const children = pods.length > 0 ? services.map(keepAsIs) : []
+  // Only the Service named after the Instance is kept; any other observed one goes at once.
+  const children = pods.length > 0 && view.service !== undefined ? [keepAsIs(view.service)] : []
   const status = instanceStatus({
     spec: view.spec,
     generation: view.observedGeneration,

@@ -3,7 +3,8 @@
  * and one NodePort Service whose node ports survive stop and start.
  *
  * The answer always carries `children` and a full status (metacontroller.md rule 1). A spec error
- * deletes nothing: every observed child is answered as it is (rule 5) and the status says why.
+ * deletes nothing of the Instance's: its Pod and Service are answered as they are (rule 5) and the
+ * status says why.
  *
  * Choices where the spec is silent:
  * - Spec problems are collected in a fixed order: the spec itself, the Instance name (it names the
@@ -13,15 +14,18 @@
  *   one exception: `spec.stop: true` still stops. Stopping is the user's own request to remove the
  *   Pod, and an error elsewhere (an InstanceType an admin deleted, say) must not keep a GPU busy
  *   against it. The Service and its node ports are kept as they are.
- * - Observed Pods or Services other than the ones named after the Instance are left out (deleted):
- *   only this controller's children are observed, and it makes no others.
+ * - Observed Pods or Services other than the ones named after the Instance are left out (deleted),
+ *   with a spec error too: they carry the Instance's `controller-uid` label (Metacontroller
+ *   adopted them), which anyone who may label an object in the namespace can put on any Pod or
+ *   Service there; the controller makes no others, and answering one would answer a name someone
+ *   else chose (answer-rule.ts).
  * - A Pod without a readable generation annotation counts as built from another generation.
  */
 import type { InstanceSpec } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
 import { isRecord, annotationOf, isTerminatingNamespace, ownValue, type KubeObject } from '../k8s/objects.ts'
-import { keepAsIs, observedOfType } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
 import type { CompositeResponse } from '../metacontroller/schemas.ts'
 import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
 import { buildPod } from './pod.ts'
@@ -139,9 +143,19 @@ export function asChildren(objects: readonly KubeObject[]): CompositeResponse['c
   return objects as CompositeResponse['children']
 }
 
-/** Every observed child of `types`, answered unchanged (metacontroller.md rule 5). */
-export function keepEveryChild(request: InstanceSyncRequest, types: readonly string[] = [POD_KEY, SERVICE_KEY]): KubeObject[] {
-  return types.flatMap((type) => observedOfType(request.children, type).map(keepAsIs))
+/**
+ * The observed children named after the Instance, of `types`, answered unchanged (metacontroller.md
+ * rule 5); other observed children are left out.
+ */
+export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY]): KubeObject[] {
+  const own = new Map([
+    [POD_KEY, view.pod],
+    [SERVICE_KEY, view.service]
+  ])
+  return types.flatMap((type) => {
+    const child = own.get(type)
+    return child === undefined ? [] : [keepAsIs(child)]
+  })
 }
 
 /** The image of the observed Pod's SSH sidecar, if it has one. */
@@ -227,7 +241,7 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
       pod !== undefined && podGeneration !== String(view.generation)
         ? { kind: 'SpecChanged', podName: pod.metadata.name ?? view.name, podGeneration, generation: view.generation, held: true }
         : { kind: 'None', podName: pod?.metadata.name }
-    const kept = view.spec.stop === true ? keepEveryChild(request, [SERVICE_KEY]) : keepEveryChild(request)
+    const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY]) : keepEveryChild(view)
     return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
   }
   const service = buildService({

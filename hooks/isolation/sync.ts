@@ -11,12 +11,14 @@
  * Chosen where the spec is silent:
  * - A namespace being deleted gets no annotation change at all (`annotations: {}`): writing to an
  *   object on its way out serves no reader, and its policy is kept as observed.
- * - With an unparseable Setting value every observed attachment is kept as it is, whatever its
- *   name; with a valid value only the decorator's own policy is rendered, so an attachment of
- *   another name (none is ever made by this version) would be collected.
- * - "Kept as it is" is metacontroller.md rule 5 (`keepAsIs`: the last-applied record). The merge
- *   is a no-op unless someone hand-edited a rendered rule since; that edit then goes back to the
- *   last rendered shape, exactly as it would with a valid value. No rule is opened or dropped.
+ * - With an unparseable Setting value, and while the namespace is being deleted, the decorator's
+ *   own policy (`gpustack-instance-isolation` in that namespace) is kept as it is; an attachment
+ *   of another name (none is ever made by this version) is never answered (answer-rule.ts), so it
+ *   is collected, as it is with a valid value.
+ * - "Kept as it is" is metacontroller.md rule 5 (`keepAsIs`: the observed policy in the shape of
+ *   its last-applied record). The merge changes nothing: a rule someone edited by hand stays as
+ *   edited until the Setting can be parsed again, and then goes back to the rendered shape. No
+ *   rule is opened or dropped, and nothing the record says beyond the observed policy is written.
  * - "Holds an Instance" counts every Instance of the namespace, including one being deleted: its
  *   Pod may still be running.
  * - The label is answered whatever the Setting says (it is what stops the namespace's syncs from
@@ -29,7 +31,8 @@ import type { Static } from '@sinclair/typebox'
 import { INSTANCE_KEY } from '../api/instance.ts'
 import { ISOLATION_POD_CIDRS_SETTING, SETTING_TYPE_KEY } from '../api/setting.ts'
 import type { KubeObject } from '../k8s/objects.ts'
-import { keepAsIs, objectKey, observedObject, observedOfType, typeKey } from '../metacontroller/observed.ts'
+import { keepAsIs } from '../metacontroller/keep.ts'
+import { objectKey, observedObject, observedOfType, typeKey } from '../metacontroller/observed.ts'
 import { decoratorRequestSchema, type DecoratorResponse } from '../metacontroller/schemas.ts'
 import { parsePodCidrs, type PodCidrSetting } from './cidrs.ts'
 import { carriesHoldsInstances, HOLDS_INSTANCES_LABEL } from './customize.ts'
@@ -57,9 +60,9 @@ export type IsolationSyncRequest = Static<typeof IsolationSyncRequestSchema>
 /**
  * The desired policy and annotation of one Namespace.
  *
- * - Namespace being deleted: every observed policy kept as it is, none rendered.
+ * - Namespace being deleted: the decorator's observed policy kept as it is, none rendered.
  * - Setting absent or blank: no policy (the decorator's policies are collected), annotation removed.
- * - Setting unparseable: every observed policy kept as it is, none rendered where none exists,
+ * - Setting unparseable: the decorator's observed policy kept as it is, none rendered where none exists,
  *   annotation `error: <message>`.
  * - Setting valid: the policy rendered when the namespace holds an Instance, carries the label
  *   `gpustack.ai/holds-instances: "true"`, or the decorator's policy is already there; annotation
@@ -69,8 +72,9 @@ export type IsolationSyncRequest = Static<typeof IsolationSyncRequestSchema>
  */
 export function sync(request: IsolationSyncRequest): DecoratorResponse {
   const namespace = request.object.metadata.name
-  const observed = observedOfType(request.attachments, NETWORK_POLICY_TYPE_KEY)
-  if (isTerminating(request.object)) return answer(observed.map(keepAsIs), {}, {})
+  const own = observedObject(request.attachments, NETWORK_POLICY_TYPE_KEY, objectKey(POLICY_NAME, namespace))
+  const kept = own === undefined ? [] : [keepAsIs(own)]
+  if (isTerminating(request.object)) return answer(kept, {}, {})
 
   const seesInstance = holdsInstance(request, namespace)
   const labels: Record<string, string> = seesInstance ? { [HOLDS_INSTANCES_LABEL]: 'true' } : {}
@@ -83,9 +87,8 @@ export function sync(request: IsolationSyncRequest): DecoratorResponse {
     case 'off':
       return answer([], labels, { [ISOLATION_ANNOTATION]: null })
     case 'invalid':
-      return answer(observed.map(keepAsIs), labels, { [ISOLATION_ANNOTATION]: errorReport(setting.errors) })
+      return answer(kept, labels, { [ISOLATION_ANNOTATION]: errorReport(setting.errors) })
     case 'on': {
-      const own = observedObject(request.attachments, NETWORK_POLICY_TYPE_KEY, objectKey(POLICY_NAME, namespace))
       if (own === undefined && !seesInstance && !carriesHoldsInstances(request.object)) {
         return answer([], labels, { [ISOLATION_ANNOTATION]: null })
       }

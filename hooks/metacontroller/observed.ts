@@ -1,8 +1,13 @@
 /**
- * Reading observed objects out of a v2 hook request, and answering an observed child unchanged.
+ * Reading observed objects out of a v2 hook request.
+ *
+ * Every observed object a hook reads comes through {@link observedOfType} or
+ * {@link observedObject}, which give it the type of the key it arrived under and skip an entry
+ * whose metadata does not give the object key it is filed under: Metacontroller files each object
+ * by its own type and metadata, so an entry that disagrees is not one it sent, and an answer built
+ * from it could name another object than the one observed.
  */
-import { SYSTEM_METADATA_FIELDS, type KubeObject, annotationOf, isRecord, ownValue } from '../k8s/objects.ts'
-import { parseJsonBounded } from '../k8s/json.ts'
+import { type KubeObject, isRecord, ownValue } from '../k8s/objects.ts'
 import type { TypedObjects } from './schemas.ts'
 
 /** Annotation in which Metacontroller's dynamic apply records what it last applied. */
@@ -30,28 +35,18 @@ export function isKubeObject(value: unknown): value is KubeObject {
 
 /**
  * The observed objects of one type, sorted by key so that iteration order is fixed. Only own
- * members count (a type key is a request-chosen string), and an entry that is not an object with
- * metadata is skipped.
+ * members count (a type key is a request-chosen string); an entry that is not an object with
+ * metadata, or whose metadata gives another object key, is skipped.
  */
-export function observedOfType(objects: TypedObjects | null | undefined, key: string): KubeObject[] {
-  const map = ownValue(objects, key)
+export function observedOfType(objects: TypedObjects | null | undefined, type: string): KubeObject[] {
+  const map = ownValue(objects, type)
   if (!isRecord(map)) return []
   return Object.keys(map)
     .sort()
-    .map((k) => map[k])
-    .filter(isKubeObject)
-    .map((object) => typed(object, key))
-}
-
-/**
- * The object with the `apiVersion` and `kind` of the type key it was found under, where it lacks
- * them as strings (Metacontroller always sends both; an answer without them fails its apply).
- */
-function typed(object: KubeObject, type: string): KubeObject {
-  if (typeof object.apiVersion === 'string' && typeof object.kind === 'string') return object
-  const dot = type.indexOf('.')
-  if (dot <= 0 || dot === type.length - 1) return object
-  return { ...object, apiVersion: type.slice(dot + 1), kind: type.slice(0, dot) }
+    .flatMap((key) => {
+      const found = filed(map[key], type, key)
+      return found === undefined ? [] : [found]
+    })
 }
 
 /**
@@ -59,40 +54,26 @@ function typed(object: KubeObject, type: string): KubeObject {
  * `constructor` or `toString` finds an object only if one by that name was observed.
  */
 export function observedObject(objects: TypedObjects | null | undefined, type: string, key: string): KubeObject | undefined {
-  const found = ownValue(ownValue(objects, type), key)
-  return isKubeObject(found) ? typed(found, type) : undefined
+  return filed(ownValue(ownValue(objects, type), key), type, key)
 }
 
 /**
- * The desired form of an observed child that must stay exactly as it is (metacontroller.md rule 5).
- *
- * Answering the observed object itself would record ownerReferences, managedFields and server
- * defaults as "last applied", and the next answer without them would strip them (orphaning the
- * child). The object recorded in the last-applied annotation makes the 3-way merge a no-op; a child
- * without a readable record is answered as observed minus status and system metadata.
+ * The entry found under `type` and `key` as the object Metacontroller filed there: undefined
+ * unless it is an object whose metadata gives `key`, and typed with the `apiVersion` and `kind`
+ * of `type` whatever it says itself (the informer of that type is where Metacontroller found it).
  */
-export function keepAsIs(observed: KubeObject): KubeObject {
-  const recorded = annotationOf(observed, LAST_APPLIED_ANNOTATION)
-  if (recorded !== undefined) {
-    // An unreadable record (not JSON, or nested past the bound every input has) is treated as
-    // no record at all.
-    const parsed = parseJsonBounded(recorded)
-    if (isKubeObject(parsed)) {
-      // A record without its type (edited by hand) is answered with the observed object's.
-      if (typeof parsed.apiVersion !== 'string' && typeof observed.apiVersion === 'string') parsed.apiVersion = observed.apiVersion
-      if (typeof parsed.kind !== 'string' && typeof observed.kind === 'string') parsed.kind = observed.kind
-      return parsed
-    }
-  }
-  const { status: _status, ...rest } = observed
-  const metadata: Record<string, unknown> = { ...observed.metadata }
-  for (const field of SYSTEM_METADATA_FIELDS) delete metadata[field]
-  if (isRecord(observed.metadata.annotations)) {
-    const annotations = { ...observed.metadata.annotations }
-    delete annotations[LAST_APPLIED_ANNOTATION]
-    delete annotations[DECORATOR_ANNOTATION]
-    if (Object.keys(annotations).length === 0) delete metadata.annotations
-    else metadata.annotations = annotations
-  }
-  return structuredClone({ ...rest, metadata })
+function filed(value: unknown, type: string, key: string): KubeObject | undefined {
+  if (!isKubeObject(value)) return undefined
+  const { name, namespace } = value.metadata
+  if (typeof name !== 'string' || objectKey(name, typeof namespace === 'string' ? namespace : undefined) !== key) return undefined
+  const parsed = parseTypeKey(type)
+  if (parsed === undefined || (value.apiVersion === parsed.apiVersion && value.kind === parsed.kind)) return value
+  return { ...value, ...parsed }
+}
+
+/** The apiVersion and kind a type key names, or undefined when it is not `Kind.version`. */
+export function parseTypeKey(type: string): { apiVersion: string; kind: string } | undefined {
+  const dot = type.indexOf('.')
+  if (dot <= 0 || dot === type.length - 1) return undefined
+  return { apiVersion: type.slice(dot + 1), kind: type.slice(0, dot) }
 }

@@ -4,12 +4,14 @@
  *
  * The app is composed from one plugin per concern (`plugins/`): the depth-bounded JSON parser,
  * the error handler (the error tiers of style.md rule 6, plus 503 under load), the load bounds,
- * ETag, metrics and the probes; then one POST route per hook.
+ * ETag, metrics and the probes; then one POST route per hook, whose answer passes the route's
+ * guard (answer-guard.ts) before it is sent.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TSchema, Static } from '@sinclair/typebox'
 import { MAX_JSON_DEPTH } from '../k8s/json.ts'
+import { guardAnswer, type ChildRule } from '../metacontroller/answer-guard.ts'
 import { createMetrics, type HookMetrics } from './metrics.ts'
 import { nextRequestId } from './request-id.ts'
 import { errorsPlugin } from './plugins/errors.ts'
@@ -33,6 +35,12 @@ export interface HookRoute<S extends TSchema = TSchema> {
   schema: S
   /** The hook: a pure function of the decoded body and the time the request was received. */
   handle: (body: Static<S>, now: Date) => unknown
+  /**
+   * What the answer may create (hooks/metacontroller/answer-guard.ts): every sync and finalize
+   * route names its controller's rule, and an answer that breaks it is never sent; null only for
+   * the routes whose answers create nothing (customize, admission).
+   */
+  guard: ChildRule | null
 }
 
 /** Declares a route with the body type inferred from its schema. */
@@ -164,6 +172,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!surfaces.has(route.surface)) continue
     app.post(route.path, { schema: { body: route.schema }, config: { hook: route.hook } }, (request) => {
       const answer = route.handle(request.body, clock())
+      // Throws UnsafeAnswerError (a masked 500, logged with the request id) rather than answer
+      // an object the controller may not create.
+      if (route.guard !== null) guardAnswer(route.hook, route.guard, request.body, answer)
       request.log.debug({ hook: route.hook }, 'answered')
       return answer
     })

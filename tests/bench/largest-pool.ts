@@ -9,16 +9,9 @@
  */
 import { CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
 import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
-import {
-  buildBootstrapSecret,
-  buildCellNode,
-  buildCellNodeSet,
-  buildGuest,
-  buildSeedProfile,
-  cellName,
-  templateHash,
-  type CellIdentity
-} from '../../hooks/cellpool/children.ts'
+import { cellName, type CellIdentity } from '../../hooks/cellpool/cell-names.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/children.ts'
+import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
 import {
   MAX_BOOTSTRAP_BYTES,
   MAX_GUEST_TEMPLATE_BYTES,
@@ -27,7 +20,8 @@ import {
   WIDEST_CELL_INDEX
 } from '../../hooks/cellpool/limits.ts'
 import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
-import { poolProblems, resolvePool } from '../../hooks/cellpool/validate.ts'
+import { resolvePool } from '../../hooks/cellpool/resolve.ts'
+import { poolProblems } from '../../hooks/cellpool/validate.ts'
 import { DEFAULT_BODY_LIMIT } from '../../hooks/server/app.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'

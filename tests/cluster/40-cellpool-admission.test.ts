@@ -7,16 +7,11 @@
 // Metacontroller write a CellNodeSet's spec.
 import { join } from 'node:path'
 import t from 'tap'
-import {
-  buildBootstrapSecret,
-  buildCellNode,
-  buildCellNodeSet,
-  buildGuest,
-  buildSeedProfile,
-  type CellIdentity
-} from '../../hooks/cellpool/children.ts'
+import type { CellIdentity } from '../../hooks/cellpool/cell-names.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/children.ts'
+import { buildGuest, buildSeedProfile } from '../../hooks/cellpool/swift-guest.ts'
 import { MAX_BOOTSTRAP_BYTES, MAX_NODE_SET_BYTES, nodeSetBytes, nodeSetEntryBytes } from '../../hooks/cellpool/limits.ts'
-import { resolvePool } from '../../hooks/cellpool/validate.ts'
+import { resolvePool } from '../../hooks/cellpool/resolve.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { LAST_APPLIED_ANNOTATION } from '../../hooks/metacontroller/observed.ts'
 import type { JsonObject } from '../support/merge.ts'

@@ -22,7 +22,8 @@ const testRoutes = [
     hook: 'test_echo',
     surface: 'hooks',
     schema: EchoSchema,
-    handle: (body, now) => ({ name: body.parent.metadata.name, now: now.toISOString(), parent: body.parent })
+    handle: (body, now) => ({ name: body.parent.metadata.name, now: now.toISOString(), parent: body.parent }),
+    guard: null
   }),
   hookRoute({
     path: '/hooks/test/boom',
@@ -31,14 +32,16 @@ const testRoutes = [
     schema: Type.Object({}, { additionalProperties: true }),
     handle: () => {
       throw new Error('secret detail of a bug')
-    }
+    },
+    guard: null
   }),
   hookRoute({
     path: '/admission/test',
     hook: 'admission_test',
     surface: 'admission',
     schema: Type.Object({}, { additionalProperties: true }),
-    handle: () => ({ ok: true })
+    handle: () => ({ ok: true }),
+    guard: null
   })
 ]
 

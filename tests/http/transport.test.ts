@@ -208,7 +208,8 @@ t.test('request ids are unique across listeners and processes', async (t) => {
     schema: Type.Object({}),
     handle: () => {
       throw new Error('bug')
-    }
+    },
+    guard: null
   })
   const one = await buildApp({ routes: [failing] })
   const two = await buildApp({ routes: [failing] })

@@ -12,7 +12,7 @@ import {
   type AutoscaleConfig,
   type AutoscaleInput
 } from '../../hooks/cellpool/autoscale.ts'
-import type { CellPhase } from '../../hooks/cellpool/phases.ts'
+import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago } from './fixtures/cellpool.ts'
 
 const A100 = { id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }

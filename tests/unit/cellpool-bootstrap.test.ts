@@ -8,7 +8,7 @@ import {
   type BootstrapValues
 } from '../../hooks/cellpool/bootstrap.ts'
 import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS } from '../../hooks/cellpool/limits.ts'
-import { resolvePool } from '../../hooks/cellpool/validate.ts'
+import { resolvePool } from '../../hooks/cellpool/resolve.ts'
 
 const VALUES: BootstrapValues = {
   cellName: 'inference-3',

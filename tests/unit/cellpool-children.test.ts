@@ -1,17 +1,9 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import {
-  buildBootstrapSecret,
-  buildCellNode,
-  buildCellNodeSet,
-  buildGuest,
-  buildSeedProfile,
-  cellLabels,
-  cellName,
-  hamiResources,
-  templateHash
-} from '../../hooks/cellpool/children.ts'
-import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/validate.ts'
+import { cellLabels, cellName } from '../../hooks/cellpool/cell-names.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, hamiResources } from '../../hooks/cellpool/children.ts'
+import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
+import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/resolve.ts'
 import { reversedKeys } from '../support/fields.ts'
 import { patched, poolSpec } from './fixtures/cellpool.ts'
 

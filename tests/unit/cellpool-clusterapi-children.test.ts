@@ -8,7 +8,7 @@ import {
   readMachine,
   withProviderID
 } from '../../hooks/cellpool/clusterapi-children.ts'
-import { resolvePool } from '../../hooks/cellpool/validate.ts'
+import { resolvePool } from '../../hooks/cellpool/resolve.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
 
 const ID = { poolName: 'cells', namespace: 'capi', poolUID: 'uid-pool', index: 3 }

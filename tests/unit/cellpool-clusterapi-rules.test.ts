@@ -6,7 +6,8 @@ import {
   usesBootstrapTemplate,
   usesClusterApi
 } from '../../hooks/cellpool/clusterapi-rules.ts'
-import { CELL_FIELDS, poolProblems } from '../../hooks/cellpool/validate.ts'
+import { CELL_FIELDS } from '../../hooks/cellpool/cell-rules.ts'
+import { poolProblems } from '../../hooks/cellpool/validate.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
 
 const TEMPLATE = { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'gpu-join' }

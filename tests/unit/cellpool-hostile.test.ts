@@ -216,8 +216,12 @@ t.test('observed children and related objects keyed by prototype names are found
   Object.defineProperty(secrets, `${NS}/constructor`, { value: stray('constructor'), enumerable: true })
   const answer = sync(req as unknown as CellPoolSyncRequest, world.now)
   const names = childNames(answer)
-  t.ok(names.includes('Secret/__proto__') && names.includes('Secret/constructor'), 'strays are kept as they are')
-  t.match(conditionOf(answer, 'Progressing')?.message, /Secret constructor carries no consistent cell labels of this pool/)
+  t.ok(!names.includes('Secret/__proto__') && !names.includes('Secret/constructor'), 'children of names the pool never gives are left out')
+  t.ok(names.includes(`Secret/${world.parent.metadata.name}-0-bootstrap`), 'the cells are answered as before')
+  t.match(
+    conditionOf(answer, 'Progressing')?.message,
+    new RegExp(`Secret ${NS}/constructor carries this pool's controller-uid label but is not a child the pool names; it is left out`)
+  )
 
   // Related and children maps whose type keys are prototype names hold nothing of use.
   const base = JSON.stringify(world.request())
@@ -238,4 +242,39 @@ t.test("customize relates a join Secret named constructor, in the pool's namespa
   })
   const proto = poolObject(fromJson<Record<string, unknown>>('{"bootstrap":{"__proto__":{"joinSecretRef":{"name":"x"}}}}'))
   t.strictSame(customize({ controller: {}, parent: proto }), { relatedResources: [] }, 'a ref under __proto__ is not read')
+})
+
+t.test('an adopted object of a name the pool never gives is left out; one of a name it gives is kept as it is', async (t) => {
+  const world = new PoolWorld()
+  world.settle(sync)
+  const req = world.request() as unknown as { children: Record<string, Record<string, KubeObject>> }
+  const guests = req.children['SwiftGuest.swift.kubeswift.io/v1alpha1'] as Record<string, KubeObject>
+  const ownGuest = guests[`${NS}/inference-0`] as KubeObject
+  // A VM someone labelled with the pool's controller-uid (so Metacontroller adopted it), and the
+  // pool's own cell 0 guest relabelled by hand so that its cell labels no longer agree.
+  const labelled: KubeObject = {
+    apiVersion: 'swift.kubeswift.io/v1alpha1',
+    kind: 'SwiftGuest',
+    metadata: { name: 'tenant-vm', namespace: NS, labels: { 'controller-uid': 'pool-uid' } },
+    spec: { runPolicy: 'Always' }
+  }
+  guests[`${NS}/tenant-vm`] = labelled
+  ownGuest.metadata.labels = { ...ownGuest.metadata.labels, 'cells.kubeswift.io/cell-index': '7' }
+  const answer = sync(req as unknown as CellPoolSyncRequest, world.now)
+  const names = childNames(answer)
+  t.notOk(names.includes('SwiftGuest/tenant-vm'), 'the labelled VM is not answered, so Metacontroller deletes it')
+  t.ok(names.includes('SwiftGuest/inference-0'), 'the relabelled guest of a name the pool gives is kept')
+  t.match(
+    conditionOf(answer, 'Progressing')?.message,
+    new RegExp(`SwiftGuest ${NS}/tenant-vm carries this pool's controller-uid label but is not a child the pool names`)
+  )
+
+  // In teardown, with nothing else left, the pool waits for it to go before it is finalized.
+  const deleting = {
+    ...(request({ children: [labelled] }) as unknown as Record<string, unknown>),
+    parent: poolObject(poolSpec(), { deleting: '2026-03-01T09:59:00Z' }),
+    finalizing: true
+  } as unknown as CellPoolSyncRequest
+  const fin = finalize(deleting, T0)
+  t.strictSame([fin.children, fin.finalized], [[], false])
 })

@@ -10,12 +10,13 @@ import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { GPUCellPoolStatusSchema } from '../../hooks/api/gpucellpool.ts'
 import { autoscale } from '../../hooks/cellpool/autoscale.ts'
-import type { CellPhase } from '../../hooks/cellpool/phases.ts'
+import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
 import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
-import { planScaling, type CellInput } from '../../hooks/cellpool/scaling.ts'
+import type { Cell } from '../../hooks/cellpool/cell.ts'
+import { planScaling } from '../../hooks/cellpool/scaling.ts'
 import { sync } from '../../hooks/cellpool/sync.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
 import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, OBSERVED, PoolWorld, T0, foreignNode, joinSecret, poolSpec } from './fixtures/cellpool.ts'
 
@@ -449,7 +450,7 @@ const cellArb = fc.record({ phase: fc.constantFrom<CellPhase>('Ready', 'Joining'
 holds(
   'a scale-up returns a draining cell to service before building a new one',
   fc.property(fc.array(cellArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 8 }), (specs, desired) => {
-    const cells: CellInput[] = specs.map((s, index) => {
+    const cells: Cell[] = specs.map((s, index) => {
       const readyOnce = s.phase === 'Ready'
       const draining = s.draining && readyOnce
       return {

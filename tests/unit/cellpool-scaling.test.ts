@@ -4,15 +4,11 @@
  */
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import type { CellPhase, PreviousCell, WorkloadState } from '../../hooks/cellpool/phases.ts'
-import {
-  backoffSeconds,
-  drainComplete,
-  planScaling,
-  type CellInput,
-  type CellPlan,
-  type ScalingInput
-} from '../../hooks/cellpool/scaling.ts'
+import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
+import type { Cell } from '../../hooks/cellpool/cell.ts'
+import type { PreviousCell } from '../../hooks/cellpool/phases.ts'
+import type { WorkloadState } from '../../hooks/cellpool/workload.ts'
+import { backoffSeconds, drainComplete, planScaling, type CellPlan, type ScalingInput } from '../../hooks/cellpool/scaling.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
 
 const HASH = 'current'
@@ -35,7 +31,7 @@ interface CellOptions {
   failedNow?: boolean
   ltt?: string
   prev?: Partial<PreviousCell>
-  children?: Partial<CellInput['children']>
+  children?: Partial<Cell['children']>
   row?: CellNodeStatus
   ownRow?: CellNodeStatus | null
   hash?: string
@@ -44,7 +40,7 @@ interface CellOptions {
 }
 
 /** A cell of pool `p` at `index` whose observation gives `phase`. */
-function cell(index: number, phase: CellPhase, o: CellOptions = {}): CellInput {
+function cell(index: number, phase: CellPhase, o: CellOptions = {}): Cell {
   const name = `p-${index}`
   const readyOnce = o.readyOnce ?? phase === 'Ready'
   const own = o.ownRow === null ? undefined : (o.ownRow ?? (phase === 'Ready' ? idleRow(name) : undefined))
@@ -81,7 +77,7 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): CellInput {
   }
 }
 
-function plan(cells: CellInput[], desired: number, extra: Partial<ScalingInput> = {}) {
+function plan(cells: Cell[], desired: number, extra: Partial<ScalingInput> = {}) {
   return planScaling({
     pool: 'p',
     cells,
@@ -133,7 +129,7 @@ t.test('scale up', async (t) => {
 
 t.test('creation order: the guest only once Secret and seed profile are observed and the row shows no Node of that name', async (t) => {
   const absent = (name: string): CellNodeStatus => ({ name, present: false })
-  const rows: Array<{ name: string; given: CellInput; workload?: WorkloadState; guest: boolean }> = [
+  const rows: Array<{ name: string; given: Cell; workload?: WorkloadState; guest: boolean }> = [
     {
       name: 'Secret, seed profile observed, row present false, generation-matched: guest answered',
       given: cell(0, 'Pending', { children: { guest: false }, row: absent('p-0'), ownRow: null }),
@@ -223,7 +219,7 @@ t.test("scale down order: Failed, then never Ready, then the autoscaler's idle c
 })
 
 t.test('drain', async (t) => {
-  const draining = (row: Partial<CellNodeStatus>, since = 31): CellInput =>
+  const draining = (row: Partial<CellNodeStatus>, since = 31): Cell =>
     cell(2, 'Ready', {
       prev: { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: ago(since) },
       ownRow: idleRow('p-2', { unschedulable: true, ...row })
@@ -232,7 +228,7 @@ t.test('drain', async (t) => {
     const got = plan([cell(0, 'Ready'), cell(1, 'Ready'), draining({})], 2)
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Ready:serve', 'p-2:Deleting:remove:cordon'])
   })
-  const waits: Array<{ name: string; given: CellInput; workload?: WorkloadState }> = [
+  const waits: Array<{ name: string; given: Cell; workload?: WorkloadState }> = [
     { name: 'the Node not cordoned yet', given: draining({ unschedulable: false }) },
     { name: 'a Pod still holds an allocation', given: draining({ allocations: { read: true, pods: 1 } }) },
     { name: 'an allocation in flight', given: draining({ allocations: { read: true, pods: 0, inFlight: true } }) },
@@ -292,7 +288,7 @@ t.test('Failed cells: removed without a drain, rebuilt after a backoff, at most 
     t.same(summary(got.cells), ['p-0:Failed:remove'])
     t.equal(got.cells[0]?.failureCount, 2)
   })
-  const failedRow = (failures: number, since: number): CellInput =>
+  const failedRow = (failures: number, since: number): Cell =>
     cell(0, 'Failed', {
       ltt: ago(since),
       children: { secret: false, seed: false, guest: false },
@@ -385,7 +381,7 @@ t.test('updates', async (t) => {
     const got = plan([busy(0), busy(1)], 2, { updatePolicy: 'RollingUpdate' })
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Draining:serve:cordon'])
   })
-  const blocked: Array<{ name: string; cells: CellInput[]; desired: number; workload?: WorkloadState; why: RegExp }> = [
+  const blocked: Array<{ name: string; cells: Cell[]; desired: number; workload?: WorkloadState; why: RegExp }> = [
     { name: 'a cell being created', cells: [outdated(0), cell(1, 'Joining')], desired: 2, why: /being created/ },
     { name: 'not at the desired size', cells: [outdated(0)], desired: 1 + 1, workload: UNOBSERVED, why: /desired size/ },
     { name: 'the workload cluster unobserved', cells: [outdated(0)], desired: 1, workload: UNOBSERVED, why: /unobserved/ },

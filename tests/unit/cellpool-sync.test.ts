@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { sync } from '../../hooks/cellpool/sync.ts'
-import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import {
   CNS_KEY,

@@ -1,13 +1,9 @@
 import t from 'tap'
 import fc from 'fast-check'
-import {
-  kubeletMaySetLabel,
-  parseDuration,
-  poolNameProblems,
-  poolProblems,
-  resolvePool,
-  type ResolvedPool
-} from '../../hooks/cellpool/validate.ts'
+import { parseDuration } from '../../hooks/cellpool/duration.ts'
+import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/resolve.ts'
+import { poolNameProblems, poolProblems } from '../../hooks/cellpool/validate.ts'
+import { kubeletMaySetLabel } from '../../hooks/k8s/node-keys.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
 
 /** The fixture's valid pool spec with node annotations and a taint; each case below changes one thing. */

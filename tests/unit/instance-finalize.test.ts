@@ -1,6 +1,6 @@
 import t from 'tap'
 import { finalize } from '../../hooks/instance/finalize.ts'
-import { keepAsIs } from '../../hooks/metacontroller/observed.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { NOW, NAME, NS, POD_STATUS, baseSpec, instance, observedPod, observedService, request } from './fixtures/instance.ts'
 

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { keepAsIs, observedObject, observedOfType } from '../../hooks/metacontroller/observed.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
+import { observedObject, observedOfType } from '../../hooks/metacontroller/observed.ts'
 
 const policyType = 'NetworkPolicy.networking.k8s.io/v1'
 const untyped = { metadata: { name: 'p', namespace: 'a' }, spec: { podSelector: {} } }
@@ -20,9 +21,25 @@ t.test('an observed object without apiVersion and kind takes those of its type k
   t.strictSame(untyped, { metadata: { name: 'p', namespace: 'a' }, spec: { podSelector: {} } }, 'the request is not changed')
 })
 
-t.test('an observed object keeps the apiVersion and kind it has', async (t) => {
-  const objects = { [policyType]: { 'a/p': { ...untyped, apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' } } }
-  t.equal(observedObject(objects, policyType, 'a/p')?.kind, 'NetworkPolicy')
+t.test('an observed object takes the apiVersion and kind of its type key, whatever it says itself', async (t) => {
+  const objects = { [policyType]: { 'a/p': { ...untyped, apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' } } }
+  t.strictSame(
+    [observedObject(objects, policyType, 'a/p')?.apiVersion, observedObject(objects, policyType, 'a/p')?.kind],
+    ['networking.k8s.io/v1', 'NetworkPolicy']
+  )
+})
+
+t.test('an entry whose metadata gives another object key than it is filed under is not observed', async (t) => {
+  const objects = {
+    [policyType]: { 'a/p': { metadata: { name: 'q', namespace: 'a' } }, 'b/p': { metadata: { name: 'p', namespace: 'a' } } }
+  }
+  t.equal(observedObject(objects, policyType, 'a/p'), undefined, 'another name')
+  t.equal(observedObject(objects, policyType, 'b/p'), undefined, 'another namespace')
+  t.strictSame(observedOfType(objects, policyType), [])
+  t.ok(
+    observedObject({ 'Setting.gpustack.ai/v1alpha1': { s: { metadata: { name: 's' } } } }, 'Setting.gpustack.ai/v1alpha1', 's'),
+    'cluster-scoped by name'
+  )
 })
 
 t.test('a last-applied record without its type is answered with the observed type', async (t) => {
@@ -30,7 +47,8 @@ t.test('a last-applied record without its type is answered with the observed typ
   const observed = {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: 'p', namespace: 'a', annotations: { 'metacontroller.k8s.io/last-applied-configuration': record } }
+    metadata: { name: 'p', namespace: 'a', annotations: { 'metacontroller.k8s.io/last-applied-configuration': record } },
+    spec: { podSelector: { matchLabels: { x: 'y' } } }
   }
   t.strictSame(keepAsIs(observed), {
     apiVersion: 'networking.k8s.io/v1',
