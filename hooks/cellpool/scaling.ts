@@ -62,6 +62,8 @@ export interface ScalingInput {
    * hold it), and its index waits for it, as a rolling update's does.
    */
   drainDeletedGuest?: boolean
+  /** The CellNodeSet's rows by Node name, for cells that have no children yet. */
+  rows?: ReadonlyMap<string, CellNodeStatus>
 }
 
 /** What sync answers for a cell. */
@@ -272,7 +274,9 @@ export function planScaling(input: ScalingInput): ScalingPlan {
         children: { secret: false, seed: false, guest: false },
         guestDeleting: false,
         templateHash: input.templateHash,
-        row: undefined,
+        // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
+        // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.
+        row: input.rows?.get(name),
         ownRow: undefined
       }
       const w: Working = { input: fresh, plan: basePlan(fresh), role: 'serve' }

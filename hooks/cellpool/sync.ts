@@ -52,7 +52,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     specChanged,
     now,
     prerequisites: { secret: provisioner.needsSecret(pool), seed: provisioner.seed !== undefined },
-    drainDeletedGuest: provisioner.drainsDeletedGuest
+    drainDeletedGuest: provisioner.drainsDeletedGuest,
+    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {})
   })
 
   const byIndex = new Map(cells.map((c) => [c.index, c]))
