@@ -47,7 +47,7 @@ function notActedOn(spec: unknown): string[] {
     warnings.push('spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints')
   }
   if (cell.clusterAPI !== undefined && cell.provisioner !== 'ClusterAPI') {
-    warnings.push('spec.cell.clusterAPI is not acted on: this version provisions cells as SwiftGuests only')
+    warnings.push('spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI')
   }
   if (hami.deviceClassName !== undefined) {
     warnings.push('spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks')

@@ -71,6 +71,8 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
       template: ''
     }
   }
+  // A Cluster API pool with a bootstrap config template renders no join template.
+  if (pool.clusterApi?.bootstrapTemplate !== undefined) return { blocking: undefined, template: '' }
   const join = joinTemplate(view, pool)
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('reason' in join) return { blocking: join, template: '' }
@@ -104,6 +106,7 @@ export function blockedAnswer(
   const children: KubeObject[] = []
   for (const c of cells) children.push(...keptChildren(c.observed))
   if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
+  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure.object))
   children.push(...view.strays.map(keepAsIs))
   const rows: CellRow[] = cells.map((c) => {
     const prev = c.previous

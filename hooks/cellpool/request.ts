@@ -43,6 +43,8 @@ import type { DemandView, DeviceShape } from './autoscale.ts'
 import type { ObservedCell, StoredRow } from './cell.ts'
 import { bootstrapSecretName } from './cell-names.ts'
 import type { CellProvisioner } from './provisioner.ts'
+import { readCellInfrastructure, type CellInfrastructureView } from './clusterapi-children.ts'
+import { CELL_INFRASTRUCTURE_TYPE_KEY } from '../api/cellinfrastructure.ts'
 
 /**
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -97,6 +99,8 @@ export interface PoolView {
   /** Observed children of a name or namespace the pool never gives: left out, so deleted. */
   foreign: KubeObject[]
   cellNodeSet: CellNodeSetView | undefined
+  /** The pool's CellInfrastructure (Cluster API pools). */
+  cellInfrastructure: CellInfrastructureView | undefined
   joinSecret: KubeObject | undefined
   previous: PreviousStatus
   /** What could not be read, one sentence each. */
@@ -273,14 +277,17 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
     },
     'Secret'
   )
-  place(
-    provisioner.seed.type,
-    provisioner.seed.name,
-    (c, o) => {
-      c.seed = o
-    },
-    provisioner.seed.kind
-  )
+  const seed = provisioner.seed
+  if (seed !== undefined) {
+    place(
+      seed.type,
+      seed.name,
+      (c, o) => {
+        c.seed = o
+      },
+      seed.kind
+    )
+  }
   place(
     provisioner.guest.type,
     provisioner.guest.name,
@@ -294,6 +301,11 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
   for (const cns of observedOfType(request.children, CELL_NODE_SET_TYPE_KEY)) {
     if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readNodeSet(cns, problems)
     else leaveOut('CellNodeSet', cns)
+  }
+  let cellInfrastructure: CellInfrastructureView | undefined
+  for (const ci of observedOfType(request.children, CELL_INFRASTRUCTURE_TYPE_KEY)) {
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_INFRASTRUCTURE_TYPE_KEY, ci)) cellInfrastructure = readCellInfrastructure(ci)
+    else leaveOut('CellInfrastructure', ci)
   }
   const secretName = joinSecretName(request.parent.spec)
   const joinSecret =
@@ -309,6 +321,7 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
     strays,
     foreign,
     cellNodeSet,
+    cellInfrastructure,
     joinSecret,
     previous: readPrevious(request.parent.status),
     problems

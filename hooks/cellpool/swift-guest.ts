@@ -154,6 +154,8 @@ export const SWIFT_GUEST: CellProvisioner = {
   guest: { type: SWIFT_GUEST_TYPE_KEY, kind: 'SwiftGuest', name: (cell) => cell },
   readGuest,
   buildSeed: (pool, id) => buildSeedProfile(id, pool.hostname),
+  needsSecret: () => true,
+  drainsDeletedGuest: false,
   buildGuest,
   templateHash
 }

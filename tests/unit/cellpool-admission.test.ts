@@ -43,12 +43,18 @@ t.test('every problem of a create is refused together, each naming its field', a
   ])
 })
 
-t.test('behaviour this version lacks is refused, saying so', async (t) => {
+t.test('provisioner ClusterAPI is admitted with its Cluster, refused without it', async (t) => {
   const capi = spec()
   capi.cell.provisioner = 'ClusterAPI'
   capi.cell.clusterAPI = { clusterName: 'capi-cluster' }
-  const [problem] = reviewCellPool(request('CREATE', pool(capi))).problems
-  t.match(problem, /^spec\.cell\.provisioner ClusterAPI is not in this version/)
+  t.same(reviewCellPool(request('CREATE', pool(capi))), { problems: [], warnings: [] })
+  delete capi.cell.clusterAPI
+  t.same(reviewCellPool(request('CREATE', pool(capi))).problems, [
+    'spec.cell.clusterAPI is required with provisioner ClusterAPI: it names the Cluster the cells join'
+  ])
+})
+
+t.test('behaviour this version lacks is refused, saying so', async (t) => {
   const dra = spec()
   dra.capacity = { hami: { mode: 'DRA' } }
   t.same(reviewCellPool(request('CREATE', pool(dra))).problems, [
@@ -69,7 +75,7 @@ t.test('fields accepted but not acted on pass with a warning', async (t) => {
     problems: [],
     warnings: [
       'spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints',
-      'spec.cell.clusterAPI is not acted on: this version provisions cells as SwiftGuests only',
+      'spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI',
       'spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks'
     ]
   })
