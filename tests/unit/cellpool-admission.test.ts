@@ -97,6 +97,46 @@ t.test('an update that leaves the spec as stored is admitted even when the spec 
   ])
 })
 
+t.test('spec.cell.provisioner may not change while the pool has cells; it may while it has none', async (t) => {
+  const capi = (): Record<string, any> => {
+    const s = spec()
+    s.cell.provisioner = 'ClusterAPI'
+    s.cell.clusterAPI = { clusterName: 'capi' }
+    return s
+  }
+  const withStatus = (s: Record<string, unknown>, status: Record<string, unknown>) => ({ ...pool(s), status })
+  const refusal = /^spec\.cell\.provisioner: may not change from SwiftGuest to ClusterAPI while the pool has cells \(2 in its status\)/
+  t.match(reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 2 }))).problems, [refusal])
+  t.match(
+    reviewCellPool(
+      request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 0, cells: [{ name: 'inference-0' }, { name: 'inference-1' }] }))
+    ).problems,
+    [refusal],
+    'a row counts as a cell (a cell being removed has no replica left)'
+  )
+  t.match(reviewCellPool(request('UPDATE', pool(spec()), withStatus(capi(), { replicas: 1 }))).problems, [
+    /^spec\.cell\.provisioner: may not change from ClusterAPI to SwiftGuest while the pool has cells \(1 in its status\)/
+  ])
+  t.same(
+    reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 0, cells: [] }))).problems,
+    [],
+    'no cell: the change is admitted'
+  )
+  t.same(reviewCellPool(request('UPDATE', pool(capi()), pool(spec()))).problems, [], 'a pool without a status has no cell')
+  const explicit = spec()
+  explicit.cell.provisioner = 'SwiftGuest'
+  t.same(
+    reviewCellPool(request('UPDATE', pool(explicit), withStatus(spec(), { replicas: 3 }))).problems,
+    [],
+    'writing the default out is no change'
+  )
+  t.same(
+    reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: '2', cells: 'x' }))).problems,
+    [],
+    'a status of another shape counts no cell'
+  )
+})
+
 t.test('delete and connect pass; a missing object is refused', async (t) => {
   t.same(reviewCellPool(request('DELETE', undefined, pool(spec()))), { problems: [] })
   t.same(reviewCellPool(request('CONNECT', undefined)), { problems: [] })
