@@ -15,7 +15,9 @@
  *    the pool's pre-drain and pre-terminate hooks, with a merge patch guarded by the
  *    resourceVersion seen.
  * A Machine being deleted gets nothing created. A Machine the pool does not control is never
- * written, whatever the spec says.
+ * written, whatever the spec says. An entry whose template hash is not the Machine's was written
+ * for an earlier Machine of that name (this copy of the spec lags behind): nothing is created
+ * from it until the pool's entry for this Machine is seen.
  */
 import {
   BOOTSTRAP_CONFIG_VERSION,
@@ -30,8 +32,9 @@ import {
   type CellMachine,
   type CellMachineStatus
 } from '../api/cellinfrastructure.ts'
+import { TEMPLATE_HASH_ANNOTATION } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, ownValue } from '../k8s/objects.ts'
 
 /** The CellInfrastructure as the core reads it: metadata and a spec that passed the schema. */
 export interface InfrastructureInput {
@@ -73,6 +76,11 @@ export function templateKindOf(configKind: string): string {
 
 const meta = (obj: unknown): Record<string, unknown> => (isRecord(obj) && isRecord(obj.metadata) ? obj.metadata : {})
 const text = (value: unknown): string => (typeof value === 'string' ? value : '')
+/** A string value of `key` in `record`, own properties only. */
+const ownString = (record: unknown, key: string): string | undefined => {
+  const value = ownValue(record, key)
+  return typeof value === 'string' ? value : undefined
+}
 const refsOf = (obj: unknown): Record<string, unknown>[] => {
   const refs = meta(obj).ownerReferences
   return Array.isArray(refs) ? refs.filter(isRecord) : []
@@ -132,6 +140,13 @@ function machineStep(
   const actions: InfrastructureAction[] = []
   const messages: string[] = []
   const row: CellMachineStatus = { name }
+
+  const machineHash = ownString(meta(machine).annotations, TEMPLATE_HASH_ANNOTATION)
+  const entryHash = ownString(entry.kubeSwiftMachine.annotations, TEMPLATE_HASH_ANNOTATION)
+  if (!deleting && machineHash !== undefined && entryHash !== undefined && machineHash !== entryHash) {
+    const message = `the entry for ${name} is of template ${entryHash}, the Machine of ${machineHash}: it was written for an earlier Machine; waiting for this one's`
+    return { row: { name, message }, actions: [] }
+  }
 
   const owner = { apiVersion: CLUSTER_API_VERSION, kind: 'Machine', name, uid }
   const ksm = snapshot.kubeSwiftMachines.get(name)

@@ -37,6 +37,11 @@ export const SWIFT_API_VERSION = 'swift.kubeswift.io/v1alpha1'
 export const SEED_PROFILE_TYPE_KEY = 'SwiftSeedProfile.seed.kubeswift.io/v1alpha1'
 /** Type key of SwiftGuests in a v2 hook request. */
 export const SWIFT_GUEST_TYPE_KEY = 'SwiftGuest.swift.kubeswift.io/v1alpha1'
+/**
+ * Annotation on a cell's machine (and a Cluster API cell's KubeSwiftMachine): the hash of what
+ * the cell was built from (its provisioner's `templateHash`).
+ */
+export const TEMPLATE_HASH_ANNOTATION = 'cells.kubeswift.io/template-hash'
 /** Type key of Secrets (the bootstrap Secrets, children; the join Secret, related). */
 export const SECRET_TYPE_KEY = 'Secret.v1'
 

@@ -34,7 +34,7 @@ import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/labels.ts'
 import { configKindOf, type ResolvedClusterApi } from './clusterapi-rules.ts'
 import { bootstrapSecretName, cellLabels, type CellIdentity } from './cell-names.ts'
-import { TEMPLATE_HASH_ANNOTATION } from './swift-guest.ts'
+import { TEMPLATE_HASH_ANNOTATION } from '../api/gpucellpool.ts'
 import type { ResolvedPool } from './resolve.ts'
 
 /** The label by which Cluster API and its providers find an object's Cluster. */
@@ -240,8 +240,11 @@ export function answerCellInfrastructure(input: InfrastructureCells): KubeObject
     const inAnswer = answered.has(name)
     if (!inAnswer && cell.machine === undefined) continue
     const id: CellIdentity = { poolName: input.poolName, namespace: input.namespace, poolUID: input.poolUID, index: cell.index }
-    const kept = cell.machine !== undefined ? input.observed?.machines.get(name) : undefined
     const hash = cell.machine !== undefined ? (readMachine(cell.machine).templateHash ?? '') : clusterApiHash(input.pool)
+    // An observed entry of another hash was written for an earlier Machine of this name (the
+    // observed CellInfrastructure can lag behind the Machine): this one's is built anew.
+    const observed = cell.machine !== undefined ? input.observed?.machines.get(name) : undefined
+    const kept = observed?.kubeSwiftMachine.annotations?.[TEMPLATE_HASH_ANNOTATION] === hash ? observed : undefined
     const entry = kept ?? buildCellMachine(input.pool, capi, id, hash, false)
     delete entry.release
     if (!inAnswer) entry.release = true

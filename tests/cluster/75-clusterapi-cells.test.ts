@@ -249,8 +249,58 @@ t.test('a Machine deleted by hand evicts nothing, waits for the pool drain, and 
   t.same(drainedByClusterApi('cells-0'), [], 'Cluster API never drained the old Machine either')
 })
 
+t.test('scale-up: a new Machine at the free index, with its hooks, and its objects made by the agent', async (t) => {
+  await kube.patch(poolRef('cells'), { spec: { replicas: 2 } }, 'merge')
+  const two = await until(
+    'cells',
+    'two Ready cells again',
+    (p) => p?.status?.readyCells === 2 && cellOf(p, 'cells-1')?.phase === 'Ready',
+    360
+  )
+  t.same(
+    two.status.cells.map((c: Loose) => c.name),
+    ['cells-0', 'cells-1']
+  )
+  const m = await machine('cells-1')
+  t.match(m.metadata.annotations, { [PRE_DRAIN]: 'gpuhooks', [PRE_TERMINATE]: 'gpuhooks' })
+  t.same(owners(await infra.must(standInRef(KINDS.machine, NS, 'cells-1'))), [{ kind: 'Machine', name: 'cells-1', controller: true }])
+  const node = await work.must(nodeRef('cells-1'))
+  t.equal(node.metadata.labels['cells.kubeswift.io/instance'], m.metadata.uid, "the new Node carries the new Machine's uid")
+})
+
+t.test('rolling update on a template change: each cell drained by the pool and rebuilt, one at a time', async (t) => {
+  const before = new Map<string, string>()
+  for (const name of ['cells-0', 'cells-1']) before.set(name, String((await machine(name)).metadata.uid))
+  const oldHash = String(cellOf(await infra.get(poolRef('cells')), 'cells-0')?.templateHash)
+  await kube.patch(
+    poolRef('cells'),
+    { spec: { updatePolicy: { type: 'RollingUpdate' }, cell: { guestTemplate: { imageRef: { name: 'noble-2' } } } } },
+    'merge'
+  )
+  let most = 0
+  const updated = await until(
+    'cells',
+    'both cells rebuilt from the new template',
+    (p) => {
+      const replacing = (p?.status?.cells ?? []).filter((c: Loose) => c.phase === 'Draining' || c.phase === 'Deleting').length
+      most = Math.max(most, replacing)
+      return condition(p, 'Updated')?.status === 'True' && p.status.readyCells === 2
+    },
+    720
+  )
+  t.equal(most, 1, 'one cell at a time')
+  for (const name of ['cells-0', 'cells-1']) {
+    const m = await machine(name)
+    t.not(String(m.metadata.uid), before.get(name), `${name}: a new Machine`)
+    t.not(cellOf(updated, name).templateHash, oldHash, `${name}: built from the new template`)
+    const ksm = await infra.must(standInRef(KINDS.machine, NS, name))
+    t.equal(ksm.spec.backend.swiftGuest.imageRef.name, 'noble-2', `${name}: its KubeSwiftMachine has the new image`)
+    t.same(drainedByClusterApi(name), [], `${name}: Cluster API drained nothing`)
+  }
+})
+
 t.test("a cell from the pool's own data Secret: the join template's labels at registration", async (t) => {
-  await kube.create(cellsRef('gpucellpools'), pool('solo', 1, { clusterAPI: { clusterName: CLUSTER } }))
+  await kube.create(cellsRef('gpucellpools'), pool('solo', 1, { clusterAPI: { clusterName: CLUSTER } }, { deletion: { policy: 'Force' } }))
   const ready = await until('solo', 'solo-0 Ready', (p) => p?.status?.readyCells === 1)
   const m = await machine('solo-0')
   t.same(m.spec.bootstrap, { dataSecretName: 'solo-0-bootstrap' }, 'the Machine names the rendered Secret')
@@ -259,12 +309,28 @@ t.test("a cell from the pool's own data Secret: the join template's labels at re
   t.equal(node.metadata.labels['cells.kubeswift.io/pool-uid'], ready.metadata.uid, 'the pool-uid label came with the registration')
 })
 
-t.test('pool deletion: every Machine released and gone, then the pool children, then the pool', async (t) => {
-  for (const name of ['cells', 'solo']) await kube.delete(poolRef(name))
-  for (const name of ['cells', 'solo']) await until(name, `pool ${name} gone`, (p) => p === undefined, 300)
+t.test('Force deletion: a cell whose GPU Pod still runs goes at once, released, evicting nothing', async (t) => {
+  await runAllocatedPod(wl, 'trainer-3', 'solo-0', { 'nvidia.com/gpu': '1' })
+  await until('solo', 'the row to count the GPU Pod', (p) => (cellOf(p, 'solo-0')?.phase ?? '') === 'Ready' && p.status.readyCells === 1)
+  await w.until('the GPU Pod counted in the CellNodeSet row', async () => {
+    const cns = await infra.get(cellsRef('cellnodesets', 'solo'))
+    const row = (cns?.status?.nodes ?? []).find((n: Loose) => n.name === 'solo-0')
+    return row?.allocations?.pods === 1 ? true : undefined
+  })
+  await kube.delete(poolRef('solo'))
+  // Drain would wait for the Pod up to drainTimeout (10m); Force does not.
+  await until('solo', 'pool solo gone', (p) => p === undefined, 300)
+  t.equal(await machine('solo-0'), undefined, 'no Machine left')
+  t.equal(await infra.get(standInRef(KINDS.machine, NS, 'solo-0')), undefined, 'no KubeSwiftMachine left')
+  t.same(drainedByClusterApi('solo-0'), [], 'Cluster API drained nothing')
+})
+
+t.test('pool deletion (Drain): every Machine released and gone, then the pool children, then the pool', async (t) => {
+  await kube.delete(poolRef('cells'))
+  await until('cells', 'pool cells gone', (p) => p === undefined, 300)
   t.same(await list(kube, capiRefs.machine(NS)), [], 'no Machine left')
   t.same(await list(kube, standInRef(KINDS.machine, NS)), [], 'no KubeSwiftMachine left')
   t.same(await list(kube, cellsRef('cellinfrastructures')), [])
   t.same(await list(kube, cellsRef('cellnodesets')), [])
-  for (const cell of ['cells-0', 'solo-0']) t.same(drainedByClusterApi(cell), [], `Cluster API drained nothing of ${cell}`)
+  for (const cell of ['cells-0', 'cells-1']) t.same(drainedByClusterApi(cell), [], `Cluster API drained nothing of ${cell}`)
 })

@@ -268,3 +268,22 @@ t.test('not served: another controller, or a spec that fails its schema', async 
   t.match(bad, /^spec\.machines\.0\.kubeSwiftMachine: .*nothing is done for it$/)
   t.equal(readInfrastructure('x'), 'not a CellInfrastructure')
 })
+
+t.test('an entry of another template hash than its Machine was written for an earlier Machine: nothing is created from it', async (t) => {
+  const hashed = (hash: string): CellMachine => {
+    const e = entry()
+    e.kubeSwiftMachine.annotations = { 'cells.kubeswift.io/template-hash': hash }
+    return e
+  }
+  const current = snapshot({ machines: { 'cells-0': machine({ annotations: { ...HOOKS, 'cells.kubeswift.io/template-hash': 'new' } }) } })
+  const stale = decideInfrastructure(input([hashed('old')]), current)
+  t.same(stale.actions, [])
+  t.match(stale.status.machines, [
+    { name: 'cells-0', message: /of template old, the Machine of new: it was written for an earlier Machine/ }
+  ])
+  t.same(
+    decideInfrastructure(input([hashed('new')]), current).actions.map((a) => a.type),
+    ['create', 'create'],
+    'the entry of this Machine is carried out'
+  )
+})

@@ -1,5 +1,6 @@
 import t from 'tap'
 import {
+  answerCellInfrastructure,
   buildCellInfrastructure,
   buildCellMachine,
   buildMachine,
@@ -190,4 +191,33 @@ t.test('a CellNodeSet entry gets the providerID once the Machine has one', async
       providerID: 'kubeswift://capi/cells-3'
     }
   )
+})
+
+t.test('an observed entry is kept for its Machine only when it carries the Machine template hash', async (t) => {
+  const pool = resolvePool(poolSpec())
+  const capi = { clusterName: 'gpu', version: '' }
+  const id = { ...ID, index: 0 }
+  const machine = buildMachine(capi, id, 'new-hash')
+  const earlier = buildCellMachine(pool, capi, id, 'old-hash', true)
+  earlier.kubeSwiftMachine.spec = { backend: { type: 'SwiftGuest', swiftGuest: { imageRef: { name: 'earlier' } } } }
+  const answer = (entry: typeof earlier) =>
+    answerCellInfrastructure({
+      pool,
+      poolName: 'cells',
+      namespace: 'capi',
+      poolUID: 'uid-pool',
+      cells: [{ index: 0, machine }],
+      children: [machine],
+      observed: { object: buildCellInfrastructure('cells', 'capi', 'uid-pool', [entry]), machines: new Map([['cells-0', entry]]) }
+    }).spec as { machines: Array<{ kubeSwiftMachine: { annotations: Record<string, string>; spec: unknown } }> }
+  const rebuilt = answer(earlier).machines[0]
+  t.equal(
+    rebuilt?.kubeSwiftMachine.annotations['cells.kubeswift.io/template-hash'],
+    'new-hash',
+    'the entry of an earlier Machine is not kept'
+  )
+  t.same(rebuilt?.kubeSwiftMachine.spec, kubeSwiftMachineSpec(pool), "this Machine's entry is built from the pool")
+  const own = buildCellMachine(pool, capi, id, 'new-hash', false)
+  own.kubeSwiftMachine.spec = { recorded: true }
+  t.same(answer(own).machines[0]?.kubeSwiftMachine.spec, { recorded: true }, 'its own entry is kept as observed')
 })
