@@ -12,6 +12,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
   type V1Lease
@@ -19,6 +20,7 @@ import {
 import { deadline } from './clock.ts'
 import { eventRecorder, type EventType } from './events.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
+import type { ObjectsApi } from './infrastructure-pass.ts'
 import type { LeaseApi } from './leader.ts'
 
 /** What the agent does in a workload cluster: read Nodes, Leases, Pods; patch and delete Nodes. */
@@ -174,6 +176,52 @@ export function infraApi(kc: KubeConfig, timeoutMs: number): InfraApi {
     poolEvent: (pool, type, reason, message, now) =>
       events.record({ ...pool, kind: 'GPUCellPool', apiVersion: `${GROUP}/${VERSION}` }, type, reason, message, now),
     recountEvent: (namespace, name, count, now) => events.recount(namespace, name, count, now)
+  }
+}
+
+/**
+ * Any object of the infrastructure cluster through client-node's generic API (the kind's
+ * resource found by discovery), for the Machines, KubeSwiftMachines and bootstrap configs of
+ * Cluster API cells; every call gets `timeoutMs`.
+ */
+export function objectsApi(kc: KubeConfig, timeoutMs: number): ObjectsApi {
+  const objects = KubernetesObjectApi.makeApiClient(kc)
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const pools = infraApi(kc, timeoutMs)
+  const withDeadline = <T>(what: string, call: Promise<T>): Promise<T> => deadline(what, call, timeoutMs)
+  return {
+    getPool: (namespace, name) => pools.getPool(namespace, name),
+    async get(apiVersion, kind, namespace, name) {
+      try {
+        return plain(
+          await withDeadline(`get ${kind} ${namespace}/${name}`, objects.read({ apiVersion, kind, metadata: { name, namespace } }))
+        )
+      } catch (error) {
+        if (statusCode(error) === 404) return undefined
+        throw error
+      }
+    },
+    async create(object) {
+      const metadata = (object.metadata ?? {}) as { name?: string; namespace?: string }
+      await withDeadline(
+        `create ${String(object.kind)} ${metadata.namespace ?? ''}/${metadata.name ?? ''}`,
+        objects.create(object as never)
+      )
+    },
+    async patch(apiVersion, kind, namespace, name, patch) {
+      const body = { ...patch, apiVersion, kind, metadata: { ...(patch.metadata ?? {}), name, namespace } }
+      await withDeadline(
+        `patch ${kind} ${namespace}/${name}`,
+        objects.patch(body as never, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch)
+      )
+    },
+    async replaceStatus(namespace, name, resourceVersion, status) {
+      const body = { apiVersion: `${GROUP}/${VERSION}`, kind: 'CellInfrastructure', metadata: { name, namespace, resourceVersion }, status }
+      await withDeadline(
+        `update CellInfrastructure ${namespace}/${name} status`,
+        custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: 'cellinfrastructures', name, body })
+      )
+    }
   }
 }
 

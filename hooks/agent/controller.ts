@@ -23,15 +23,13 @@ import { ClientCache, plain, statusCode, type InfraApi, type WorkloadApi } from 
 import { Sleeper, type Clock } from './clock.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 import { HeartbeatTracker, type LivenessWindows } from './liveness.ts'
+import { runKeyLoop } from './loop.ts'
 import type { AgentMetrics } from './metrics.ts'
 import { EventLimiter, type EventLimits } from './event-limiter.ts'
 import { runPass, type PassReport } from './pass.ts'
 import { poolEvents } from './pool-events.ts'
 import { poolGauges } from './pool-gauges.ts'
 import type { WorkQueue } from './queue.ts'
-
-/** While it may not act, the loop looks again this often (ms), or at once when woken. */
-export const INACTIVE_POLL_MS = 1000
 
 /** An informer's cache as the controller reads it. */
 export interface ObjectCache {
@@ -125,32 +123,17 @@ export class AgentController {
   }
 
   /** The loop: resyncs, and runs a pass per queued key while active, until `stop()`. */
-  async run(): Promise<void> {
-    let cancelResync = (): void => {}
-    const resync = (): void => {
-      this.resync()
-      cancelResync = this.deps.clock.after(this.deps.resyncMs, resync)
-    }
-    resync()
-    try {
-      while (!this.stopping) {
-        if (!this.deps.active()) {
-          await this.sleeper.sleep(INACTIVE_POLL_MS)
-          continue
-        }
-        const key = await this.queue.get()
-        if (key === undefined) break
-        if (!this.deps.active()) {
-          // Leadership went while the loop waited for work: the key waits for the next leader round.
-          this.queue.done(key)
-          this.queue.add(key)
-          continue
-        }
-        await this.process(key)
-      }
-    } finally {
-      cancelResync()
-    }
+  run(): Promise<void> {
+    return runKeyLoop({
+      queue: this.queue,
+      sleeper: this.sleeper,
+      clock: this.deps.clock,
+      resyncMs: this.deps.resyncMs,
+      active: () => this.deps.active(),
+      stopping: () => this.stopping,
+      resync: () => this.resync(),
+      process: (key) => this.process(key)
+    })
   }
 
   /** Takes no more work; resolves once the pass in progress is done. */

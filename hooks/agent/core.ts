@@ -24,7 +24,7 @@ import { apiTime } from '../k8s/time.ts'
 import { readDemand } from './demand.ts'
 import { desiredLabels, ensurePatch, withoutRestricted, type NodePatch } from './ensure.ts'
 import { DEFAULT_WINDOWS, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
-import { isFreshRegistration, nodeStatusRow, viewNode, type NodeView } from './node-view.ts'
+import { isFreshRegistration, nodeStatusRow, registeredByProvider, viewNode, type NodeView } from './node-view.ts'
 
 /** The most Nodes `status.swept` keeps. */
 export const MAX_SWEPT = 20
@@ -149,7 +149,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     rows.push(row)
     if (deleting) continue
     const nodePool = view.labels[POOL_UID_LABEL]
-    if (nodePool !== poolUID) {
+    if (nodePool !== poolUID && !registeredByProvider(view, entry)) {
       row.conflict = true
       row.message =
         nodePool === undefined

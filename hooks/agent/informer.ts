@@ -77,11 +77,21 @@ export type CachedInformer = Informer<KubernetesObject> & ObjectCache<Kubernetes
 
 /** The informer of CellNodeSets: in `namespace`, or in every namespace. */
 export function cellNodeSetInformer(kc: KubeConfig, namespace: string | undefined): CachedInformer {
+  return cellsInformer(kc, namespace, 'cellnodesets')
+}
+
+/** The informer of CellInfrastructures: in `namespace`, or in every namespace. */
+export function cellInfrastructureInformer(kc: KubeConfig, namespace: string | undefined): CachedInformer {
+  return cellsInformer(kc, namespace, 'cellinfrastructures')
+}
+
+/** The informer of one resource of the cells API group. */
+function cellsInformer(kc: KubeConfig, namespace: string | undefined, plural: string): CachedInformer {
   const custom = kc.makeApiClient(CustomObjectsApi)
   const [group, version] = CELLS_API_VERSION.split('/') as [string, string]
-  const resource = { group, version, plural: 'cellnodesets' }
+  const resource = { group, version, plural }
   const path =
-    namespace === undefined ? `/apis/${CELLS_API_VERSION}/cellnodesets` : `/apis/${CELLS_API_VERSION}/namespaces/${namespace}/cellnodesets`
+    namespace === undefined ? `/apis/${CELLS_API_VERSION}/${plural}` : `/apis/${CELLS_API_VERSION}/namespaces/${namespace}/${plural}`
   return makeInformer<KubernetesObject>(
     kc,
     path,

@@ -13,6 +13,7 @@
 import { parse } from 'yaml'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { errorText } from './reachability.ts'
 
 /** What the agent connects with: nothing but these fields reaches the client. */
 export interface ReducedKubeconfig {
@@ -168,6 +169,42 @@ function text(value: unknown): string {
   // JSON.stringify gives undefined for undefined (and functions), though typed as string.
   const json: string | undefined = JSON.stringify(value)
   return json ?? 'undefined'
+}
+
+/** Where a pass reports why it is not served, or that its pool could not be read. */
+export interface OwnerReport {
+  notServed?: string
+  errors: { reason: string; message: string }[]
+}
+
+/**
+ * The owner check every pass makes first, for a CellNodeSet and a CellInfrastructure alike: reads
+ * the GPUCellPool its controller owner reference names (in `namespace`) and checks it with
+ * {@link ownerProblem}. Returns the pool read (undefined for a deleting object that outlived its
+ * pool) when the object is served; otherwise undefined, with why in `report` (`notServed`, or a
+ * `PoolRead` error).
+ */
+export async function checkPoolOwner(
+  object: unknown,
+  namespace: string,
+  getPool: (namespace: string, name: string) => Promise<unknown>,
+  report: OwnerReport
+): Promise<{ pool: unknown } | undefined> {
+  const refs =
+    isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []
+  const controller: unknown = refs.find((r) => isRecord(r) && r.controller === true)
+  const poolName = isRecord(controller) && typeof controller.name === 'string' ? controller.name : undefined
+  let pool: unknown
+  try {
+    pool = poolName === undefined ? undefined : await getPool(namespace, poolName)
+  } catch (error) {
+    report.errors.push({ reason: 'PoolRead', message: errorText(error) })
+    return undefined
+  }
+  const problem = ownerProblem(object, pool)
+  if (problem === undefined) return { pool }
+  report.notServed = problem
+  return undefined
 }
 
 /** Why a CellNodeSet is not served, or undefined when it is (docs/workload.md step 0, owner check). */

@@ -12,11 +12,12 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { processLogger } from '../logger.ts'
-import { infraApi, leaseApi, workloadApi, workloadKubeConfig } from './clients.ts'
+import { infraApi, leaseApi, objectsApi, workloadApi, workloadKubeConfig } from './clients.ts'
 import { systemClock } from './clock.ts'
 import { readAgentConfig } from './config.ts'
 import { AgentController } from './controller.ts'
-import { cellNodeSetInformer, kubeconfigSecretInformer, startInformer } from './informer.ts'
+import { InfrastructureController } from './infrastructure-controller.ts'
+import { cellInfrastructureInformer, cellNodeSetInformer, kubeconfigSecretInformer, startInformer } from './informer.ts'
 import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './leader.ts'
 import { createAgentMetrics } from './metrics.ts'
 import { close, listen, probeServer } from './probes.ts'
@@ -76,7 +77,26 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     (o) => controller.secretChanged(o),
     () => stopping
   )
-  synced = () => cellNodeSetState.synced() && secretState.synced()
+  // Cluster API cells: the KubeSwiftMachines and bootstrap configs their pools ask for.
+  const cellInfrastructures = cellInfrastructureInformer(kc, config.watchNamespace)
+  const infrastructure = new InfrastructureController({
+    queue: new WorkQueue(clock, backoff),
+    cellInfrastructures,
+    objects: objectsApi(kc, config.callTimeoutMs),
+    active: () => leading() && synced(),
+    clock,
+    resyncMs: config.resyncMs,
+    metrics,
+    log
+  })
+  const cellInfrastructureState = startInformer(
+    log,
+    'cellinfrastructures',
+    cellInfrastructures,
+    (o) => infrastructure.changed(o),
+    () => stopping
+  )
+  synced = () => cellNodeSetState.synced() && secretState.synced() && cellInfrastructureState.synced()
 
   const campaign =
     elector === undefined
@@ -87,7 +107,10 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
           log,
           onRound(isLeader, changed) {
             metrics.leader.set(isLeader ? 1 : 0)
-            if (changed && isLeader) controller.wake()
+            if (changed && isLeader) {
+              controller.wake()
+              infrastructure.wake()
+            }
             if (changed && !isLeader) controller.standDown()
           }
         })
@@ -98,6 +121,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       stopping,
       cellNodeSetsSynced: cellNodeSetState.synced(),
       secretsSynced: secretState.synced(),
+      cellInfrastructuresSynced: cellInfrastructureState.synced(),
       leader: leading()
     }),
     metrics: metrics.registry
@@ -105,7 +129,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   await listen(server, config.port, log)
   log.info({ port: config.port, identity: config.identity, watchNamespace: config.watchNamespace ?? '(all)' }, 'workload agent listening')
 
-  const loops = Promise.all([controller.run(), campaign?.run()])
+  const loops = Promise.all([controller.run(), infrastructure.run(), campaign?.run()])
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
@@ -116,12 +140,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     }, config.shutdownTimeoutMs)
     timer.unref()
     campaign?.stop()
-    controller
-      .stop()
+    Promise.all([controller.stop(), infrastructure.stop()])
       .then(() => loops)
       .then(async () => {
         if (elector !== undefined && (await elector.release())) log.info({ lease: config.lease }, 'leader Lease released')
-        await Promise.allSettled([cellNodeSets.stop(), secrets.stop()])
+        await Promise.allSettled([cellNodeSets.stop(), secrets.stop(), cellInfrastructures.stop()])
         await close(server)
         log.info('stopped')
         process.exit(0)

@@ -3,7 +3,14 @@
  * whatever the snapshot listed, and the status row a present Node gets (its liveness, its HAMi
  * registration and allocations). Pure, like the core (docs/workload.md, "What the agent does").
  */
-import { HAMI_REGISTER_ANNOTATION, INSTANCE_LABEL, MANAGED_ANNOTATION, POOL_UID_LABEL, type CellNodeStatus } from '../api/cellnodeset.ts'
+import {
+  HAMI_REGISTER_ANNOTATION,
+  INSTANCE_LABEL,
+  MANAGED_ANNOTATION,
+  POOL_UID_LABEL,
+  type CellNode,
+  type CellNodeStatus
+} from '../api/cellnodeset.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
 import type { ObservedNode, PodList } from './core.ts'
 import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
@@ -23,6 +30,7 @@ export interface NodeView {
   labels: Record<string, string>
   annotations: Record<string, string>
   taints: unknown[]
+  providerID: string
   unschedulable: boolean
   ready: boolean
   live: boolean
@@ -45,6 +53,7 @@ export function viewNode(observed: ObservedNode, now: number, windows: LivenessW
     labels: stringMap(node.metadata.labels),
     annotations: stringMap(node.metadata.annotations),
     taints: Array.isArray(spec.taints) ? spec.taints : [],
+    providerID: str(spec.providerID) ?? '',
     unschedulable: spec.unschedulable === true,
     ready,
     live: isLive(observed.beats, now, windows),
@@ -92,6 +101,17 @@ export function allocationsOf(node: string, bound: PodList, unbound: PodList): N
  */
 export function isFreshRegistration(view: NodeView): boolean {
   return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
+}
+
+/**
+ * A Cluster API cell's Node as its kubelet registered it: no pool-uid label (the user's
+ * bootstrap config template gives it none), and the providerID of the cell's Machine, which the
+ * infrastructure provider writes onto the Node it boots. The pool labels are then written as for
+ * a fresh registration.
+ */
+export function registeredByProvider(view: NodeView, entry: CellNode): boolean {
+  const providerID = entry.providerID ?? ''
+  return providerID !== '' && view.providerID === providerID && !Object.hasOwn(view.labels, POOL_UID_LABEL)
 }
 
 /** The status row of a present Node. */

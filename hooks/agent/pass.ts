@@ -13,7 +13,7 @@ import { isRecord } from '../k8s/objects.ts'
 import { applyNodeActions } from './actions.ts'
 import type { InfraApi, WorkloadApi } from './clients.ts'
 import { decide, type CellNodeSetInput, type Decision } from './core.ts'
-import { kubeconfigFromSecret, ownerProblem, type ReducedKubeconfig } from './kubeconfig.ts'
+import { checkPoolOwner, kubeconfigFromSecret, type ReducedKubeconfig } from './kubeconfig.ts'
 import type { HeartbeatTracker, LivenessWindows } from './liveness.ts'
 import { errorText } from './reachability.ts'
 import { readSnapshot, unreachable } from './snapshot.ts'
@@ -60,23 +60,8 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
   }
   if (cns.statusProblems.length > 0) report.statusProblems = cns.statusProblems
   const { namespace, name } = cns.metadata as { namespace: string; name: string }
-  const controller = (
-    isRecord(object) && isRecord(object.metadata) && Array.isArray(object.metadata.ownerReferences)
-      ? object.metadata.ownerReferences.find((r) => isRecord(r) && r.controller === true)
-      : undefined
-  ) as Record<string, unknown> | undefined
-  let pool: unknown
-  try {
-    pool = typeof controller?.name === 'string' ? await deps.infra.getPool(namespace, controller.name) : undefined
-  } catch (error) {
-    report.errors.push({ reason: 'PoolRead', message: errorText(error) })
-    return report
-  }
-  const problem = ownerProblem(object, pool)
-  if (problem !== undefined) {
-    report.notServed = problem
-    return report
-  }
+  const owner = await checkPoolOwner(object, namespace, (ns, pool) => deps.infra.getPool(ns, pool), report)
+  if (owner === undefined) return report
   report.served = true
 
   const ref = { namespace, name: cns.spec.kubeconfigSecretRef.name, key: cns.spec.kubeconfigSecretRef.key }
@@ -120,7 +105,7 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     report.reachable = after.reachability.reason
   }
 
-  report.observed = { pool, nodes: cns.spec.nodes ?? [], after: decision.status }
+  report.observed = { pool: owner.pool, nodes: cns.spec.nodes ?? [], after: decision.status }
   if (cns.status !== undefined) report.observed.before = cns.status
 
   const resourceVersion =

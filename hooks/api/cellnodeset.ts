@@ -81,6 +81,15 @@ export const CellNodeSchema = Type.Object(
           'empty until the guest exists.'
       })
     ),
+    providerID: Type.Optional(
+      Type.String({
+        maxLength: 512,
+        description:
+          'Cluster API cells: the Machine providerID (kubeswift://<namespace>/<machine>). A Node with this spec.providerID and no ' +
+          'cells.kubeswift.io/pool-uid label is the cell own registration (a bootstrap config template gives its kubelet no pool ' +
+          'labels), and the agent writes the pool labels onto it.'
+      })
+    ),
     labels: Type.Optional(StringMap('Labels the Node must carry.')),
     annotations: Type.Optional(StringMap('Annotations the Node must carry.')),
     taints: Type.Optional(Type.Array(TaintSchema, { description: 'Taints the Node must carry (matched by key and effect).' })),

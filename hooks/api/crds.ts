@@ -2,6 +2,7 @@
  * The product's CustomResourceDefinitions, built from the TypeBox schemas (docs/api.md). `npm run crds`
  * writes them to `crds/`; a unit test fails when the committed files differ.
  */
+import { CellInfrastructureSchema } from './cellinfrastructure.ts'
 import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'
 import { column, crdFor, type CustomResourceDefinition } from './crd.ts'
 import { GPUCellPoolSchema } from './gpucellpool.ts'
@@ -84,6 +85,25 @@ export const CELL_NODE_SET_CRD: CustomResourceDefinition = crdFor({
 })
 
 /**
+ * CellInfrastructure: namespaced, a child of a Cluster API GPUCellPool (spec by the cellpool
+ * hook) whose status the workload agent writes, as for the CellNodeSet.
+ */
+export const CELL_INFRASTRUCTURE_CRD: CustomResourceDefinition = crdFor({
+  apiVersion: CELLS_API_VERSION,
+  kind: 'CellInfrastructure',
+  shortNames: ['cinfra'],
+  categories: ['kubeswift'],
+  scope: 'Namespaced',
+  schema: CellInfrastructureSchema,
+  statusSubresource: true,
+  printerColumns: [
+    column('Machines', 'string', '.spec.machines[*].name', 'The Machines of the pool.'),
+    column('Observed', 'integer', '.status.observedGeneration', 'The spec generation the agent carried out.'),
+    AGE
+  ]
+})
+
+/**
  * GPUCellPool: namespaced, the parent of the cellpool CompositeController, so it has the status
  * subresource; and the scale subresource, so `kubectl scale`, an HPA or KEDA can set
  * `spec.replicas` and read the cell count and the cells' selector.
@@ -115,5 +135,6 @@ export const CRDS: readonly CustomResourceDefinition[] = [
   INSTANCE_TYPE_CRD,
   SETTING_CRD,
   CELL_NODE_SET_CRD,
+  CELL_INFRASTRUCTURE_CRD,
   GPU_CELL_POOL_CRD
 ]

@@ -6,7 +6,7 @@
  * and `api/v1alpha1/gpucellpool_types.go`), so that pools written for it apply under kubectl's
  * strict field validation, which refuses a field the schema does not declare. Fields this version
  * does not act on are declared anyway and say so in their description; where such a field asks
- * for behaviour this version lacks (`cell.provisioner: ClusterAPI`, `capacity.hami.mode: DRA`) the
+ * for behaviour this version lacks (`capacity.hami.mode: DRA`) the
  * admission webhook and the sync hook refuse it (hooks/cellpool/validate.ts) rather than ignore it.
  *
  * The schema states every rule that needs no other object, as CEL where it spans fields; the hooks
@@ -37,6 +37,11 @@ export const SWIFT_API_VERSION = 'swift.kubeswift.io/v1alpha1'
 export const SEED_PROFILE_TYPE_KEY = 'SwiftSeedProfile.seed.kubeswift.io/v1alpha1'
 /** Type key of SwiftGuests in a v2 hook request. */
 export const SWIFT_GUEST_TYPE_KEY = 'SwiftGuest.swift.kubeswift.io/v1alpha1'
+/**
+ * Annotation on a cell's machine (and a Cluster API cell's KubeSwiftMachine): the hash of what
+ * the cell was built from (its provisioner's `templateHash`).
+ */
+export const TEMPLATE_HASH_ANNOTATION = 'cells.kubeswift.io/template-hash'
 /** Type key of Secrets (the bootstrap Secrets, children; the join Secret, related). */
 export const SECRET_TYPE_KEY = 'Secret.v1'
 
@@ -183,8 +188,8 @@ export const CellSpecSchema = Type.Object(
       StringEnum(['SwiftGuest', 'ClusterAPI'], {
         default: 'SwiftGuest',
         description:
-          'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI is declared for gpucellpool manifests and refused: ' +
-          'Metacontroller owns its children with a controller reference, which Cluster API refuses on the Machines it manages.'
+          'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI: a Cluster API Machine per cell, of the Cluster ' +
+          'clusterAPI.clusterName, with a KubeSwiftMachine the workload agent creates.'
       })
     ),
     guestTemplate: OpenObject({
@@ -217,9 +222,10 @@ export const CellSpecSchema = Type.Object(
           clusterName: Type.String({
             minLength: 1,
             maxLength: 63,
-            description: 'The Cluster API Cluster the cells would join. Not acted on.'
+            description:
+              'The Cluster API Cluster, in the pool namespace, whose Machines the cells are. Required with provisioner ClusterAPI.'
           }),
-          version: Type.Optional(Type.String({ description: 'Kubernetes version for the Machines. Not acted on.' })),
+          version: Type.Optional(Type.String({ description: 'Kubernetes version copied to each Machine spec.version.' })),
           bootstrapConfigTemplateRef: Type.Optional(
             Type.Object(
               {
@@ -227,13 +233,19 @@ export const CellSpecSchema = Type.Object(
                 kind: Type.String({ minLength: 1, description: 'Kind of the bootstrap config template.' }),
                 name: Type.String({ minLength: 1, description: 'Name of the template in the pool namespace.' })
               },
-              { description: 'A Cluster API bootstrap config template. Not acted on.' }
+              {
+                description:
+                  'A Cluster API bootstrap config template (its kind ends in Template) in the pool namespace: each Machine gets a ' +
+                  'config of the kind without Template, at v1beta2, copied from it. Absent: each Machine gets a data Secret rendered ' +
+                  'from bootstrap.joinSecretRef. With it, joinSecretRef must not be set.'
+              }
             )
           )
         },
         {
           description:
-            'Settings of the ClusterAPI provisioner, declared so gpucellpool manifests apply; this version refuses provisioner ClusterAPI.'
+            'Settings of the ClusterAPI provisioner; required with it. The guestTemplate may then carry only imageRef, ' +
+            'guestClassRef and interfaces.'
         }
       )
     )

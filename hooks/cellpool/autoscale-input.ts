@@ -8,7 +8,7 @@ import type { Blocking } from './blocking.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import type { PoolView } from './request.ts'
 import type { ResolvedPool } from './resolve.ts'
-import { isIdle } from './scaling.ts'
+import { isIdle } from './drain.ts'
 import { withoutStop } from './status.ts'
 import type { WorkloadState } from './workload.ts'
 

@@ -9,6 +9,7 @@ import { keepAsIs } from '../metacontroller/keep.ts'
 import { type CompositeResponse, asChildren } from '../metacontroller/schemas.ts'
 import { heldAutoscale } from './autoscale-input.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
+import { usesClusterApi } from './clusterapi-rules.ts'
 import type { Cell } from './cell.ts'
 import { keptChildren } from './children.ts'
 import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX, nodeSetProblems } from './limits.ts'
@@ -22,7 +23,7 @@ import type { WorkloadState } from './workload.ts'
 
 /** Why the pool creates no cell and keeps every child as it is. */
 export interface Blocking {
-  reason: 'SpecInvalid' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid' | 'CellNodeSetTooLarge'
+  reason: 'SpecInvalid' | 'ProvisionerChanged' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid' | 'CellNodeSetTooLarge'
   message: string
 }
 
@@ -56,6 +57,8 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
   if (problems.length > 0) {
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
   }
+  const changed = provisionerChanged(view)
+  if (changed !== undefined) return { blocking: changed, template: '' }
   // The objects labelled as the pool's cells may outnumber its spec (a scale-down, or a tenant's own).
   const oversized = nodeSetProblems(
     view.name,
@@ -71,6 +74,8 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
       template: ''
     }
   }
+  // A Cluster API pool with a bootstrap config template renders no join template.
+  if (pool.clusterApi?.bootstrapTemplate !== undefined) return { blocking: undefined, template: '' }
   const join = joinTemplate(view, pool)
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('reason' in join) return { blocking: join, template: '' }
@@ -89,6 +94,21 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
   return { blocking: undefined, template: join.template }
 }
 
+/** Cells of the other provisioner are observed (request.ts `otherProvisioner`): none is deleted for it. */
+function provisionerChanged(view: PoolView): Blocking | undefined {
+  const others = view.otherProvisioner
+  if (others.length === 0) return undefined
+  const named = others.slice(0, 4).map((o) => `${o.kind} ${o.metadata.name ?? ''}`)
+  if (others.length > named.length) named.push(`${others.length - named.length} more`)
+  const provisioner = usesClusterApi(view.spec) ? 'ClusterAPI' : 'SwiftGuest'
+  return {
+    reason: 'ProvisionerChanged',
+    message:
+      `spec.cell.provisioner ${provisioner}: the pool has cells another provisioner made (${named.join(', ')}); ` +
+      'they are kept as they are, and no cell is created until spec.cell.provisioner names the provisioner that made them again.'
+  }
+}
+
 /**
  * The answer while the pool is blocked: every observed child exactly as it is, status rows from
  * observation with removal and failure rows carried over as they were.
@@ -104,6 +124,8 @@ export function blockedAnswer(
   const children: KubeObject[] = []
   for (const c of cells) children.push(...keptChildren(c.observed))
   if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
+  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure.object))
+  children.push(...view.otherProvisioner.map(keepAsIs))
   children.push(...view.strays.map(keepAsIs))
   const rows: CellRow[] = cells.map((c) => {
     const prev = c.previous

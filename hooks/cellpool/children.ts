@@ -189,13 +189,14 @@ export function cellChildren(
       const { id, pool, provisioner } = build
       const out: KubeObject[] = []
       if (observed?.secret !== undefined) out.push(keepAsIs(observed.secret))
-      else if (budget.secrets > 0) {
+      else if (provisioner.needsSecret(pool) && budget.secrets > 0) {
         budget.secrets -= 1
         const rendered = renderBootstrap(build.template, bootstrapValues(id.poolName, id.poolUID, pool, id.index))
         // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
         if ('text' in rendered) out.push(buildBootstrapSecret(id, rendered.text))
       }
-      out.push(observed?.seed !== undefined ? keepAsIs(observed.seed) : provisioner.buildSeed(pool, id))
+      const seed = observed?.seed !== undefined ? keepAsIs(observed.seed) : provisioner.buildSeed(pool, id)
+      if (seed !== undefined) out.push(seed)
       if (observed?.guest !== undefined) out.push(keepAsIs(observed.guest))
       else if (plan.createGuest && budget.guests > 0) {
         budget.guests -= 1

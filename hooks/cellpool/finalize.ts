@@ -27,9 +27,10 @@ import { hasChildren, readCells } from './cell.ts'
 import type { CellIdentity } from './cell-names.ts'
 import { buildCellNode, buildCellNodeSet } from './children.ts'
 import { phaseConfig } from './phases.ts'
+import { answerCellInfrastructure, withProviderID } from './clusterapi-children.ts'
 import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
-import { drainComplete } from './scaling.ts'
+import { drainComplete } from './drain.ts'
 import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
@@ -85,7 +86,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
     }
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
-    nodes.push(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady))
+    nodes.push(withProviderID(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), o.guestView))
     const previousPhase = c.stored?.phase
     rows.push(
       statusRow(
@@ -106,6 +107,13 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       )
     )
   }
+  // Cluster API: the agent releases each Machine the answer lets go, so the CellInfrastructure
+  // stays while any Machine is observed.
+  if (pool.clusterApi !== undefined && guestsObserved) {
+    const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
+    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
+  }
   if (guestsObserved) {
     children.push(...strayOthers.map(keepAsIs))
     if (view.cellNodeSet !== undefined) {
@@ -115,7 +123,11 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     }
   }
   const observedAny =
-    cells.some((c) => c.observed !== undefined) || view.cellNodeSet !== undefined || view.strays.length > 0 || view.foreign.length > 0
+    cells.some((c) => c.observed !== undefined) ||
+    view.cellNodeSet !== undefined ||
+    view.cellInfrastructure !== undefined ||
+    view.strays.length > 0 ||
+    view.foreign.length > 0
   const progressing: ConditionInput = guestsObserved
     ? {
         type: 'Progressing',

@@ -120,7 +120,9 @@ export function observedPhase(input: {
           message: `The guest reports Failed: ${failedCondition?.message ?? failedCondition?.type ?? 'no condition says why'}.`
         }
       : undefined
-  if (guest.devices.length === 0) {
+  // A Cluster API Machine reports no devices or addresses: provisioned, it is Running.
+  const reportsBoot = guest.observes !== 'provisioned'
+  if (reportsBoot && guest.devices.length === 0) {
     if (failedReason !== undefined) return { phase: keptGuestPhase(previousPhase, 'AllocatingGPU'), ...failedReason, paused: false }
     return { phase: 'AllocatingGPU', reason: 'NoDevices', message: 'The guest has no GPU device bound yet.', paused: false }
   }
@@ -128,13 +130,15 @@ export function observedPhase(input: {
     if (failedReason !== undefined) return { phase: keptGuestPhase(previousPhase, 'GuestProvisioning'), ...failedReason, paused: false }
     return {
       phase: 'GuestProvisioning',
-      reason: 'GuestNotRunning',
-      message: `The guest's GPU is bound; the guest is ${guest.phase ?? 'without a phase'}.`,
+      reason: reportsBoot ? 'GuestNotRunning' : 'MachineNotProvisioned',
+      message: reportsBoot
+        ? `The guest's GPU is bound; the guest is ${guest.phase ?? 'without a phase'}.`
+        : `Cluster API reports the Machine ${guest.phase ?? 'without a phase'}${notTrueText(guest)}.`,
       paused: false
     }
   }
   const nodeIP = nodeAddress(guest, config.nodeIPFrom)
-  if (nodeIP === undefined || nodeIP === '') {
+  if (reportsBoot && (nodeIP === undefined || nodeIP === '')) {
     const where =
       config.nodeIPFrom !== undefined
         ? `neither interface ${config.nodeIPFrom} nor the primary interface reports an address`
@@ -185,7 +189,7 @@ export function observedPhase(input: {
     return {
       phase: 'Joining',
       reason: 'NodeNotRegistered',
-      message: `No Node of this guest in the workload cluster yet (node address ${nodeIP}).`,
+      message: `No Node of this guest in the workload cluster yet${nodeIP !== undefined ? ` (node address ${nodeIP})` : ''}.`,
       paused: false,
       nodeIP
     }
@@ -220,4 +224,11 @@ export function observedPhase(input: {
 
 function keptGuestPhase(previous: CellPhase | undefined, otherwise: CellPhase): CellPhase {
   return previous !== undefined && GUEST_PHASES.has(previous) && previous !== 'Pending' ? previous : otherwise
+}
+
+/** `: <reason>: <message>` of the machine's first condition that is not True, or nothing. */
+function notTrueText(guest: GuestView): string {
+  const c = firstNotTrue(guest)
+  if (c === undefined) return ''
+  return `: ${c.type}${c.reason !== undefined ? ` ${c.reason}` : ''}${c.message !== undefined ? ` (${c.message})` : ''}`
 }

@@ -14,6 +14,8 @@
  *   carries (SwiftGuest: the SwiftGuest `<cell>`).
  */
 import type { KubeObject } from '../k8s/objects.ts'
+import { CLUSTER_API } from './clusterapi-provisioner.ts'
+import { usesClusterApi } from './clusterapi-rules.ts'
 import { SWIFT_GUEST } from './swift-guest.ts'
 import type { CellIdentity } from './cell-names.ts'
 import type { ResolvedPool } from './resolve.ts'
@@ -44,6 +46,13 @@ export interface GuestView {
   deleting: boolean
   /** The template hash it was built from (its `cells.kubeswift.io/template-hash` annotation). */
   templateHash: string | undefined
+  /**
+   * `provisioned`: the machine reports only whether it is provisioned (a Cluster API Machine: its
+   * `phase` is Running once provisioned, and it has no device list or addresses to wait for).
+   */
+  observes?: 'provisioned'
+  /** The provider's id of the machine, by which the agent knows its Node (Cluster API). */
+  providerID?: string
 }
 
 /** One kind of cell child: its request type key (`Kind.apiVersion`), its kind and its name. */
@@ -58,26 +67,25 @@ export interface CellChildKind {
 export interface CellProvisioner {
   /** Its `spec.cell.provisioner` value. */
   readonly name: string
-  /** The child the machine refers to, created before it. */
-  readonly seed: CellChildKind
+  /** The child the machine refers to, created before it; none for a Cluster API Machine. */
+  readonly seed?: CellChildKind
   /** The machine. */
   readonly guest: CellChildKind
   /** The observed machine read defensively; what cannot be read is pushed to `problems`. */
   readGuest(guest: KubeObject, problems: string[]): GuestView
-  /** The cell's seed child. */
-  buildSeed(pool: ResolvedPool, id: CellIdentity): KubeObject
+  /** The cell's seed child (when the provisioner has one). */
+  buildSeed(pool: ResolvedPool, id: CellIdentity): KubeObject | undefined
+  /** Whether a cell of `pool` has a bootstrap Secret rendered from the join template. */
+  needsSecret(pool: ResolvedPool): boolean
+  /** A machine someone deleted waits for the pool's drain (Cluster API's deletion hooks hold it). */
+  readonly drainsDeletedGuest: boolean
   /** The cell's machine, annotated with {@link CellProvisioner.templateHash}. */
   buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject
   /** The hash of what a cell is built from: a cell whose machine carries another one is outdated. */
   templateHash(pool: ResolvedPool): string
 }
 
-/**
- * The provisioner a pool's spec names. Only SwiftGuest is served: admission refuses any other
- * `spec.cell.provisioner` (validate.ts), and a pool refused there never creates a cell, so its
- * children are read as SwiftGuest's.
- */
+/** The provisioner a pool's spec names: ClusterAPI, else SwiftGuest (the default). */
 export function provisionerOf(spec: unknown): CellProvisioner {
-  void spec
-  return SWIFT_GUEST
+  return usesClusterApi(spec) ? CLUSTER_API : SWIFT_GUEST
 }

@@ -32,7 +32,14 @@ import {
   type CellNodeStatus
 } from '../api/cellnodeset.ts'
 import { Value } from '@sinclair/typebox/value'
-import { CELL_PHASES, CellFailureSchema, SECRET_TYPE_KEY, type CellPhase } from '../api/gpucellpool.ts'
+import {
+  CELL_PHASES,
+  CellFailureSchema,
+  SECRET_TYPE_KEY,
+  SEED_PROFILE_TYPE_KEY,
+  SWIFT_GUEST_TYPE_KEY,
+  type CellPhase
+} from '../api/gpucellpool.ts'
 import { readCellNodeSet as readStoredNodeSet } from '../api/cellnodeset-reader.ts'
 import { asRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
 import { isOwnChild } from '../metacontroller/answer-guard.ts'
@@ -43,6 +50,8 @@ import type { DemandView, DeviceShape } from './autoscale.ts'
 import type { ObservedCell, StoredRow } from './cell.ts'
 import { bootstrapSecretName } from './cell-names.ts'
 import type { CellProvisioner } from './provisioner.ts'
+import { readCellInfrastructure, type CellInfrastructureView } from './clusterapi-children.ts'
+import { CELL_INFRASTRUCTURE_TYPE_KEY, MACHINE_TYPE_KEY } from '../api/cellinfrastructure.ts'
 
 /**
  * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -97,6 +106,14 @@ export interface PoolView {
   /** Observed children of a name or namespace the pool never gives: left out, so deleted. */
   foreign: KubeObject[]
   cellNodeSet: CellNodeSetView | undefined
+  /** The pool's CellInfrastructure (Cluster API pools). */
+  cellInfrastructure: CellInfrastructureView | undefined
+  /**
+   * Machines and seeds of a kind the pool's provisioner does not make, named as the pool names
+   * them: cells of the other provisioner (`spec.cell.provisioner` changed while the pool had
+   * cells). The pool is blocked while there are any, and they are kept as they are (blocking.ts).
+   */
+  otherProvisioner: KubeObject[]
   joinSecret: KubeObject | undefined
   previous: PreviousStatus
   /** What could not be read, one sentence each. */
@@ -104,6 +121,9 @@ export interface PoolView {
 }
 
 const rec = asRecord
+
+/** The machine and seed kinds of every provisioner (provisioner.ts). */
+const CELL_MACHINE_TYPES = [SWIFT_GUEST_TYPE_KEY, SEED_PROFILE_TYPE_KEY, MACHINE_TYPE_KEY]
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
 
@@ -273,14 +293,17 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
     },
     'Secret'
   )
-  place(
-    provisioner.seed.type,
-    provisioner.seed.name,
-    (c, o) => {
-      c.seed = o
-    },
-    provisioner.seed.kind
-  )
+  const seed = provisioner.seed
+  if (seed !== undefined) {
+    place(
+      seed.type,
+      seed.name,
+      (c, o) => {
+        c.seed = o
+      },
+      seed.kind
+    )
+  }
   place(
     provisioner.guest.type,
     provisioner.guest.name,
@@ -294,6 +317,15 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
   for (const cns of observedOfType(request.children, CELL_NODE_SET_TYPE_KEY)) {
     if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_NODE_SET_TYPE_KEY, cns)) cellNodeSet = readNodeSet(cns, problems)
     else leaveOut('CellNodeSet', cns)
+  }
+  const own = new Set([provisioner.guest.type, provisioner.seed?.type])
+  const otherProvisioner = CELL_MACHINE_TYPES.filter((type) => !own.has(type)).flatMap((type) =>
+    observedOfType(request.children, type).filter((child) => isOwnChild(CELL_POOL_CHILD_RULE, scope, type, child))
+  )
+  let cellInfrastructure: CellInfrastructureView | undefined
+  for (const ci of observedOfType(request.children, CELL_INFRASTRUCTURE_TYPE_KEY)) {
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_INFRASTRUCTURE_TYPE_KEY, ci)) cellInfrastructure = readCellInfrastructure(ci)
+    else leaveOut('CellInfrastructure', ci)
   }
   const secretName = joinSecretName(request.parent.spec)
   const joinSecret =
@@ -309,6 +341,8 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
     strays,
     foreign,
     cellNodeSet,
+    cellInfrastructure,
+    otherProvisioner,
     joinSecret,
     previous: readPrevious(request.parent.status),
     problems

@@ -12,6 +12,7 @@
 import type { Taint } from '../api/cellnodeset.ts'
 import { asRecord, isRecord, setOwn } from '../k8s/objects.ts'
 import { parseDuration } from '../api/duration.ts'
+import { resolveClusterApi, type ResolvedClusterApi } from './clusterapi-rules.ts'
 
 /** The DRA claim of a cell: a per-cell claim from a template, or one shared claim. */
 export interface ResolvedDra {
@@ -55,6 +56,8 @@ export interface ResolvedPool {
   capacity: { readyTimeoutSeconds: number; expectedDevicesPerCell: number; resourceName: string }
   deletion: { policy: 'Drain' | 'Force'; drainTimeoutSeconds: number }
   updatePolicy: 'Manual' | 'RollingUpdate'
+  /** Provisioner ClusterAPI: the cells are Machines of this Cluster. Absent: SwiftGuests. */
+  clusterApi?: ResolvedClusterApi
 }
 
 /**
@@ -126,8 +129,14 @@ export function resolvePool(spec: unknown): ResolvedPool {
       policy: deletion.policy === 'Force' ? 'Force' : 'Drain',
       drainTimeoutSeconds: seconds(deletion.drainTimeout, 10 * 60)
     },
-    updatePolicy: record(s.updatePolicy).type === 'RollingUpdate' ? 'RollingUpdate' : 'Manual'
+    updatePolicy: record(s.updatePolicy).type === 'RollingUpdate' ? 'RollingUpdate' : 'Manual',
+    ...clusterApiOf(s)
   }
+}
+
+function clusterApiOf(spec: Record<string, unknown>): { clusterApi?: ResolvedClusterApi } {
+  const clusterApi = resolveClusterApi(spec)
+  return clusterApi === undefined ? {} : { clusterApi }
 }
 
 function resolveTaints(taints: unknown): Taint[] {

@@ -22,11 +22,12 @@ import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import type { ConditionInput } from '../k8s/conditions.ts'
 import type { CellFailure } from '../api/gpucellpool.ts'
 import { hasChildren, type Cell } from './cell.ts'
+import { drainComplete, isIdle } from './drain.ts'
 import { CREATING_PHASES, type DecidedCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
-import { backToService, build, drain, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
+import { backToService, build, drain, drainedReason, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
 import type { WorkloadState } from './workload.ts'
 
 /** First backoff before a Failed index is rebuilt. */
@@ -39,11 +40,9 @@ export const MAX_INDEX_FAILURES = 5
 export const MAX_POOL_FAILURES_NEVER_READY = 3
 /** Most cells being created at once. */
 export const MAX_CREATING = 2
-/** Shortest drain: HAMi's scheduler annotates a Pod before binding it. */
-export const MIN_DRAIN_SECONDS = 30
 
 /** Why a cell is being removed. */
-export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed'
+export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed' | 'MachineDeleted'
 
 /** Everything a scaling decision depends on. */
 export interface ScalingInput {
@@ -60,6 +59,18 @@ export interface ScalingInput {
   /** The pool's spec changed since the last status: failure counts start again. */
   specChanged: boolean
   now: Date
+  /**
+   * What the provisioner makes a cell from besides its machine (default both): the machine is
+   * created only once they are observed.
+   */
+  prerequisites?: { secret: boolean; seed: boolean }
+  /**
+   * A machine someone deleted is drained before it goes (Cluster API: the pool's deletion hooks
+   * hold it), and its index waits for it, as a rolling update's does.
+   */
+  drainDeletedGuest?: boolean
+  /** The CellNodeSet's rows by Node name, for cells that have no children yet. */
+  rows?: ReadonlyMap<string, CellNodeStatus>
 }
 
 /** What sync answers for a cell. */
@@ -102,33 +113,6 @@ export interface ScalingPlan {
 export function backoffSeconds(failures: number): number {
   if (failures <= 0) return 0
   return Math.min(BACKOFF_START_SECONDS * 2 ** Math.min(failures - 1, 20), BACKOFF_MAX_SECONDS)
-}
-
-/** True when a drain may complete: the cordon carried out, allocations read 0, nothing in flight, 30 s past. */
-export function drainComplete(
-  row: CellNodeStatus | undefined,
-  workload: WorkloadState,
-  drainingSince: string | undefined,
-  now: Date
-): { done: boolean; waiting: string; deadline?: Date } {
-  if (!workload.observed) return { done: false, waiting: `the workload cluster is unobserved (${workload.reason})` }
-  if (!workload.generationMatched) return { done: false, waiting: 'the workload agent has not carried out the cordon yet' }
-  if (row === undefined) return { done: false, waiting: "the CellNodeSet has no row of this cell's Node" }
-  if (row.unschedulable !== true) return { done: false, waiting: 'the Node is not cordoned yet' }
-  const a = row.allocations
-  if (a?.read !== true) return { done: false, waiting: "the Node's HAMi allocations could not be read" }
-  if (a.pods > 0) return { done: false, waiting: `${a.pods} Pod(s) still hold a GPU allocation` }
-  if (a.inFlight === true) return { done: false, waiting: 'a GPU allocation is in flight' }
-  const since = parseTime(drainingSince) ?? now.getTime()
-  const end = since + MIN_DRAIN_SECONDS * 1000
-  if (now.getTime() < end) return { done: false, waiting: `draining for at least ${MIN_DRAIN_SECONDS}s`, deadline: new Date(end) }
-  return { done: true, waiting: '' }
-}
-
-/** A cell Ready whose row shows allocations read, no Pods and nothing in flight. */
-export function isIdle(cell: Pick<Cell, 'seen' | 'ownRow'>): boolean {
-  const a = cell.ownRow?.allocations
-  return cell.seen.phase === 'Ready' && a?.read === true && a.pods === 0 && a.inFlight !== true
 }
 
 /** What every step reads: the input, its time as a stamp, whether the workload cluster is observed. */
@@ -180,7 +164,7 @@ function completeDrains(slots: Slot[], ctx: StepContext): void {
     if (s.role !== 'drainScaleDown' && s.role !== 'drainUpdate') return
     const check = drainComplete(s.cell.ownRow, ctx.input.workload, s.plan.lastTransitionTime, ctx.input.now)
     if (check.done) {
-      slots[i] = removal(s, s.role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', ctx.nowStamp, 'drained')
+      slots[i] = removal(s, drainedReason(s.role, s.plan.reason), ctx.nowStamp, 'drained')
       return
     }
     const plan = { ...s.plan, message: `Draining: waiting until ${check.waiting}.` }
@@ -273,14 +257,21 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
   const used = new Set(out.filter((s) => s.role !== 'gone').map((s) => s.cell.index))
   for (let i = 0; missing > 0; i++) {
     if (used.has(i)) {
-      // A cell replaced by a rolling update keeps its index: its slot waits until the old
-      // cell's last child is gone rather than moving to another index.
-      if (out.some((s) => s.cell.index === i && s.role === 'removing' && s.plan.reason === 'RollingUpdate')) missing -= 1
+      // A cell replaced by a rolling update, or whose Machine someone deleted, keeps its index:
+      // its slot waits until the old cell's last child is gone rather than moving to another index.
+      if (
+        out.some(
+          (s) => s.cell.index === i && s.role === 'removing' && (s.plan.reason === 'RollingUpdate' || s.plan.reason === 'MachineDeleted')
+        )
+      )
+        missing -= 1
       continue
     }
     if (!observed || creating(out).length >= MAX_CREATING) break
     out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
-    out.push(newSlot(input.pool, i, nowStamp, input.templateHash))
+    // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
+    // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.
+    out.push(newSlot(input.pool, i, nowStamp, input.templateHash, input.rows))
     used.add(i)
     missing -= 1
   }
@@ -288,24 +279,26 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
 }
 
 /**
- * Creation order for a serving cell without a machine: the machine only once its Secret and seed
- * are observed and the CellNodeSet row shows no Node of its name (the status generation-matched).
+ * Creation order for a serving cell without a machine: the machine only once what the
+ * provisioner makes it from (its Secret and seed) is observed and the CellNodeSet row shows no
+ * Node of its name (the status generation-matched).
  */
 function orderCreation(slots: Slot[], ctx: StepContext): void {
   const { workload } = ctx.input
+  const needs = ctx.input.prerequisites ?? { secret: true, seed: true }
   slots.forEach((s, i) => {
     const c = s.cell
     if (s.role !== 'serve' || c.children.guest || s.plan.answer !== 'serve') return
     const row = c.row
-    const ready = c.children.secret && c.children.seed && ctx.observed && workload.generationMatched && row !== undefined && !row.present
+    const prepared = (c.children.secret || !needs.secret) && (c.children.seed || !needs.seed)
+    const ready = prepared && ctx.observed && workload.generationMatched && row !== undefined && !row.present
     const plan = { ...s.plan, createGuest: ready }
     if (!ready && plan.phase === 'Pending' && plan.reason === 'GuestNotCreated') {
-      plan.message =
-        !c.children.secret || !c.children.seed
-          ? 'Waiting for the bootstrap Secret and seed profile to be created.'
-          : row === undefined || !workload.generationMatched
-            ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
-            : plan.message
+      plan.message = !prepared
+        ? 'Waiting for the bootstrap Secret and seed profile to be created.'
+        : row === undefined || !workload.generationMatched
+          ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
+          : plan.message
     }
     slots[i] = { ...s, plan }
   })

@@ -8,7 +8,13 @@
  *   value alike.
  * - No spread constraint is added to the guest: KubeSwift's GPU launcher ignores them.
  */
-import { SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
+import {
+  SEED_API_VERSION,
+  SEED_PROFILE_TYPE_KEY,
+  SWIFT_API_VERSION,
+  SWIFT_GUEST_TYPE_KEY,
+  TEMPLATE_HASH_ANNOTATION
+} from '../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../k8s/hash.ts'
 import { asRecord, isRecord, ownValue, setOwn, type KubeObject } from '../k8s/objects.ts'
 import { bootstrapSecretName, type CellIdentity } from './cell-names.ts'
@@ -16,9 +22,6 @@ import { cellName } from '../api/cellnodeset.ts'
 import { childLabels, sortKeys } from './children.ts'
 import type { CellProvisioner, GuestCondition, GuestView } from './provisioner.ts'
 import type { ResolvedPool } from './resolve.ts'
-
-/** Annotation on a cell's machine: {@link templateHash} of what the cell was built from. */
-export const TEMPLATE_HASH_ANNOTATION = 'cells.kubeswift.io/template-hash'
 
 /** The name of a cell's SwiftSeedProfile. */
 export function seedProfileName(cell: string): string {
@@ -154,6 +157,8 @@ export const SWIFT_GUEST: CellProvisioner = {
   guest: { type: SWIFT_GUEST_TYPE_KEY, kind: 'SwiftGuest', name: (cell) => cell },
   readGuest,
   buildSeed: (pool, id) => buildSeedProfile(id, pool.hostname),
+  needsSecret: () => true,
+  drainsDeletedGuest: false,
   buildGuest,
   templateHash
 }

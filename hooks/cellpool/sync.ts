@@ -17,6 +17,7 @@ import { blockedAnswer, blockingProblem } from './blocking.ts'
 import { hasChildren, readCells } from './cell.ts'
 import type { CellIdentity } from './cell-names.ts'
 import { buildBudget, buildCellNode, buildCellNodeSet, cellChildren } from './children.ts'
+import { answerCellInfrastructure, withProviderID } from './clusterapi-children.ts'
 import { phaseConfig } from './phases.ts'
 import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
@@ -49,7 +50,10 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     updatePolicy: pool.updatePolicy,
     ...(scaled?.cellToDrain !== undefined ? { cellToDrain: scaled.cellToDrain } : {}),
     specChanged,
-    now
+    now,
+    prerequisites: { secret: provisioner.needsSecret(pool), seed: provisioner.seed !== undefined },
+    drainDeletedGuest: provisioner.drainsDeletedGuest,
+    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {})
   })
 
   const byIndex = new Map(cells.map((c) => [c.index, c]))
@@ -63,13 +67,21 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: decided.index }
     const answered = cellChildren(decided, observed, { id, pool, provisioner, template }, budget)
     children.push(...answered)
-    if ((cell !== undefined && hasChildren(cell)) || answered.length > 0)
-      nodes.push(buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon))
+    // A cell being built has its entry before it has children: a Cluster API cell with a
+    // bootstrap config template has none before its Machine, which waits for the entry's row.
+    if ((cell !== undefined && hasChildren(cell)) || answered.length > 0 || decided.answer === 'serve')
+      nodes.push(withProviderID(buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon), observed?.guestView))
     if (decided.keepRow) rows.push(statusRow(decided, cell))
   }
   // While the workload cluster is unobserved the CellNodeSet still gets its spec: changing a spec
   // deletes nothing, and the agent carries it out once it is back.
   children.push(buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, pool.autoscaling.enabled))
+  if (pool.clusterApi !== undefined) {
+    const indices = [...new Set([...cells.map((c) => c.index), ...plan.cells.map((d) => d.index)])].sort((a, b) => a - b)
+    const machines = indices.map((index) => ({ index, machine: byIndex.get(index)?.observed?.guest }))
+    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
+  }
   children.push(...view.strays.map(keepAsIs))
 
   const status = viewStatus(view, workload, now, { rows, desired, progressing: plan.progressing, updated: plan.updated, autoscale: scaled })

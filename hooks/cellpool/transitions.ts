@@ -9,7 +9,7 @@
  * its other children, are left out of the answer) and `gone` (nothing left, no row).
  */
 import { hasChildren, type Cell } from './cell.ts'
-import { cellName } from '../api/cellnodeset.ts'
+import { cellName, type CellNodeStatus } from '../api/cellnodeset.ts'
 import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
 import { apiTime } from '../k8s/time.ts'
 
@@ -69,6 +69,13 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
   const observed = input.workload.observed
   const children = hasChildren(c)
   const slot: Slot = { cell: c, plan, role: 'serve' }
+  // A Machine someone deleted waits at the pool's deletion hooks: a cell that served drains first,
+  // keeping its index (drainUpdate counts as held), and is rebuilt there once it is gone.
+  if (input.drainDeletedGuest === true && c.guestDeleting && prev?.phase !== 'Deleting' && plan.readyOnce && c.seen.phase !== 'Failed') {
+    const since =
+      prev?.phase === 'Draining' && prev.reason === 'MachineDeleted' ? (prev.lastTransitionTime ?? apiTime(input.now)) : apiTime(input.now)
+    return moved(slot, 'drainUpdate', { phase: 'Draining', reason: 'MachineDeleted', lastTransitionTime: since, cordon: true })
+  }
   // A guest someone deleted by hand: the removal is carried through.
   if (prev?.phase === 'Deleting' || (c.guestDeleting && prev?.phase !== 'Failed' && c.seen.phase !== 'Failed')) {
     if (!children) return moved(slot, 'gone', { keepRow: false, answer: 'none' }, true)
@@ -93,8 +100,7 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
     // answered Draining over it (Metacontroller replaces the whole status with each answer, and
     // its parent comes from a cache that may not have the last write yet). Nothing is left to
     // drain: the removal goes on, and the guest is never built again.
-    if (!c.children.guest)
-      return removal({ ...slot, role }, role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown', apiTime(input.now), 'drained')
+    if (!c.children.guest) return removal({ ...slot, role }, drainedReason(role, prev.reason), apiTime(input.now), 'drained')
     return moved(slot, role, {
       phase: 'Draining',
       reason: prev.reason,
@@ -103,6 +109,12 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
     })
   }
   return slot
+}
+
+/** Why a drained cell goes: a Machine deleted by someone else keeps its reason, so its index waits for it. */
+export function drainedReason(role: Role, reason: string): RemovalReason {
+  if (reason === 'MachineDeleted') return 'MachineDeleted'
+  return role === 'drainUpdate' ? 'RollingUpdate' : 'ScaleDown'
 }
 
 /** A Failed cell whose children are kept while the workload cluster is unobserved. */
@@ -176,10 +188,17 @@ export function build(slot: Slot, since: string, templateHash: string): Slot {
 }
 
 /** A slot for a new index: nothing observed, nothing remembered. */
-export function newSlot(pool: string, index: number, since: string, templateHash: string): Slot {
+export function newSlot(
+  pool: string,
+  index: number,
+  since: string,
+  templateHash: string,
+  rows?: ReadonlyMap<string, CellNodeStatus>
+): Slot {
+  const name = cellName(pool, index)
   const cell: Cell = {
     index,
-    name: cellName(pool, index),
+    name,
     seen: {
       phase: 'Pending',
       reason: 'GuestNotCreated',
@@ -192,7 +211,7 @@ export function newSlot(pool: string, index: number, since: string, templateHash
     children: { secret: false, seed: false, guest: false },
     guestDeleting: false,
     templateHash,
-    row: undefined,
+    row: rows?.get(name),
     ownRow: undefined
   }
   return build({ cell, plan: basePlan(cell), role: 'serve' }, since, templateHash)

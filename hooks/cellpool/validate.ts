@@ -16,7 +16,8 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { GPUCellPoolSpecSchema, POOL_NAME_MAX } from '../api/gpucellpool.ts'
 import { asRecord, isRecord } from '../k8s/objects.ts'
 import { schemaProblems as schemaErrorProblems, type SchemaWording } from '../k8s/schema-problems.ts'
-import { gpuProblems, guestTemplateProblems, nodeIPFromProblems } from './cell-rules.ts'
+import { CELL_FIELDS, gpuProblems, guestTemplateProblems, nodeIPFromProblems } from './cell-rules.ts'
+import { clusterApiProblems, usesBootstrapTemplate } from './clusterapi-rules.ts'
 import { parseDuration } from '../api/duration.ts'
 import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from './limits.ts'
 import { isSecretKey, isSecretName, matchesDnsLabel } from './names.ts'
@@ -75,14 +76,7 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
   const gpu = asRecord(cell.gpu)
   problems.push(...guestTemplateProblems(cell.guestTemplate))
   if (isRecord(cell.gpu)) problems.push(...gpuProblems(spec, gpu))
-  if (cell.provisioner === 'ClusterAPI') {
-    problems.push({
-      field: 'spec.cell.provisioner',
-      message:
-        'spec.cell.provisioner ClusterAPI is not in this version: Metacontroller owns its children with a controller reference, ' +
-        "which Cluster API's Machine controller refuses on the objects it manages; use SwiftGuest"
-    })
-  }
+  problems.push(...clusterApiProblems(spec, CELL_FIELDS))
   if (asRecord(asRecord(spec.capacity).hami).mode === 'DRA') {
     problems.push({
       field: 'spec.capacity.hami.mode',
@@ -108,7 +102,8 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
       key: workload.key
     }
   ]
-  for (const secret of secrets)
+  // A Cluster API pool with a bootstrap config template has no join template (clusterapi-rules.ts).
+  for (const secret of usesBootstrapTemplate(spec) ? secrets.slice(1) : secrets)
     problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = asRecord(workload.node)
   problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))

@@ -317,9 +317,21 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
     ]
   },
   {
-    name: 'provisioner ClusterAPI',
-    object: pool('capi', { cell: { provisioner: 'ClusterAPI', clusterAPI: { clusterName: 'capi' } } }),
-    messages: ['spec.cell.provisioner ClusterAPI is not in this version']
+    name: 'provisioner ClusterAPI: a config kind for a template, and a join Secret beside the template',
+    object: pool('capi', {
+      cell: {
+        provisioner: 'ClusterAPI',
+        clusterAPI: {
+          clusterName: 'capi',
+          bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'join' }
+        },
+        nodeIPFrom: null
+      }
+    }),
+    messages: [
+      'spec.cell.clusterAPI.bootstrapConfigTemplateRef.kind "KubeadmConfig" must end in Template',
+      'spec.bootstrap.joinSecretRef must not be set with spec.cell.clusterAPI.bootstrapConfigTemplateRef'
+    ]
   },
   {
     name: 'HAMi DRA mode',
@@ -440,6 +452,35 @@ t.test('an update that breaks a rule is refused; the stored pool stays', async (
   t.equal(code, 1)
   t.ok(stderr.includes('spec.cell.guestTemplate.gpuResourceClaim is set by the controller and must not be set here'), stderr)
   t.notOk('gpuResourceClaim' in objectAt((await kube.get(poolRef('updated'))).body, 'spec', 'cell', 'guestTemplate'))
+})
+
+t.test('spec.cell.provisioner may not change while the stored status counts cells; with none it may', async (t) => {
+  t.equal((await apply(pool('switched'))).code, 0)
+  const current = (await kube.get(poolRef('switched'))).body
+  await kube.updateStatus(poolRef('switched'), { ...current, status: { replicas: 2, cells: [] } })
+  const capi = pool('switched', {
+    cell: {
+      provisioner: 'ClusterAPI',
+      clusterAPI: { clusterName: 'capi' },
+      guestTemplate: { imageRef: { name: 'gpu-noble' }, guestClassRef: { name: 'gpu-worker' } },
+      nodeIPFrom: null
+    }
+  })
+  const refused = await apply(capi)
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /admission webhook "gpucellpools\.cells\.kubeswift\.io" denied the request/)
+  t.ok(
+    refused.stderr.includes(
+      'spec.cell.provisioner: may not change from SwiftGuest to ClusterAPI while the pool has cells (2 in its status)'
+    ),
+    refused.stderr
+  )
+  t.equal(objectAt((await kube.get(poolRef('switched'))).body, 'spec', 'cell').provisioner, 'SwiftGuest', 'the stored pool stays')
+  const again = (await kube.get(poolRef('switched'))).body
+  await kube.updateStatus(poolRef('switched'), { ...again, status: { replicas: 0, cells: [] } })
+  const admitted = await apply(capi)
+  t.equal(admitted.code, 0, `with no cell the change is admitted: ${admitted.stderr}`)
+  t.equal(objectAt((await kube.get(poolRef('switched'))).body, 'spec', 'cell').provisioner, 'ClusterAPI')
 })
 
 t.test('the cell pool examples apply', async (t) => {

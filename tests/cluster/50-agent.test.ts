@@ -72,7 +72,11 @@ const POOL_CRD = {
 }
 const POOL_CRD_FILE = join(cluster.dir, 'gpucellpools-stand-in.json')
 writeFileSync(POOL_CRD_FILE, JSON.stringify(POOL_CRD))
-await installCrds(cluster, [join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), POOL_CRD_FILE])
+await installCrds(cluster, [
+  join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
+  join(ROOT, 'crds', 'cellinfrastructures.cells.kubeswift.io.yaml'),
+  POOL_CRD_FILE
+])
 await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
 
 const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)

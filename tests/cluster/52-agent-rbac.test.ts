@@ -35,6 +35,7 @@ t.teardown(async () => {
 
 await installCrds(cluster, [
   join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
+  join(ROOT, 'crds', 'cellinfrastructures.cells.kubeswift.io.yaml'),
   join(ROOT, 'crds', 'gpucellpools.cells.kubeswift.io.yaml')
 ])
 await cluster.kubectl(['create', 'namespace', AGENT_NS])

@@ -7,7 +7,8 @@
  */
 import t from 'tap'
 import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
-import { AgentController, INACTIVE_POLL_MS, keyOf, type ObjectCache } from '../../hooks/agent/controller.ts'
+import { AgentController, keyOf, type ObjectCache } from '../../hooks/agent/controller.ts'
+import { INACTIVE_POLL_MS } from '../../hooks/agent/loop.ts'
 import { createAgentMetrics } from '../../hooks/agent/metrics.ts'
 import { WorkQueue } from '../../hooks/agent/queue.ts'
 import { FakeClock, settle } from '../support/fake-clock.ts'

@@ -39,6 +39,7 @@ interface NodeSpec {
   annotations?: Record<string, string>
   taints?: unknown[]
   unschedulable?: boolean
+  providerID?: string
   ready?: boolean
   beats?: NodeHeartbeats
   pods?: unknown[]
@@ -48,6 +49,7 @@ function node(n: NodeSpec = {}): ObservedNode {
   const spec: Record<string, unknown> = {}
   if (n.taints !== undefined) spec.taints = n.taints
   if (n.unschedulable !== undefined) spec.unschedulable = n.unschedulable
+  if (n.providerID !== undefined) spec.providerID = n.providerID
   return {
     node: {
       metadata: {
@@ -767,4 +769,35 @@ t.test('a restricted label the agent set before is removed like any it no longer
       }
     }
   ])
+})
+
+t.test('a Cluster API cell: a Node registered without pool labels is adopted by its providerID', async (t) => {
+  const providerID = 'kubeswift://ns/pool-a-0'
+  const bare = { gpu: 'on' }
+  const adopted = decide(cns([entry({ providerID })]), snap([node({ labels: bare, providerID })]), NOW)
+  t.same(nodeActions(adopted.actions), [
+    {
+      type: 'patchNode',
+      name: 'pool-a-0',
+      patch: { metadata: { labels: cellLabels(GUEST), annotations: { [MANAGED]: managed({ labels: CELL_KEYS }) } } }
+    }
+  ])
+  t.equal(adopted.status.nodes?.[0]?.conflict, undefined)
+  const cases: Array<{ name: string; entryID?: string; nodeID?: string; labels: Record<string, string> }> = [
+    { name: 'another providerID', entryID: providerID, nodeID: 'kubeswift://ns/other', labels: bare },
+    { name: 'no providerID on the Node', entryID: providerID, labels: bare },
+    { name: 'no providerID in the entry', nodeID: providerID, labels: bare },
+    {
+      name: "another pool's uid label, whatever the providerID",
+      entryID: providerID,
+      nodeID: providerID,
+      labels: { ...bare, 'cells.kubeswift.io/pool-uid': 'uid-other' }
+    }
+  ]
+  for (const c of cases) {
+    const e = c.entryID === undefined ? entry() : entry({ providerID: c.entryID })
+    const decision = decide(cns([e]), snap([node({ labels: c.labels, ...(c.nodeID === undefined ? {} : { providerID: c.nodeID }) })]), NOW)
+    t.same(nodeActions(decision.actions), [], `${c.name}: nothing written`)
+    t.equal(decision.status.nodes?.[0]?.conflict, true, `${c.name}: a conflict`)
+  }
 })

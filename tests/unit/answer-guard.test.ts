@@ -34,10 +34,19 @@ function manifests(): Array<{ name: string; kind: string; children: string[] }> 
     .map((d) => ({
       name: d.metadata.name,
       kind: d.kind,
-      children: (d.kind === 'CompositeController' ? d.spec.childResources : d.spec.attachments).map(
-        (c: { apiVersion: string; resource: string }) => `${c.apiVersion} ${c.resource}`
-      )
+      children: [
+        ...(d.kind === 'CompositeController' ? d.spec.childResources : d.spec.attachments),
+        // The Cluster API child types the chart appends to the cell pool controller (controllers.cellpool.clusterAPI).
+        ...(d.metadata.name === 'gpuhooks-cellpool' ? clusterApiChildren() : [])
+      ].map((c: { apiVersion: string; resource: string }) => `${c.apiVersion} ${c.resource}`)
     }))
+}
+
+/** The child types of metacontroller/cellpool-clusterapi.yaml. */
+function clusterApiChildren(): Array<{ apiVersion: string; resource: string }> {
+  return (
+    parseAllDocuments(readFileSync(join(ROOT, 'metacontroller', 'cellpool-clusterapi.yaml'), 'utf8'))[0]?.toJS() as Record<string, any>
+  ).childResources
 }
 
 t.test('each rule declares exactly the child types of its manifest, and every controller has a rule', async (t) => {
@@ -61,7 +70,9 @@ t.test('each declared resource holds the kind the rule names', async (t) => {
     ['v1 pods', 'Pod'],
     ['v1 services', 'Service'],
     ['v1 secrets', 'Secret'],
-    ['networking.k8s.io/v1 networkpolicies', 'NetworkPolicy']
+    ['networking.k8s.io/v1 networkpolicies', 'NetworkPolicy'],
+    // Cluster API's own CRD (core/config/crd/bases/cluster.x-k8s.io_machines.yaml, v1beta2 stored).
+    ['cluster.x-k8s.io/v1beta2 machines', 'Machine']
   ])
   for (const crd of crds.filter((d) => d?.kind === 'CustomResourceDefinition')) {
     for (const v of crd.spec.versions) kinds.set(`${crd.spec.group}/${v.name} ${crd.spec.names.plural}`, crd.spec.names.kind)

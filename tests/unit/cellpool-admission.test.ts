@@ -43,12 +43,18 @@ t.test('every problem of a create is refused together, each naming its field', a
   ])
 })
 
-t.test('behaviour this version lacks is refused, saying so', async (t) => {
+t.test('provisioner ClusterAPI is admitted with its Cluster, refused without it', async (t) => {
   const capi = spec()
   capi.cell.provisioner = 'ClusterAPI'
   capi.cell.clusterAPI = { clusterName: 'capi-cluster' }
-  const [problem] = reviewCellPool(request('CREATE', pool(capi))).problems
-  t.match(problem, /^spec\.cell\.provisioner ClusterAPI is not in this version/)
+  t.same(reviewCellPool(request('CREATE', pool(capi))), { problems: [], warnings: [] })
+  delete capi.cell.clusterAPI
+  t.same(reviewCellPool(request('CREATE', pool(capi))).problems, [
+    'spec.cell.clusterAPI is required with provisioner ClusterAPI: it names the Cluster the cells join'
+  ])
+})
+
+t.test('behaviour this version lacks is refused, saying so', async (t) => {
   const dra = spec()
   dra.capacity = { hami: { mode: 'DRA' } }
   t.same(reviewCellPool(request('CREATE', pool(dra))).problems, [
@@ -69,7 +75,7 @@ t.test('fields accepted but not acted on pass with a warning', async (t) => {
     problems: [],
     warnings: [
       'spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints',
-      'spec.cell.clusterAPI is not acted on: this version provisions cells as SwiftGuests only',
+      'spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI',
       'spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks'
     ]
   })
@@ -89,6 +95,46 @@ t.test('an update that leaves the spec as stored is admitted even when the spec 
   t.same(reviewCellPool(request('UPDATE', pool(changed), stored)).problems, [
     'spec.cell.guestTemplate.runPolicy is set by the controller and must not be set here'
   ])
+})
+
+t.test('spec.cell.provisioner may not change while the pool has cells; it may while it has none', async (t) => {
+  const capi = (): Record<string, any> => {
+    const s = spec()
+    s.cell.provisioner = 'ClusterAPI'
+    s.cell.clusterAPI = { clusterName: 'capi' }
+    return s
+  }
+  const withStatus = (s: Record<string, unknown>, status: Record<string, unknown>) => ({ ...pool(s), status })
+  const refusal = /^spec\.cell\.provisioner: may not change from SwiftGuest to ClusterAPI while the pool has cells \(2 in its status\)/
+  t.match(reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 2 }))).problems, [refusal])
+  t.match(
+    reviewCellPool(
+      request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 0, cells: [{ name: 'inference-0' }, { name: 'inference-1' }] }))
+    ).problems,
+    [refusal],
+    'a row counts as a cell (a cell being removed has no replica left)'
+  )
+  t.match(reviewCellPool(request('UPDATE', pool(spec()), withStatus(capi(), { replicas: 1 }))).problems, [
+    /^spec\.cell\.provisioner: may not change from ClusterAPI to SwiftGuest while the pool has cells \(1 in its status\)/
+  ])
+  t.same(
+    reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: 0, cells: [] }))).problems,
+    [],
+    'no cell: the change is admitted'
+  )
+  t.same(reviewCellPool(request('UPDATE', pool(capi()), pool(spec()))).problems, [], 'a pool without a status has no cell')
+  const explicit = spec()
+  explicit.cell.provisioner = 'SwiftGuest'
+  t.same(
+    reviewCellPool(request('UPDATE', pool(explicit), withStatus(spec(), { replicas: 3 }))).problems,
+    [],
+    'writing the default out is no change'
+  )
+  t.same(
+    reviewCellPool(request('UPDATE', pool(capi()), withStatus(spec(), { replicas: '2', cells: 'x' }))).problems,
+    [],
+    'a status of another shape counts no cell'
+  )
 })
 
 t.test('delete and connect pass; a missing object is refused', async (t) => {

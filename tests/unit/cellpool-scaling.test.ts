@@ -8,7 +8,8 @@ import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
 import type { Cell } from '../../hooks/cellpool/cell.ts'
 import type { PreviousCell } from '../../hooks/cellpool/phases.ts'
 import type { WorkloadState } from '../../hooks/cellpool/workload.ts'
-import { backoffSeconds, drainComplete, planScaling, type CellPlan, type ScalingInput } from '../../hooks/cellpool/scaling.ts'
+import { drainComplete } from '../../hooks/cellpool/drain.ts'
+import { backoffSeconds, planScaling, type CellPlan, type ScalingInput } from '../../hooks/cellpool/scaling.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
 
 const HASH = 'current'
@@ -276,6 +277,69 @@ t.test('drain', async (t) => {
       done: false,
       waiting: '3 Pod(s) still hold a GPU allocation'
     })
+  })
+})
+
+t.test('Cluster API inputs: a Machine deleted by someone else, prerequisites, rows of cells without children', async (t) => {
+  const capi: Partial<ScalingInput> = { drainDeletedGuest: true, prerequisites: { secret: false, seed: false } }
+  t.test('a Ready cell whose Machine is being deleted drains first, keeping its index: no other cell is built', async (t) => {
+    const got = plan([cell(0, 'Ready'), cell(1, 'Ready', { guestDeleting: true })], 2, capi)
+    t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Draining:serve:cordon'])
+    t.same([got.cells[1]?.reason, got.cells[1]?.lastTransitionTime], ['MachineDeleted', NOW_STAMP])
+  })
+  t.test('its drain keeps the time it started, and once complete the cell goes with reason MachineDeleted', async (t) => {
+    const deleting = (since: number): Cell =>
+      cell(1, 'Ready', {
+        guestDeleting: true,
+        prev: { phase: 'Draining', reason: 'MachineDeleted', lastTransitionTime: ago(since) },
+        ownRow: idleRow('p-1', { unschedulable: true })
+      })
+    const waiting = plan([cell(0, 'Ready'), deleting(10)], 2, capi)
+    t.same(summary(waiting.cells), ['p-0:Ready:serve', 'p-1:Draining:serve:cordon'])
+    t.equal(waiting.cells[1]?.lastTransitionTime, ago(10))
+    const done = plan([cell(0, 'Ready'), deleting(31)], 2, capi)
+    t.same(summary(done.cells), ['p-0:Ready:serve', 'p-1:Deleting:remove:cordon'])
+    t.equal(done.cells[1]?.reason, 'MachineDeleted')
+  })
+  t.test('while it is removed its index waits for it: no cell at another index', async (t) => {
+    const removing = cell(1, 'Ready', { guestDeleting: true, prev: { phase: 'Deleting', reason: 'MachineDeleted' } })
+    const got = plan([cell(0, 'Ready'), removing], 2, capi)
+    t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Deleting:remove:cordon'])
+  })
+  t.test('a row still Draining (MachineDeleted) whose Machine is gone: removed as MachineDeleted, its index waits', async (t) => {
+    const gone = cell(1, 'Pending', {
+      readyOnce: true,
+      prev: { phase: 'Draining', reason: 'MachineDeleted', lastTransitionTime: ago(60) },
+      children: { guest: false, secret: true },
+      ownRow: null
+    })
+    const got = plan([cell(0, 'Ready'), gone], 2, capi)
+    t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Deleting:remove:cordon'])
+    t.equal(got.cells[1]?.reason, 'MachineDeleted')
+  })
+  t.test('without drainDeletedGuest (SwiftGuest) a guest deleted by hand is removed at once', async (t) => {
+    const got = plan([cell(0, 'Ready'), cell(1, 'Ready', { guestDeleting: true })], 2)
+    t.same(summary(got.cells).at(1), 'p-1:Deleting:remove:cordon')
+    t.equal(got.cells[1]?.reason, 'GuestDeleted')
+  })
+  t.test('a Machine that was never Ready is not drained: it goes uncordoned, as a SwiftGuest deleted by hand', async (t) => {
+    const got = plan([cell(0, 'Joining', { guestDeleting: true })], 1, capi)
+    t.same(summary(got.cells).at(0), 'p-0:Deleting:remove')
+    t.equal(got.cells[0]?.reason, 'GuestDeleted')
+  })
+  t.test('with no prerequisites the Machine is answered without a Secret or seed, once the row shows no Node', async (t) => {
+    const bare = cell(0, 'Pending', {
+      children: { secret: false, seed: false, guest: false },
+      row: { name: 'p-0', present: false },
+      ownRow: null
+    })
+    t.equal(plan([bare], 1, capi).cells[0]?.createGuest, true)
+    t.equal(plan([bare], 1).cells[0]?.createGuest, false, 'the SwiftGuest order still waits for both')
+  })
+  t.test("a new cell reads its row from the CellNodeSet's rows: its Machine is answered in the sync that builds it", async (t) => {
+    const rows = new Map([['p-0', { name: 'p-0', present: false }]])
+    t.same(summary(plan([], 1, { ...capi, rows }).cells), ['p-0:Pending:serve:build:guest'])
+    t.same(summary(plan([], 1, capi).cells), ['p-0:Pending:serve:build'], 'without a row it waits for the agent')
   })
 })
 

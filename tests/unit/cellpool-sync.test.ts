@@ -485,3 +485,41 @@ t.test('more objects labelled as cells than one CellNodeSet holds: the pool is b
   const answered = Buffer.byteLength(JSON.stringify(answer))
   t.ok(answered < 2 * sent, `the answer (${answered} bytes) stays within twice the request (${sent})`)
 })
+
+t.test('spec.cell.provisioner changed while the pool has cells: they are kept as they are, and no cell is created', async (t) => {
+  const world = readyWorld()
+  const before = world.children()
+  let original: unknown
+  world.edit((s) => {
+    original = structuredClone(s.cell)
+    const cell = s.cell as Record<string, unknown>
+    cell.provisioner = 'ClusterAPI'
+    cell.clusterAPI = { clusterName: 'capi' }
+    // Under ClusterAPI the guestTemplate carries only what a KubeSwiftMachine takes.
+    const { imageRef, guestClassRef, interfaces } = cell.guestTemplate as Record<string, unknown>
+    cell.guestTemplate = { imageRef, guestClassRef, interfaces }
+  })
+  const answer = sync(world.request(), world.now)
+  const progressing = condition(answer.status, 'Progressing')
+  t.same([progressing?.status, progressing?.reason], ['False', 'ProvisionerChanged'])
+  t.match(
+    progressing?.message,
+    /^spec\.cell\.provisioner ClusterAPI: the pool has cells another provisioner made \(SwiftGuest inference-0, SwiftGuest inference-1, SwiftSeedProfile inference-0-seed, SwiftSeedProfile inference-1-seed\); they are kept as they are/
+  )
+  const order = (list: readonly KubeObject[]) => [...list].map((o) => `${o.kind}/${o.metadata.name}`).sort()
+  t.same(order(answer.children), order(before), 'every observed child, nothing new: no guest or seed profile is deleted')
+  for (const guest of world.guests()) t.ok(answer.children.some((c) => JSON.stringify(c) === JSON.stringify(keepAsIs(guest))))
+  t.notOk(
+    answer.children.some((c) => c.kind === 'Machine' || c.kind === 'CellInfrastructure'),
+    'no Machine is made beside them'
+  )
+  world.edit((s) => {
+    s.cell = original
+  })
+  const back = sync(world.request(), world.now)
+  t.same(
+    [condition(back.status, 'Progressing')?.reason, condition(back.status, 'Ready')?.status],
+    ['Settled', 'True'],
+    'changed back, the pool goes on with its cells'
+  )
+})

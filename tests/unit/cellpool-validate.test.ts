@@ -495,13 +495,66 @@ const CASES: Case[] = [
     message: /forever is not a duration/
   },
   {
-    rule: 'provisioner ClusterAPI is not in this version',
+    rule: 'provisioner ClusterAPI needs cell.clusterAPI',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+    }),
+    field: 'spec.cell.clusterAPI',
+    message: /^spec\.cell\.clusterAPI is required with provisioner ClusterAPI/
+  },
+  {
+    rule: 'provisioner ClusterAPI needs clusterName',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+      s.cell.clusterAPI = {}
+    }),
+    field: 'spec.cell.clusterAPI.clusterName',
+    message: /clusterName is required/
+  },
+  {
+    rule: 'under provisioner ClusterAPI the guestTemplate carries only imageRef, guestClassRef and interfaces',
     spec: variant((s) => {
       s.cell.provisioner = 'ClusterAPI'
       s.cell.clusterAPI = { clusterName: 'capi' }
+      s.cell.guestTemplate.dataDiskRef = { name: 'scratch' }
     }),
-    field: 'spec.cell.provisioner',
-    message: /ClusterAPI is not in this version: Metacontroller owns its children with a controller reference/
+    field: 'spec.cell.guestTemplate.dataDiskRef',
+    message: /forbidden with provisioner ClusterAPI: a KubeSwiftMachine takes only imageRef, guestClassRef and interfaces/
+  },
+  {
+    rule: 'a bootstrap config template kind ends in Template',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+      s.cell.clusterAPI = {
+        clusterName: 'capi',
+        bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name: 'join' }
+      }
+      delete s.bootstrap
+    }),
+    field: 'spec.cell.clusterAPI.bootstrapConfigTemplateRef.kind',
+    message: /"KubeadmConfig" must end in Template/
+  },
+  {
+    rule: 'a join Secret is refused beside a bootstrap config template',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+      s.cell.clusterAPI = {
+        clusterName: 'capi',
+        bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'join' }
+      }
+    }),
+    field: 'spec.bootstrap.joinSecretRef',
+    message: /must not be set with spec\.cell\.clusterAPI\.bootstrapConfigTemplateRef/
+  },
+  {
+    rule: 'a Cluster API pool without a template needs the join Secret',
+    spec: variant((s) => {
+      s.cell.provisioner = 'ClusterAPI'
+      s.cell.clusterAPI = { clusterName: 'capi' }
+      delete s.bootstrap
+    }),
+    field: 'spec.bootstrap.joinSecretRef.name',
+    message: /is required: a cell without a join template never joins/
   },
   {
     rule: 'hami mode DRA is not in this version',
@@ -581,6 +634,7 @@ t.test('all problems are reported at once', async (t) => {
     s.cell.guestTemplate.runPolicy = 'Always'
     s.cell.guestTemplate.kernelRef = { name: 'k' }
     s.cell.provisioner = 'ClusterAPI'
+    s.cell.clusterAPI = { clusterName: 'Capi' }
     s.cell.nodeIPFrom = 'eth9'
     delete s.bootstrap
     s.autoscaling = { enabled: true, stabilizationWindow: 'soon' }
@@ -591,7 +645,7 @@ t.test('all problems are reported at once', async (t) => {
       'metadata.name',
       `${gt}.runPolicy`,
       `${gt}.kernelRef`,
-      'spec.cell.provisioner',
+      'spec.cell.clusterAPI.clusterName',
       'spec.cell.nodeIPFrom',
       'spec.bootstrap.joinSecretRef.name',
       'spec.autoscaling.maxReplicas',

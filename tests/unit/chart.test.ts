@@ -356,7 +356,13 @@ if ('skip' in found) {
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellnodesets/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['gpucellpools'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures/status'], verbs: ['update', 'patch'] },
+      { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get', 'patch'] },
+      { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['kubeswiftmachines'], verbs: ['get', 'create'] },
+      { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get', 'create'] },
+      { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigtemplates'], verbs: ['get'] }
     ])
     const [leader] = find(all, 'Role', 'gpuhooks-agent-leader')
     t.equal(leader?.metadata.namespace, 'gpuhooks-system')
@@ -430,9 +436,19 @@ if ('skip' in found) {
         'v1 secrets',
         'seed.kubeswift.io/v1alpha1 swiftseedprofiles',
         'swift.kubeswift.io/v1alpha1 swiftguests',
-        'cells.kubeswift.io/v1alpha1 cellnodesets'
+        'cells.kubeswift.io/v1alpha1 cellnodesets',
+        'cells.kubeswift.io/v1alpha1 cellinfrastructures'
       ]
     )
+    // controllers.cellpool.clusterAPI: the Machines join the children, as cellpool-clusterapi.yaml lists them.
+    const [withMachines] = find(
+      docs(template(['--set', 'controllers.cellpool.clusterAPI=true'])),
+      'CompositeController',
+      'gpuhooks-cellpool'
+    )
+    t.same((withMachines as unknown as { spec: { childResources: unknown[] } }).spec.childResources.slice(5), [
+      { apiVersion: 'cluster.x-k8s.io/v1beta2', resource: 'machines', updateStrategy: { method: 'InPlace' } }
+    ])
   })
 
   t.test("a multi-document file of metacontroller/ renders every document, Metacontroller's identity from values", async (t) => {

@@ -247,6 +247,16 @@ t.test('names, scope, version and subresources are as docs/api.md fixes them', a
     ['worker.gpustack.ai', 'Cluster', 'InstanceType', 'instancetypes', 'instancetype', undefined, ['gpustack'], []],
     ['gpustack.ai', 'Cluster', 'Setting', 'settings', 'setting', ['set'], ['gpustack'], []],
     ['cells.kubeswift.io', 'Namespaced', 'CellNodeSet', 'cellnodesets', 'cellnodeset', ['cns'], ['kubeswift'], ['status']],
+    [
+      'cells.kubeswift.io',
+      'Namespaced',
+      'CellInfrastructure',
+      'cellinfrastructures',
+      'cellinfrastructure',
+      ['cinfra'],
+      ['kubeswift'],
+      ['status']
+    ],
     ['cells.kubeswift.io', 'Namespaced', 'GPUCellPool', 'gpucellpools', 'gpucellpool', ['cellpool'], ['kubeswift'], ['status', 'scale']]
   ])
   for (const crd of CRDS) {
@@ -464,7 +474,7 @@ const compositeControllers = [
     resyncPeriodSeconds: Number
   },
   {
-    name: 'the cellpool CompositeController drives the GPUCellPool CRD and its four child types',
+    name: 'the cellpool CompositeController drives the GPUCellPool CRD and its five child types',
     file: 'cellpool.yaml',
     controller: 'gpuhooks-cellpool',
     crd: GPU_CELL_POOL_CRD,
@@ -473,7 +483,8 @@ const compositeControllers = [
       inPlace('v1', 'secrets'),
       inPlace('seed.kubeswift.io/v1alpha1', 'swiftseedprofiles'),
       inPlace('swift.kubeswift.io/v1alpha1', 'swiftguests'),
-      inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets')
+      inPlace('cells.kubeswift.io/v1alpha1', 'cellnodesets'),
+      inPlace('cells.kubeswift.io/v1alpha1', 'cellinfrastructures')
     ],
     resyncPeriodSeconds: 30
   }

@@ -286,35 +286,40 @@ const observedFile = (name: string, answer: Answer, rows: { name: string; presen
       .join('\n---\n')
   )
 
-t.test('a GPUCellPool request: the four declared child types and the join Secret, stringData read as data', async (t) => {
-  t.ok(examplePool !== undefined && exampleJoin !== undefined, 'the example has the pool and its join Secret')
-  const { io, lines } = stderrOf()
-  const { request } = buildRequest(parseArgs([poolFile, '--related', joinFile], NOW), io)
-  const joinText = (exampleJoin as unknown as { stringData: { 'user-data': string } }).stringData['user-data']
-  t.same(request, {
-    controller: { metadata: { name: 'gpuhooks-cellpool' } },
-    parent: examplePool,
-    children: {
-      'Secret.v1': {},
-      'SwiftSeedProfile.seed.kubeswift.io/v1alpha1': {},
-      'SwiftGuest.swift.kubeswift.io/v1alpha1': {},
-      'CellNodeSet.cells.kubeswift.io/v1alpha1': {}
-    },
-    related: {
-      'Secret.v1': {
-        'gpu-workspaces/inference-cluster-join': {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          type: 'Opaque',
-          metadata: { name: 'inference-cluster-join', namespace: 'gpu-workspaces' },
-          data: { 'user-data': Buffer.from(joinText).toString('base64') }
+t.test(
+  'a GPUCellPool request: the declared child types (the Cluster API ones too) and the join Secret, stringData read as data',
+  async (t) => {
+    t.ok(examplePool !== undefined && exampleJoin !== undefined, 'the example has the pool and its join Secret')
+    const { io, lines } = stderrOf()
+    const { request } = buildRequest(parseArgs([poolFile, '--related', joinFile], NOW), io)
+    const joinText = (exampleJoin as unknown as { stringData: { 'user-data': string } }).stringData['user-data']
+    t.same(request, {
+      controller: { metadata: { name: 'gpuhooks-cellpool' } },
+      parent: examplePool,
+      children: {
+        'Secret.v1': {},
+        'SwiftSeedProfile.seed.kubeswift.io/v1alpha1': {},
+        'SwiftGuest.swift.kubeswift.io/v1alpha1': {},
+        'CellNodeSet.cells.kubeswift.io/v1alpha1': {},
+        'CellInfrastructure.cells.kubeswift.io/v1alpha1': {},
+        'Machine.cluster.x-k8s.io/v1beta2': {}
+      },
+      related: {
+        'Secret.v1': {
+          'gpu-workspaces/inference-cluster-join': {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            type: 'Opaque',
+            metadata: { name: 'inference-cluster-join', namespace: 'gpu-workspaces' },
+            data: { 'user-data': Buffer.from(joinText).toString('base64') }
+          }
         }
-      }
-    },
-    finalizing: false
-  })
-  t.same(lines, [])
-})
+      },
+      finalizing: false
+    })
+    t.same(lines, [])
+  }
+)
 
 t.test('a new pool before the agent has observed the workload cluster: only its CellNodeSet, no cell', async (t) => {
   const first = renderPool([])

@@ -254,6 +254,189 @@ metadata:
     helm.sh/resource-policy: keep
   labels:
     app.kubernetes.io/part-of: gpuhooks
+  name: cellinfrastructures.cells.kubeswift.io
+spec:
+  group: cells.kubeswift.io
+  names:
+    categories:
+    - kubeswift
+    kind: CellInfrastructure
+    listKind: CellInfrastructureList
+    plural: cellinfrastructures
+    shortNames:
+    - cinfra
+    singular: cellinfrastructure
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The Machines of the pool.
+      jsonPath: .spec.machines[*].name
+      name: Machines
+      type: string
+    - description: The spec generation the agent carried out.
+      jsonPath: .status.observedGeneration
+      name: Observed
+      type: integer
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: The KubeSwiftMachines and bootstrap configs of a Cluster API
+          cell pool (spec, written by the cellpool controller) and what the workload
+          agent created and released (status).
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: cells.kubeswift.io/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: CellInfrastructure.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: Written by the cellpool controller only.
+            properties:
+              machines:
+                description: One entry per Machine of the pool.
+                items:
+                  description: The objects one Machine references, and whether the
+                    pool lets it go.
+                  properties:
+                    bootstrapConfig:
+                      description: 'A bootstrap config created from a template; absent:
+                        the Machine names a data Secret of the pool.'
+                      properties:
+                        apiGroup:
+                          description: API group of the config and its template.
+                          maxLength: 253
+                          minLength: 1
+                          type: string
+                        kind:
+                          description: Kind of the config (the template kind without
+                            Template).
+                          maxLength: 63
+                          minLength: 1
+                          type: string
+                        labels:
+                          additionalProperties:
+                            type: string
+                          description: Labels of the bootstrap config.
+                          type: object
+                        templateName:
+                          description: The template in this namespace whose spec.template.spec
+                            becomes the config spec, read once, when the config is
+                            created.
+                          maxLength: 253
+                          minLength: 1
+                          type: string
+                      required:
+                      - apiGroup
+                      - kind
+                      - templateName
+                      type: object
+                    kubeSwiftMachine:
+                      description: The KubeSwiftMachine (infrastructure.cluster.x-k8s.io/v1alpha1)
+                        the Machine references.
+                      properties:
+                        annotations:
+                          additionalProperties:
+                            type: string
+                          description: Annotations of the KubeSwiftMachine.
+                          type: object
+                        labels:
+                          additionalProperties:
+                            type: string
+                          description: Labels of the KubeSwiftMachine.
+                          type: object
+                        spec:
+                          description: The KubeSwiftMachine spec.
+                          type: object
+                          x-kubernetes-preserve-unknown-fields: true
+                      required:
+                      - spec
+                      type: object
+                    name:
+                      description: The Machine name, the cell name; the objects below
+                        get it too.
+                      maxLength: 63
+                      minLength: 1
+                      type: string
+                    release:
+                      description: 'true: the pool has drained the cell; the agent
+                        adds machine.cluster.x-k8s.io/exclude-node-draining to the
+                        Machine and removes the pool deletion hooks, so Cluster API
+                        deletes the VM without evicting anything.'
+                      type: boolean
+                  required:
+                  - name
+                  - kubeSwiftMachine
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              poolUID:
+                description: The pool uid; the agent acts only for Machines this pool
+                  controls.
+                minLength: 1
+                type: string
+            required:
+            - poolUID
+            type: object
+          status:
+            description: Written by the workload agent only.
+            properties:
+              machines:
+                description: One row per spec.machines entry.
+                items:
+                  description: What the agent did for one Machine.
+                  properties:
+                    bootstrapConfig:
+                      description: The bootstrap config exists for this Machine (or
+                        none is needed).
+                      type: boolean
+                    kubeSwiftMachine:
+                      description: The KubeSwiftMachine exists for this Machine.
+                      type: boolean
+                    message:
+                      description: Why something could not be done yet.
+                      type: string
+                    name:
+                      description: The Machine (the spec entry).
+                      type: string
+                    released:
+                      description: The Machine carries none of the pool deletion hooks.
+                      type: boolean
+                  required:
+                  - name
+                  type: object
+                type: array
+                x-kubernetes-list-map-keys:
+                - name
+                x-kubernetes-list-type: map
+              observedGeneration:
+                description: The spec generation the agent carried out.
+                type: integer
+            type: object
+        required:
+        - spec
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
   name: cellnodesets.cells.kubeswift.io
 spec:
   group: cells.kubeswift.io
@@ -395,6 +578,14 @@ spec:
                       description: 'The Node name: the cell name.'
                       maxLength: 63
                       minLength: 1
+                      type: string
+                    providerID:
+                      description: 'Cluster API cells: the Machine providerID (kubeswift://<namespace>/<machine>).
+                        A Node with this spec.providerID and no cells.kubeswift.io/pool-uid
+                        label is the cell own registration (a bootstrap config template
+                        gives its kubelet no pool labels), and the agent writes the
+                        pool labels onto it.'
+                      maxLength: 512
                       type: string
                     taints:
                       description: Taints the Node must carry (matched by key and
@@ -881,13 +1072,17 @@ spec:
                 description: 'The shape of one cell: its VM and its GPU.'
                 properties:
                   clusterAPI:
-                    description: Settings of the ClusterAPI provisioner, declared
-                      so gpucellpool manifests apply; this version refuses provisioner
-                      ClusterAPI.
+                    description: Settings of the ClusterAPI provisioner; required
+                      with it. The guestTemplate may then carry only imageRef, guestClassRef
+                      and interfaces.
                     properties:
                       bootstrapConfigTemplateRef:
-                        description: A Cluster API bootstrap config template. Not
-                          acted on.
+                        description: 'A Cluster API bootstrap config template (its
+                          kind ends in Template) in the pool namespace: each Machine
+                          gets a config of the kind without Template, at v1beta2,
+                          copied from it. Absent: each Machine gets a data Secret
+                          rendered from bootstrap.joinSecretRef. With it, joinSecretRef
+                          must not be set.'
                         properties:
                           apiGroup:
                             description: API group of the bootstrap config template.
@@ -907,14 +1102,14 @@ spec:
                         - name
                         type: object
                       clusterName:
-                        description: The Cluster API Cluster the cells would join.
-                          Not acted on.
+                        description: The Cluster API Cluster, in the pool namespace,
+                          whose Machines the cells are. Required with provisioner
+                          ClusterAPI.
                         maxLength: 63
                         minLength: 1
                         type: string
                       version:
-                        description: Kubernetes version for the Machines. Not acted
-                          on.
+                        description: Kubernetes version copied to each Machine spec.version.
                         type: string
                     required:
                     - clusterName
@@ -1025,10 +1220,9 @@ spec:
                     type: string
                   provisioner:
                     default: SwiftGuest
-                    description: 'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI
-                      is declared for gpucellpool manifests and refused: Metacontroller
-                      owns its children with a controller reference, which Cluster
-                      API refuses on the Machines it manages.'
+                    description: 'SwiftGuest: a KubeSwift SwiftGuest per cell. ClusterAPI:
+                      a Cluster API Machine per cell, of the Cluster clusterAPI.clusterName,
+                      with a KubeSwiftMachine the workload agent creates.'
                     enum:
                     - SwiftGuest
                     - ClusterAPI
@@ -2317,6 +2511,26 @@ rules:
   - apiGroups: [""]
     resources: [events]
     verbs: [create, patch]
+  # Cluster API cells (CellInfrastructure): the KubeSwiftMachines and bootstrap configs the pools'
+  # Machines reference, created once, and the Machines' deletion hooks removed on release.
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellinfrastructures]
+    verbs: [get, list, watch]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [cellinfrastructures/status]
+    verbs: [update, patch]
+  - apiGroups: [cluster.x-k8s.io]
+    resources: [machines]
+    verbs: [get, patch]
+  - apiGroups: [infrastructure.cluster.x-k8s.io]
+    resources: [kubeswiftmachines]
+    verbs: [get, create]
+  - apiGroups: [bootstrap.cluster.x-k8s.io]
+    resources: [kubeadmconfigs]
+    verbs: [get, create]
+  - apiGroups: [bootstrap.cluster.x-k8s.io]
+    resources: [kubeadmconfigtemplates]
+    verbs: [get]
 ---
 # Source: gpuhooks/templates/agent.yaml
 # The kubeconfig Secrets of the workload clusters.
@@ -2969,6 +3183,10 @@ spec:
     resource: cellnodesets
     updateStrategy:
       method: InPlace
+  - apiVersion: cells.kubeswift.io/v1alpha1
+    resource: cellinfrastructures
+    updateStrategy:
+      method: InPlace
   generateSelector: true
   hooks:
     customize:
@@ -3122,10 +3340,12 @@ spec:
       - UPDATE
       resources:
       - cellnodesets
+      - cellinfrastructures
   validations:
   - expression: request.userInfo.username == variables.writer || variables.specUnchanged
     messageExpression: '''only '' + variables.writer + '' (Metacontroller) may write
-      the spec of a CellNodeSet; '' + request.userInfo.username + '' may not'''
+      the spec of a '' + object.kind + ''; '' + request.userInfo.username + '' may
+      not'''
     reason: Forbidden
   variables:
   - expression: '''system:serviceaccount:metacontroller:metacontroller'''

@@ -67,13 +67,13 @@ export async function startHookService(cluster: TestCluster): Promise<HookServic
       resolve()
     })
   })
-  const deadline = Date.now() + 30_000
+  const deadline = Date.now() + 120_000
   while ((output.match(/listening/g) ?? []).length < 2) {
     if (spawnError !== undefined) throw new Error(`hook service could not be started: ${spawnError.message}\n${output}`)
     if (child.exitCode !== null) throw new Error(`hook service exited with ${child.exitCode}:\n${output}`)
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`hook service did not start in 30 s:\n${output}`)
+      throw new Error(`hook service did not start in 120 s:\n${output}`)
     }
     await new Promise((r) => setTimeout(r, 100))
   }
@@ -142,7 +142,7 @@ export async function registerWebhooks(cluster: TestCluster, service: HookServic
   }
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configuration) })
   for (const target of targets) {
-    const deadline = Date.now() + 30_000
+    const deadline = Date.now() + 120_000
     for (;;) {
       const before = await answered(service, target.hook)
       await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(target.probe), allowFail: true })
