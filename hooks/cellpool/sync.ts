@@ -23,6 +23,7 @@ import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { resolvePool } from './resolve.ts'
 import { planScaling } from './scaling.ts'
 import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
+import { witnessed } from './witness.ts'
 import { workloadOf } from './workload.ts'
 
 /** The sync hook. */
@@ -64,7 +65,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     const answered = cellChildren(decided, observed, { id, pool, provisioner, template }, budget)
     children.push(...answered)
     if ((cell !== undefined && hasChildren(cell)) || answered.length > 0)
-      nodes.push(buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon))
+      nodes.push(witnessed(buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon), decided.readyOnce))
     if (decided.keepRow) rows.push(statusRow(decided, cell))
   }
   // While the workload cluster is unobserved the CellNodeSet still gets its spec: changing a spec

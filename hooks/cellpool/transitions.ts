@@ -193,7 +193,8 @@ export function newSlot(pool: string, index: number, since: string, templateHash
     guestDeleting: false,
     templateHash,
     row: undefined,
-    ownRow: undefined
+    ownRow: undefined,
+    witness: { readyOnce: false, cordon: false }
   }
   return build({ cell, plan: basePlan(cell), role: 'serve' }, since, templateHash)
 }

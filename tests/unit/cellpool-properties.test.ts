@@ -471,7 +471,8 @@ holds(
         guestDeleting: false,
         templateHash: 'h',
         row: undefined,
-        ownRow: undefined
+        ownRow: undefined,
+        witness: { readyOnce: false, cordon: false }
       }
     })
     const plan = planScaling({

@@ -37,6 +37,7 @@ interface CellOptions {
   hash?: string
   guestDeleting?: boolean
   reason?: string
+  witness?: Partial<Cell['witness']>
 }
 
 /** A cell of pool `p` at `index` whose observation gives `phase`. */
@@ -73,7 +74,8 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): Cell {
     guestDeleting: o.guestDeleting ?? false,
     templateHash: o.hash ?? HASH,
     row: o.row ?? own,
-    ownRow: own
+    ownRow: own,
+    witness: { readyOnce: false, cordon: false, ...o.witness }
   }
 }
 

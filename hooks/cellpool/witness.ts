@@ -1,0 +1,53 @@
+/**
+ * Witnesses among the children (docs/cellpool.md, "Witnesses"): what the cellpool hooks must not
+ * forget when Metacontroller hands a sync a pool older than its last status write.
+ *
+ * Metacontroller takes the parent from its informer cache and replaces the whole status with each
+ * answer (docs/metacontroller.md rule 9), and it applies an answer's children before it writes the
+ * answer's status. So a sync can start from a pool whose status predates the children it sees; a
+ * memory kept only in the status is then lost for one sync, and whatever that sync answers becomes
+ * the status again. The witnesses are the pool's CellNodeSet entries (`spec.nodes[]`), which only
+ * the hook writes: the ValidatingAdmissionPolicy of metacontroller/cellnodeset-policy.yaml lets no
+ * one but Metacontroller write that spec, and the agent writes only the status. A field of the
+ * machine (an annotation on the SwiftGuest) would do as well against a stale pool, but any
+ * namespace editor may write it, and it would be a second record per provisioner.
+ *
+ * Every witness only adds to what the status remembers, and counts only for the machine it names
+ * (the entry's `instance` equal to the observed machine's uid), so a forged or stale entry (a spec
+ * written without the policy installed, an entry copied from an earlier machine) can at worst
+ * delay: a cell taken for once Ready is drained rather than removed, and never fails by a budget;
+ * a cell taken for draining returns to service in the same sync unless the pool really has one
+ * cell too many. No witness makes the hook delete a machine or skip a drain it would otherwise do.
+ *
+ * - `readyOnce: true`: this machine was Ready once (phases stop failing it; a scale-down drains it).
+ * - `cordon: true`: the last answer drained this machine (or removed it after a drain).
+ *
+ * The autoscaler's memory needs no record of its own: a cell being created is a scale-up in
+ * flight, and a cell draining or deleted is a scale-down in flight (autoscale.ts), both read off
+ * the children.
+ */
+import type { CellNode } from '../api/cellnodeset.ts'
+import { sortKeys } from './children.ts'
+import type { GuestView } from './provisioner.ts'
+
+/** What the cell's CellNodeSet entry witnesses of its current machine. */
+export interface CellWitness {
+  /** The machine was Ready once. */
+  readyOnce: boolean
+  /** The last answer asked for the machine's Node to be cordoned. */
+  cordon: boolean
+}
+
+const NONE: CellWitness = Object.freeze({ readyOnce: false, cordon: false })
+
+/** The witness of an entry for `guest`: nothing unless the entry names this machine. */
+export function witnessOf(entry: CellNode | undefined, guest: GuestView | undefined): CellWitness {
+  if (entry === undefined || guest === undefined || guest.uid === '' || entry.instance !== guest.uid) return NONE
+  return { readyOnce: entry.readyOnce === true, cordon: entry.cordon === true }
+}
+
+/** The entry `node` with the witness of a machine once Ready; only an entry that names a machine carries one. */
+export function witnessed(node: CellNode, readyOnce: boolean): CellNode {
+  if (!readyOnce || node.instance === undefined || node.instance === '') return node
+  return sortKeys({ ...node, readyOnce: true })
+}
