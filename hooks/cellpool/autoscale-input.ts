@@ -8,21 +8,28 @@ import type { Blocking } from './blocking.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import type { PoolView } from './request.ts'
 import type { ResolvedPool } from './resolve.ts'
+import { CREATING_PHASES } from './phases.ts'
 import { isIdle } from './scaling.ts'
 import { withoutStop } from './status.ts'
 import type { WorkloadState } from './workload.ts'
+import { leavingOrSeen } from './witness.ts'
 
-/** The autoscaler's view of the cells: removal phases carried from the previous status. */
+/**
+ * The autoscaler's view of the cells: removal phases carried from the previous status, or from the
+ * entry's cordon when that status predates the drain (witness.ts); a cell being built is a
+ * scale-up in flight.
+ */
 function autoscaleCells(cells: readonly Cell[], workload: WorkloadState): AutoscaleCell[] {
   return cells.map((c) => {
     const prev = c.previous
-    const phase = hasChildren(c) && (prev?.phase === 'Draining' || prev?.phase === 'Deleting') ? prev.phase : c.seen.phase
+    const phase = hasChildren(c) && (prev?.phase === 'Draining' || prev?.phase === 'Deleting') ? prev.phase : leavingOrSeen(c)
     return {
       name: c.name,
       index: c.index,
       phase,
       idle: workload.observed && phase === 'Ready' && isIdle(c),
-      devices: c.ownRow?.devices ?? []
+      devices: c.ownRow?.devices ?? [],
+      creating: hasChildren(c) && CREATING_PHASES.has(phase) && !c.seen.readyOnce
     }
   })
 }

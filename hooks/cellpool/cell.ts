@@ -118,8 +118,7 @@ function readCell(
   const remembered = stored === undefined ? undefined : sameBuild ? stored : freshBuild(stored.failureCount)
   const witness = witnessOf(view.cellNodeSet?.entries.get(name), guest)
   // The entry witnesses a Ready this status may not have seen yet (it predates the entry).
-  const previous =
-    witness.readyOnce && remembered?.readyOnce !== true ? { ...(remembered ?? freshBuild(0)), readyOnce: true } : remembered
+  const previous = witness.readyOnce && remembered?.readyOnce !== true ? { ...(remembered ?? freshBuild(0)), readyOnce: true } : remembered
   const row = view.cellNodeSet?.rows.get(name)
   const children = { secret: observed?.secret !== undefined, seed: observed?.seed !== undefined, guest: observed?.guest !== undefined }
   const cell: Cell = {

@@ -27,6 +27,8 @@
  * the children.
  */
 import type { CellNode } from '../api/cellnodeset.ts'
+import type { CellPhase } from '../api/gpucellpool.ts'
+import type { Cell } from './cell.ts'
 import { sortKeys } from './children.ts'
 import type { GuestView } from './provisioner.ts'
 
@@ -50,4 +52,26 @@ export function witnessOf(entry: CellNode | undefined, guest: GuestView | undefi
 export function witnessed(node: CellNode, readyOnce: boolean): CellNode {
   if (!readyOnce || node.instance === undefined || node.instance === '') return node
   return sortKeys({ ...node, readyOnce: true })
+}
+
+/**
+ * The cell drains by its entry alone: the entry still asks for the cordon the last answer wrote for
+ * this machine, once Ready, while the previous status shows no drain or removal (it predates them).
+ */
+export function drainWitnessed(c: Pick<Cell, 'witness' | 'seen' | 'previous' | 'children' | 'guestDeleting'>): boolean {
+  const prev = c.previous?.phase
+  return (
+    c.witness.cordon &&
+    c.seen.readyOnce &&
+    c.children.guest &&
+    !c.guestDeleting &&
+    c.seen.phase !== 'Failed' &&
+    prev !== 'Draining' &&
+    prev !== 'Deleting'
+  )
+}
+
+/** The phase a cell shows before scaling decides: Draining when only its entry remembers the drain. */
+export function leavingOrSeen(c: Parameters<typeof drainWitnessed>[0]): CellPhase {
+  return drainWitnessed(c) ? 'Draining' : c.seen.phase
 }

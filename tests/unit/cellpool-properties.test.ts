@@ -420,7 +420,7 @@ const phaseArb = fc.constantFrom<CellPhase>('Pending', 'Joining', 'Ready', 'Drai
 holds(
   "draining and deleting cells never count toward the autoscaler's base",
   fc.property(fc.array(phaseArb, { maxLength: 8 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 8 }), (phases, min, max) => {
-    const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [] }))
+    const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [], creating: false }))
     const got = autoscale(
       {
         config: {
