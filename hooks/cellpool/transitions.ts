@@ -12,7 +12,7 @@ import { hasChildren, type Cell } from './cell.ts'
 import { cellName } from '../api/cellnodeset.ts'
 import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
 import { apiTime } from '../k8s/time.ts'
-import { drainWitnessed } from './witness.ts'
+import { drainRestarts, drainWitnessed, NO_WITNESS } from './witness.ts'
 
 /** What a cell is to the pool this sync (see the header). */
 export type Role = 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
@@ -99,7 +99,7 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
     return moved(slot, role, {
       phase: 'Draining',
       reason: prev.reason,
-      lastTransitionTime: prev.lastTransitionTime ?? apiTime(input.now),
+      lastTransitionTime: drainRestarts(c) ? apiTime(input.now) : (prev.lastTransitionTime ?? apiTime(input.now)),
       cordon: true
     })
   }
@@ -199,7 +199,7 @@ export function newSlot(pool: string, index: number, since: string, templateHash
     templateHash,
     row: undefined,
     ownRow: undefined,
-    witness: { readyOnce: false, cordon: false }
+    witness: NO_WITNESS
   }
   return build({ cell, plan: basePlan(cell), role: 'serve' }, since, templateHash)
 }

@@ -20,7 +20,11 @@
  * cell too many. No witness makes the hook delete a machine or skip a drain it would otherwise do.
  *
  * - `readyOnce: true`: this machine was Ready once (phases stop failing it; a scale-down drains it).
- * - `cordon: true`: the last answer drained this machine (or removed it after a drain).
+ * - `cordon: true`: the last answer drained this machine (or removed it after a drain); the drain
+ *   goes on, its 30 s counted again from now.
+ * - `cordon: false` where the status says Draining: the last answer returned the cell to service,
+ *   so a drain that starts again starts now, not when the earlier one did (which would cut the
+ *   30 s a cordon must stand before a drain may complete).
  *
  * The autoscaler's memory needs no record of its own: a cell being created is a scale-up in
  * flight, and a cell draining or deleted is a scale-down in flight (autoscale.ts), both read off
@@ -34,18 +38,21 @@ import type { GuestView } from './provisioner.ts'
 
 /** What the cell's CellNodeSet entry witnesses of its current machine. */
 export interface CellWitness {
+  /** The entry names this machine: it is the last answer's entry for it. */
+  named: boolean
   /** The machine was Ready once. */
   readyOnce: boolean
   /** The last answer asked for the machine's Node to be cordoned. */
   cordon: boolean
 }
 
-const NONE: CellWitness = Object.freeze({ readyOnce: false, cordon: false })
+/** No witness: no entry, or one of another machine. */
+export const NO_WITNESS: CellWitness = Object.freeze({ named: false, readyOnce: false, cordon: false })
 
 /** The witness of an entry for `guest`: nothing unless the entry names this machine. */
 export function witnessOf(entry: CellNode | undefined, guest: GuestView | undefined): CellWitness {
-  if (entry === undefined || guest === undefined || guest.uid === '' || entry.instance !== guest.uid) return NONE
-  return { readyOnce: entry.readyOnce === true, cordon: entry.cordon === true }
+  if (entry === undefined || guest === undefined || guest.uid === '' || entry.instance !== guest.uid) return NO_WITNESS
+  return { named: true, readyOnce: entry.readyOnce === true, cordon: entry.cordon === true }
 }
 
 /** The entry `node` with the witness of a machine once Ready; only an entry that names a machine carries one. */
@@ -74,4 +81,9 @@ export function drainWitnessed(c: Pick<Cell, 'witness' | 'seen' | 'previous' | '
 /** The phase a cell shows before scaling decides: Draining when only its entry remembers the drain. */
 export function leavingOrSeen(c: Parameters<typeof drainWitnessed>[0]): CellPhase {
   return drainWitnessed(c) ? 'Draining' : c.seen.phase
+}
+
+/** The previous status's drain predates a return to service the entry witnesses: a new drain starts now. */
+export function drainRestarts(c: Pick<Cell, 'witness'>): boolean {
+  return c.witness.named && !c.witness.cordon
 }

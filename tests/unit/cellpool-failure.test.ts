@@ -74,7 +74,7 @@ function failedCell(seen: Cell['seen'], previous: PreviousCell, observed: boolea
     templateHash: 'h',
     row: observed ? noNode : undefined,
     ownRow: undefined,
-    witness: { readyOnce: false, cordon: false }
+    witness: { named: false, readyOnce: false, cordon: false }
   }
 }
 

@@ -75,7 +75,7 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): Cell {
     templateHash: o.hash ?? HASH,
     row: o.row ?? own,
     ownRow: own,
-    witness: { readyOnce: false, cordon: false, ...o.witness }
+    witness: { named: false, readyOnce: false, cordon: false, ...o.witness }
   }
 }
 
