@@ -12,6 +12,7 @@ import { CREATING_PHASES } from './phases.ts'
 import { isIdle } from './scaling.ts'
 import { withoutStop } from './status.ts'
 import type { WorkloadState } from './workload.ts'
+import { parseTime } from './time.ts'
 import { leavingOrSeen } from './witness.ts'
 
 /**
@@ -29,7 +30,8 @@ function autoscaleCells(cells: readonly Cell[], workload: WorkloadState): Autosc
       phase,
       idle: workload.observed && phase === 'Ready' && isIdle(c),
       devices: c.ownRow?.devices ?? [],
-      creating: hasChildren(c) && CREATING_PHASES.has(phase) && !c.seen.readyOnce
+      creating: hasChildren(c) && CREATING_PHASES.has(phase) && !c.seen.readyOnce,
+      ...createdAt(c)
     }
   })
 }
@@ -94,4 +96,14 @@ export function heldAutoscale(view: PoolView, pool: ResolvedPool, desired: numbe
   if (p.lastScaleDownTime !== undefined) result.lastScaleDownTime = p.lastScaleDownTime
   if (p.demandFreeSince !== undefined) result.demandFreeSince = p.demandFreeSince
   return result
+}
+
+/**
+ * When a cell was created: its bootstrap Secret's `creationTimestamp` (the first child a build
+ * creates). The API server sets it, so no one can make it older; a Secret deleted and created
+ * again makes it newer, which only lengthens a window.
+ */
+function createdAt(c: Cell): { createdAt?: string } {
+  const stamp = c.observed?.secret?.metadata.creationTimestamp
+  return typeof stamp === 'string' && parseTime(stamp) !== undefined ? { createdAt: stamp } : {}
 }

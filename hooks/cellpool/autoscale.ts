@@ -8,8 +8,11 @@
  * older than the cells it counts: Metacontroller can hand a sync a pool whose status predates its
  * children (docs/metacontroller.md rule 9). So what a stale copy could double is read off the
  * cells instead (witness.ts): a cell being created is a scale-up in flight, and no further cell is
- * added while one is; a cell draining or being deleted is a scale-down in flight, and no further
- * cell drains while one does; and holding still never keeps fewer cells than the base. A stale
+ * added while one is, and a `lastScaleUpTime` a stale status lacks is restored from that cell's
+ * creation (its bootstrap Secret's creationTimestamp, which the API server sets), so the window
+ * still holds once the cell is Ready; a cell draining or being
+ * deleted is a scale-down in flight, and no further cell drains while one does; and holding still
+ * never keeps fewer cells than the base. A stale
  * copy of the times can then only lengthen or shorten a window by the cache's lag, never add or
  * drain a second cell for one need (docs/cellpool.md, "Witnesses").
  *
@@ -54,6 +57,8 @@ export interface AutoscaleCell {
   devices: readonly CellDevice[]
   /** Being built, before its first Ready: a scale-up in flight. */
   creating: boolean
+  /** When it was created: its bootstrap Secret's `creationTimestamp`. */
+  createdAt?: string
 }
 
 /** The shape of one cell's device. */
@@ -143,6 +148,14 @@ function names(cells: readonly AutoscaleCell[]): string {
   return `${cells.length === 1 ? 'cell' : 'cells'} ${cells.map((c) => c.name).join(', ')} ${cells.length === 1 ? 'is' : 'are'}`
 }
 
+/** The later of two API times (either may be absent or unreadable). */
+function latest(a: string | undefined, b: string | undefined): string | undefined {
+  const ta = parseTime(a)
+  const tb = parseTime(b)
+  if (tb === undefined) return ta === undefined ? undefined : a
+  return ta === undefined || tb > ta ? b : a
+}
+
 function within(since: string | undefined, windowSeconds: number, now: Date): boolean {
   const at = parseTime(since)
   return at !== undefined && now.getTime() - at < windowSeconds * 1000
@@ -221,10 +234,17 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
     const building = input.cells.filter((c) => c.creating)
     if (building.length > 0) {
       const keep = stabilized()
+      // The scale-up in flight is no older than its newest cell: a status that lost its time (or
+      // whose time has left the window) takes that cell's creation, so the window still holds once
+      // the cell is Ready.
+      const since = within(memory.lastScaleUpTime, config.stabilizationWindowSeconds, now)
+        ? memory.lastScaleUpTime
+        : building.map((c) => c.createdAt).reduce(latest, undefined)
       return result(
         keep,
         'Stabilizing',
-        `${satisfiableCount} Pod(s) pending; ${names(building)} being created for them, a scale-up in flight; keeping ${keep} cell(s).`
+        `${satisfiableCount} Pod(s) pending; ${names(building)} being created for them, a scale-up in flight; keeping ${keep} cell(s).`,
+        since !== undefined ? { lastScaleUpTime: since } : {}
       )
     }
     if (within(memory.lastScaleUpTime, config.stabilizationWindowSeconds, now)) {
