@@ -4,9 +4,11 @@
  *
  * Metacontroller takes the parent from its informer cache and replaces the whole status with each
  * answer (docs/metacontroller.md rule 9), and it applies an answer's children before it writes the
- * answer's status. So a sync can start from a pool whose status predates the children it sees; a
- * memory kept only in the status is then lost for one sync, and whatever that sync answers becomes
- * the status again. The witnesses are the pool's CellNodeSet entries (`spec.nodes[]`), which only
+ * answer's status (and writes the status even when applying a child failed, so an entry can also
+ * lag the status: a witness then says less than the status, which is safe because witnesses only
+ * add to it or restart a drain). So a sync can start from a pool whose status predates the
+ * children it sees; a memory kept only in the status is then lost for one sync, and whatever that
+ * sync answers becomes the status again. The witnesses are the pool's CellNodeSet entries (`spec.nodes[]`), which only
  * the hook writes: the ValidatingAdmissionPolicy of metacontroller/cellnodeset-policy.yaml lets no
  * one but Metacontroller write that spec, and the agent writes only the status. A field of the
  * machine (an annotation on the SwiftGuest) would do as well against a stale pool, but any
@@ -27,8 +29,8 @@
  *   30 s a cordon must stand before a drain may complete).
  *
  * The autoscaler's memory needs no record of its own: a cell being created is a scale-up in
- * flight, and a cell draining or deleted is a scale-down in flight (autoscale.ts), both read off
- * the children.
+ * flight (its time the creation of its bootstrap Secret), and a cell draining or deleted is a
+ * scale-down in flight (autoscale.ts), both read off the children.
  */
 import type { CellNode } from '../api/cellnodeset.ts'
 import type { CellPhase } from '../api/gpucellpool.ts'
