@@ -97,6 +97,13 @@ export const CellNodeSchema = Type.Object(
       Type.Boolean({
         description: 'true: the Node must be unschedulable (the cell drains). false: the agent clears unschedulable only if it set it.'
       })
+    ),
+    readyOnce: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: the cell's machine named by instance was Ready once. The cellpool controller's own record, read back on its next " +
+          'sync so that a pool status older than this spec cannot forget it; the agent ignores it.'
+      })
     )
   },
   { description: 'A Node the pool expects in the workload cluster and what it must carry.' }

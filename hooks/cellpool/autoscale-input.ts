@@ -9,20 +9,29 @@ import { hasChildren, type Cell } from './cell.ts'
 import type { PoolView } from './request.ts'
 import type { ResolvedPool } from './resolve.ts'
 import { isIdle } from './drain.ts'
+import { CREATING_PHASES } from './phases.ts'
 import { withoutStop } from './status.ts'
 import type { WorkloadState } from './workload.ts'
+import { parseTime } from './time.ts'
+import { leavingOrSeen } from './witness.ts'
 
-/** The autoscaler's view of the cells: removal phases carried from the previous status. */
+/**
+ * The autoscaler's view of the cells: removal phases carried from the previous status, or from the
+ * entry's cordon when that status predates the drain (witness.ts); a cell being built is a
+ * scale-up in flight.
+ */
 function autoscaleCells(cells: readonly Cell[], workload: WorkloadState): AutoscaleCell[] {
   return cells.map((c) => {
     const prev = c.previous
-    const phase = hasChildren(c) && (prev?.phase === 'Draining' || prev?.phase === 'Deleting') ? prev.phase : c.seen.phase
+    const phase = hasChildren(c) && (prev?.phase === 'Draining' || prev?.phase === 'Deleting') ? prev.phase : leavingOrSeen(c)
     return {
       name: c.name,
       index: c.index,
       phase,
       idle: workload.observed && phase === 'Ready' && isIdle(c),
-      devices: c.ownRow?.devices ?? []
+      devices: c.ownRow?.devices ?? [],
+      creating: hasChildren(c) && CREATING_PHASES.has(phase) && !c.seen.readyOnce,
+      ...createdAt(c)
     }
   })
 }
@@ -87,4 +96,14 @@ export function heldAutoscale(view: PoolView, pool: ResolvedPool, desired: numbe
   if (p.lastScaleDownTime !== undefined) result.lastScaleDownTime = p.lastScaleDownTime
   if (p.demandFreeSince !== undefined) result.demandFreeSince = p.demandFreeSince
   return result
+}
+
+/**
+ * When a cell was created: its bootstrap Secret's `creationTimestamp` (the first child a build
+ * creates). The API server sets it, so no one can make it older; a Secret deleted and created
+ * again makes it newer, which only lengthens a window.
+ */
+function createdAt(c: Cell): { createdAt?: string } {
+  const stamp = c.observed?.secret?.metadata.creationTimestamp
+  return typeof stamp === 'string' && parseTime(stamp) !== undefined ? { createdAt: stamp } : {}
 }

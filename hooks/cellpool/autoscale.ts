@@ -4,10 +4,25 @@
  * autoscaler's memory kept in the pool's status, and `now`. It decides `status.desiredReplicas`;
  * it never writes `spec.replicas`.
  *
+ * Its memory in the status (the last scale times, `desiredReplicas`, `demandFreeSince`) may be
+ * older than the cells it counts: Metacontroller can hand a sync a pool whose status predates its
+ * children (docs/metacontroller.md rule 9). So what a stale copy could double is read off the
+ * cells instead (witness.ts): a cell being created is a scale-up in flight, and no further cell is
+ * added while one is, and a `lastScaleUpTime` a stale status lacks is restored from that cell's
+ * creation (its bootstrap Secret's creationTimestamp, which the API server sets), so the window
+ * still holds once the cell is Ready; a cell draining or being
+ * deleted is a scale-down in flight, and no further cell drains while one does; and holding still
+ * never keeps fewer cells than the base. A stale
+ * copy of the times can then only lengthen or shorten a window by the cache's lag, never add or
+ * drain a second cell for one need (docs/cellpool.md, "Witnesses").
+ *
  * Choices where the spec is silent:
- * - `Stabilizing` keeps the previous `status.desiredReplicas` (clamped to [floor, ceiling]), not
- *   the base: a scale-up whose cell could not be created yet (two cells already being created)
- *   is not forgotten by the next sync.
+ * - `Stabilizing` keeps the previous `status.desiredReplicas` (clamped to [floor, ceiling]) when
+ *   it is above the base: a scale-up whose cell could not be created yet (two cells already being
+ *   created) is not forgotten by the next sync.
+ * - One scale at a time: `Stabilizing` also while a cell is being created (Pods pending) or is
+ *   leaving (none pending), whatever the windows say; gpucellpool v0.1.1 waits for the window
+ *   alone.
  * - `demand.lastObserved` is the CellNodeSet's `observedTime` at which the current figures were
  *   first seen; it moves when the figures change, so an idle pool's status is not rewritten on
  *   every observation.
@@ -40,6 +55,10 @@ export interface AutoscaleCell {
   idle: boolean
   /** The devices of its Node (own row), for the cell shape. */
   devices: readonly CellDevice[]
+  /** Being built, before its first Ready: a scale-up in flight. */
+  creating: boolean
+  /** When it was created: its bootstrap Secret's `creationTimestamp`. */
+  createdAt?: string
 }
 
 /** The shape of one cell's device. */
@@ -124,6 +143,19 @@ export function satisfiable(request: DemandShape, shape: DeviceShape): boolean {
   return request.devices <= 1 && request.memoryMiB <= shape.memoryMiB && request.cores <= shape.cores
 }
 
+/** `cell a is` or `cells a, b are`, for a message. */
+function names(cells: readonly AutoscaleCell[]): string {
+  return `${cells.length === 1 ? 'cell' : 'cells'} ${cells.map((c) => c.name).join(', ')} ${cells.length === 1 ? 'is' : 'are'}`
+}
+
+/** The later of two API times (either may be absent or unreadable). */
+function latest(a: string | undefined, b: string | undefined): string | undefined {
+  const ta = parseTime(a)
+  const tb = parseTime(b)
+  if (tb === undefined) return ta === undefined ? undefined : a
+  return ta === undefined || tb > ta ? b : a
+}
+
 function within(since: string | undefined, windowSeconds: number, now: Date): boolean {
   const at = parseTime(since)
   return at !== undefined && now.getTime() - at < windowSeconds * 1000
@@ -160,7 +192,9 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
     message,
     ...extra
   })
-  const stabilized = (): number => clamp(memory.desiredReplicas ?? base, floor, ceiling)
+  // Holding still never means fewer cells than the pool serves: a lower remembered number comes
+  // from a status older than the cells it counts.
+  const stabilized = (): number => Math.max(clamp(memory.desiredReplicas ?? base, floor, ceiling), base)
 
   const demand = input.demand
   if (!input.observed || demand === undefined || !demand.read) {
@@ -197,6 +231,22 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
     delete kept.demandFreeSince
     if (base >= ceiling)
       return result(base, 'AtMaxReplicas', `${satisfiableCount} Pod(s) pending; the pool is at maxReplicas (${ceiling}).`)
+    const building = input.cells.filter((c) => c.creating)
+    if (building.length > 0) {
+      const keep = stabilized()
+      // The scale-up in flight is no older than its newest cell: a status that lost its time (or
+      // whose time has left the window) takes that cell's creation, so the window still holds once
+      // the cell is Ready.
+      const since = within(memory.lastScaleUpTime, config.stabilizationWindowSeconds, now)
+        ? memory.lastScaleUpTime
+        : building.map((c) => c.createdAt).reduce(latest, undefined)
+      return result(
+        keep,
+        'Stabilizing',
+        `${satisfiableCount} Pod(s) pending; ${names(building)} being created for them, a scale-up in flight; keeping ${keep} cell(s).`,
+        since !== undefined ? { lastScaleUpTime: since } : {}
+      )
+    }
     if (within(memory.lastScaleUpTime, config.stabilizationWindowSeconds, now)) {
       const keep = stabilized()
       return result(
@@ -213,6 +263,13 @@ export function autoscale(input: AutoscaleInput, now: Date): AutoscaleResult {
   kept.demandFreeSince = demandFreeSince
   if (config.scaleDown === 'Manual') return result(base, 'Idle', `No Pod pending; scaleDown is Manual, keeping ${base} cell(s).`)
   if (base <= floor) return result(base, 'AtMinReplicas', `No Pod pending; the pool is at its floor (${floor}).`)
+  const leaving = input.cells.filter((c) => c.phase === 'Draining' || c.phase === 'Deleting')
+  if (leaving.length > 0)
+    return result(
+      base,
+      'Stabilizing',
+      `No Pod pending; ${names(leaving)} leaving the pool, a scale-down in flight; keeping ${base} cell(s).`
+    )
   const idle = input.cells
     .filter((c) => c.idle && c.phase === 'Ready')
     .sort((a, b) => a.index - b.index)

@@ -10,6 +10,9 @@
  * - what the previous status remembers of it (`status.cells[]`), for this build only: a row that
  *   describes another machine (another uid) keeps only its failure count;
  * - its CellNodeSet row, and whether that row describes this machine's Node (`ownRow`);
+ * - what its CellNodeSet entry witnesses of this machine (witness.ts), which adds to what the
+ *   previous status remembers: a pool older than its children cannot forget that the machine was
+ *   Ready once;
  * - its phase (phases.ts), from all of the above.
  *
  * Scaling (scaling.ts) decides from cells; the status row of a cell (status.ts) is the decision
@@ -24,6 +27,7 @@ import { cellPhase, type CellPhaseResult, type PreviousCell } from './phases.ts'
 import type { GuestView } from './provisioner.ts'
 import type { PoolView } from './request.ts'
 import type { WorkloadState } from './workload.ts'
+import { witnessOf, type CellWitness } from './witness.ts'
 
 /** The observed children of one cell, by role (provisioner.ts). */
 export interface ObservedCell {
@@ -61,6 +65,8 @@ export interface Cell {
   row: CellNodeStatus | undefined
   /** The row counts for this machine (its instance equals the machine's uid). */
   ownRow: CellNodeStatus | undefined
+  /** What the cell's CellNodeSet entry witnesses of this machine (witness.ts). */
+  witness: CellWitness
   /** The observed children; absent for a cell only planned (a new index). */
   observed?: ObservedCell
   /** The previous status row as stored, whatever build it describes. */
@@ -109,7 +115,10 @@ function readCell(
   const observed = view.cells.get(index)
   const guest = observed?.guestView
   const sameBuild = stored !== undefined && (stored.guestUID === undefined || guest === undefined || stored.guestUID === guest.uid)
-  const previous = stored === undefined ? undefined : sameBuild ? stored : freshBuild(stored.failureCount)
+  const remembered = stored === undefined ? undefined : sameBuild ? stored : freshBuild(stored.failureCount)
+  const witness = witnessOf(view.cellNodeSet?.entries.get(name), guest)
+  // The entry witnesses a Ready this status may not have seen yet (it predates the entry).
+  const previous = witness.readyOnce && remembered?.readyOnce !== true ? { ...(remembered ?? freshBuild(0)), readyOnce: true } : remembered
   const row = view.cellNodeSet?.rows.get(name)
   const children = { secret: observed?.secret !== undefined, seed: observed?.seed !== undefined, guest: observed?.guest !== undefined }
   const cell: Cell = {
@@ -122,7 +131,8 @@ function readCell(
     templateHash:
       guest !== undefined ? guest.templateHash : hasChildren({ children }) ? currentHash : (stored?.templateHash ?? currentHash),
     row,
-    ownRow: rowOfGuest(row, guest)
+    ownRow: rowOfGuest(row, guest),
+    witness
   }
   if (observed !== undefined) cell.observed = observed
   if (stored !== undefined) cell.stored = stored

@@ -35,6 +35,7 @@ import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
 import { workloadOf } from './workload.ts'
+import { witnessed } from './witness.ts'
 import { resolvePool } from './resolve.ts'
 import { poolProblems } from './validate.ts'
 
@@ -86,7 +87,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
     }
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
-    nodes.push(withProviderID(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), o.guestView))
+    nodes.push(withProviderID(witnessed(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), wasReady), o.guestView))
     const previousPhase = c.stored?.phase
     rows.push(
       statusRow(

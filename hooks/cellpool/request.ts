@@ -29,6 +29,7 @@ import {
   CELL_NODE_SET_TYPE_KEY,
   cellName,
   POOL_LABEL,
+  type CellNode,
   type CellNodeStatus
 } from '../api/cellnodeset.ts'
 import { Value } from '@sinclair/typebox/value'
@@ -74,6 +75,11 @@ export interface CellNodeSetView {
   observedGeneration: number | undefined
   /** Rows by Node name. */
   rows: ReadonlyMap<string, CellNodeStatus>
+  /**
+   * The spec's entries by Node name, as the hook's last applied answer wrote them (witness.ts);
+   * empty when the spec fails its schema (read all or nothing).
+   */
+  entries: ReadonlyMap<string, CellNode>
   demand: DemandView | undefined
 }
 
@@ -153,6 +159,7 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
       observedTime: undefined,
       observedGeneration: undefined,
       rows: new Map(),
+      entries: new Map(),
       demand: undefined
     }
   }
@@ -174,6 +181,8 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
     observedTime: status.observedTime,
     observedGeneration: status.observedGeneration,
     rows: read.rows,
+    // Of two entries of one name the first counts, as with the status rows.
+    entries: new Map([...(read.spec?.nodes ?? [])].reverse().map((entry) => [entry.name, entry])),
     demand
   }
 }

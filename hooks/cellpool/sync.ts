@@ -24,6 +24,7 @@ import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { resolvePool } from './resolve.ts'
 import { planScaling } from './scaling.ts'
 import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
+import { witnessed } from './witness.ts'
 import { workloadOf } from './workload.ts'
 
 /** The sync hook. */
@@ -69,8 +70,10 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     children.push(...answered)
     // A cell being built has its entry before it has children: a Cluster API cell with a
     // bootstrap config template has none before its Machine, which waits for the entry's row.
-    if ((cell !== undefined && hasChildren(cell)) || answered.length > 0 || decided.answer === 'serve')
-      nodes.push(withProviderID(buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon), observed?.guestView))
+    if ((cell !== undefined && hasChildren(cell)) || answered.length > 0 || decided.answer === 'serve') {
+      const entry = buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon)
+      nodes.push(withProviderID(witnessed(entry, decided.readyOnce), observed?.guestView))
+    }
     if (decided.keepRow) rows.push(statusRow(decided, cell))
   }
   // While the workload cluster is unobserved the CellNodeSet still gets its spec: changing a spec

@@ -12,6 +12,7 @@ import { hasChildren, type Cell } from './cell.ts'
 import { cellName, type CellNodeStatus } from '../api/cellnodeset.ts'
 import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
 import { apiTime } from '../k8s/time.ts'
+import { drainRestarts, drainWitnessed, NO_WITNESS } from './witness.ts'
 
 /** What a cell is to the pool this sync (see the header). */
 export type Role = 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
@@ -57,9 +58,9 @@ export function basePlan(c: Cell): CellPlan {
  * A cell's starting slot: its previous row (phase, readyOnce, failures) and what is observed of
  * it now. The previous row is the pool's status as Metacontroller passed it, which may predate
  * the status the last sync answered (its cache may not have that write yet); where the children
- * tell more than such a row, they win (a drain whose guest is gone). readyOnce has no such
- * witness: a sync from an older pool can lose it for a Ready cell whose Node turned not Ready
- * meanwhile, and that cell is then treated as never Ready (a scale-down removes it undrained).
+ * tell more than such a row, they win: a drain whose guest is gone goes on as a removal, a machine
+ * the CellNodeSet entry witnesses as once Ready stays so (cell.ts), and a drain the entry's cordon
+ * witnesses goes on (witness.ts).
  */
 export function startingSlot(c: Cell, input: ScalingInput): Slot {
   const plan = basePlan(c)
@@ -104,10 +105,14 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
     return moved(slot, role, {
       phase: 'Draining',
       reason: prev.reason,
-      lastTransitionTime: prev.lastTransitionTime ?? apiTime(input.now),
+      lastTransitionTime: drainRestarts(c) ? apiTime(input.now) : (prev.lastTransitionTime ?? apiTime(input.now)),
       cordon: true
     })
   }
+  // The entry remembers a drain this status predates (witness.ts): the drain goes on, its 30 s
+  // counted again from now; a pool that still needs the cell returns it to service (scaleUp).
+  if (drainWitnessed(c))
+    return moved(slot, 'drainScaleDown', { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: apiTime(input.now), cordon: true })
   return slot
 }
 
@@ -212,7 +217,8 @@ export function newSlot(
     guestDeleting: false,
     templateHash,
     row: rows?.get(name),
-    ownRow: undefined
+    ownRow: undefined,
+    witness: NO_WITNESS
   }
   return build({ cell, plan: basePlan(cell), role: 'serve' }, since, templateHash)
 }

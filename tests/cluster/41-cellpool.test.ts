@@ -226,3 +226,34 @@ t.test('an autoscaling round: pending Pods add a cell, and once they are gone an
   t.same(phases(done), ['auto-0:Ready'])
   t.equal(done.spec.replicas, 1, 'spec.replicas is never written')
 })
+
+t.test(
+  "a stale pool after a scale-up: the sync the new cell's children trigger sees the pool before the scale-up's status write, and adds no second cell",
+  async (t) => {
+    const name = 'stale'
+    const autoscaling = { enabled: true, minReplicas: 1, maxReplicas: 3, stabilizationWindow: '10m', scaleDown: 'Manual' }
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name, { autoscaling })) })
+    await until('one Ready cell', (p) => p.status?.readyCells === 1, { seconds: 60, name })
+    workload.demand.set(name, { read: true, pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 8192, cores: 30, pods: 1 }] })
+    await workload.agentPass(name)
+    const before = (await must({ ...poolRef, name })).status
+    await driver.syncOnce({ namespace: NS, name })
+    const up = await must({ ...poolRef, name })
+    t.same([up.status.desiredReplicas, condition(up, 'ScalingActive')?.reason], [2, 'ScaledUp'])
+    const bootstraps = async (): Promise<string[]> =>
+      ((await kube.list(secretsRef)).body as Obj[])
+        .map((s: Obj) => String(s.metadata.name))
+        .filter((n) => n.startsWith(`${name}-`))
+        .sort()
+    t.same(await bootstraps(), ['stale-0-bootstrap', 'stale-1-bootstrap'])
+    // The cache has not seen the scale-up's status write (desiredReplicas 1, no lastScaleUpTime).
+    t.same([before.desiredReplicas, before.lastScaleUpTime], [1, undefined])
+    await driver.syncOnce({ namespace: NS, name }, { staleStatus: before })
+    const after = await must({ ...poolRef, name })
+    t.same([after.status.desiredReplicas, condition(after, 'ScalingActive')?.reason], [2, 'Stabilizing'])
+    t.same(await bootstraps(), ['stale-0-bootstrap', 'stale-1-bootstrap'], 'no third cell')
+    const two = await until('two Ready cells', (p) => p.status?.readyCells === 2, { seconds: 60, name })
+    t.same(phases(two), ['stale-0:Ready', 'stale-1:Ready'])
+    t.same(await bootstraps(), ['stale-0-bootstrap', 'stale-1-bootstrap'], 'two cells in all for one pending Pod')
+  }
+)

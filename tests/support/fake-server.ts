@@ -31,7 +31,8 @@ export interface FakeServerOptions {
  * instance through every step of a test.
  */
 export class FakeServer {
-  readonly now: string
+  /** The creation timestamp stamped on new objects; a test whose clock moves may move it along. */
+  now: string
   private state: number
   private version = 0
   private readonly nodePorts = new Map<number, string>()

@@ -26,8 +26,9 @@ const CONFIG: AutoscaleConfig = {
   scaleDownStabilizationWindowSeconds: 1800
 }
 
-function cell(index: number, phase: CellPhase, idle = false): AutoscaleCell {
-  return { name: `p-${index}`, index, phase, idle, devices: phase === 'Ready' ? [{ ...A100 }] : [] }
+/** A cell of `phase`; `creating`: being built before its first Ready (a scale-up in flight). */
+function cell(index: number, phase: CellPhase, idle = false, creating = false): AutoscaleCell {
+  return { name: `p-${index}`, index, phase, idle, devices: phase === 'Ready' ? [{ ...A100 }] : [], creating }
 }
 
 /** Demand read from the workload cluster: `pods` pending, by default each asking for a slice of one device. */

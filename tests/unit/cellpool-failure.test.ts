@@ -73,7 +73,8 @@ function failedCell(seen: Cell['seen'], previous: PreviousCell, observed: boolea
     guestDeleting: false,
     templateHash: 'h',
     row: observed ? noNode : undefined,
-    ownRow: undefined
+    ownRow: undefined,
+    witness: { named: false, readyOnce: false, cordon: false }
   }
 }
 

@@ -34,7 +34,7 @@ type Event =
   | { kind: 'agent'; up: boolean }
   | { kind: 'nodeReady'; cell: number; ready: boolean }
   | { kind: 'wait'; seconds: number }
-  | { kind: 'stale' }
+  | { kind: 'stale'; meanwhile: Event[] }
 
 const specEvent: fc.Arbitrary<Event> = fc.oneof(
   fc.record({ kind: fc.constant('replicas' as const), n: fc.integer({ min: 0, max: 4 }) }),
@@ -54,12 +54,15 @@ const worldEvent: fc.Arbitrary<Event> = fc.oneof(
 )
 const anyEvent = fc.oneof(specEvent, worldEvent)
 /**
- * Any event, or Metacontroller's next sync starting from a pool its cache has not updated with its
- * own last status write. Only convergence is claimed across such a sync: a cell's readyOnce lives
- * in the status alone, so a sync from an older pool can forget it (scaling.ts, `initial`), and the
- * per-sync properties below do not hold across it.
+ * Metacontroller's next sync starting from a pool its cache has not updated with its own last
+ * status write (with the current spec and children), after what else happened `meanwhile`
+ * (between the last sync's read and its status write). Every property below holds across it: what
+ * a stale status could make the hook forget has a witness among the children (witness.ts).
  */
-const anyEventOrStale = fc.oneof(anyEvent, fc.constant({ kind: 'stale' as const }))
+const staleOf = (meanwhile: fc.Arbitrary<Event>): fc.Arbitrary<Event> =>
+  fc.record({ kind: fc.constant('stale' as const), meanwhile: fc.array(meanwhile, { maxLength: 3 }) })
+const staleSync = staleOf(anyEvent)
+const anyEventOrStale = fc.oneof(anyEvent, staleSync)
 
 function apply(world: PoolWorld, e: Event): void {
   switch (e.kind) {
@@ -96,6 +99,7 @@ function apply(world: PoolWorld, e: Event): void {
     }
     // Metacontroller's next sync starts from its cached pool, which lacks its own last status write.
     case 'stale':
+      for (const m of e.meanwhile) apply(world, m)
       world.staleNext = true
       break
     // The agent keeps observing while time passes (when it runs at all).
@@ -144,7 +148,7 @@ interface History {
 function historyArb(o: { maxLength: number; minLength?: number; replicas?: fc.Arbitrary<number>; events?: fc.Arbitrary<Event> }) {
   return fc.record<History>({
     replicas: o.replicas ?? replicasArb,
-    events: fc.array(o.events ?? anyEvent, { minLength: o.minLength ?? 0, maxLength: o.maxLength }),
+    events: fc.array(o.events ?? anyEventOrStale, { minLength: o.minLength ?? 0, maxLength: o.maxLength }),
     seed: seedArb
   })
 }
@@ -209,7 +213,7 @@ holds(
 
 holds(
   'convergence: after any history, stale syncs included, the pool settles with nothing left over, and a settled state is a fixed point',
-  fc.property(historyArb({ maxLength: 8, events: anyEventOrStale }), (h) => {
+  fc.property(historyArb({ maxLength: 8 }), (h) => {
     const world = played(h)
     world.agentUp = true
     for (const n of world.nodes.values()) {
@@ -238,7 +242,7 @@ holds(
 
 holds(
   'never more than two cells being created at once',
-  fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), seedArb, (events, seed) => {
+  fc.property(fc.array(anyEventOrStale, { minLength: 1, maxLength: 15 }), seedArb, (events, seed) => {
     const world = settled(0, seed)
     play(world, [{ kind: 'replicas', n: 4 }, ...events], () => {
       const creating = world
@@ -255,14 +259,22 @@ holds(
 
 holds(
   'an unchanged spec never removes a Ready cell',
-  fc.property(historyArb({ replicas: fc.integer({ min: 1, max: 3 }), events: worldEvent, minLength: 1, maxLength: 15 }), (h) => {
-    const world = settled(h.replicas, h.seed)
-    const ready = new Set(world.guests().map((g) => g.metadata.uid))
-    play(world, h.events, (e) => {
-      const now = new Set(world.guests().map((g) => g.metadata.uid))
-      for (const uid of ready) if (!now.has(uid)) throw new Error(`guest ${uid} was removed after ${JSON.stringify(e)}`)
-    })
-  })
+  fc.property(
+    historyArb({
+      replicas: fc.integer({ min: 1, max: 3 }),
+      events: fc.oneof(worldEvent, staleOf(worldEvent)),
+      minLength: 1,
+      maxLength: 15
+    }),
+    (h) => {
+      const world = settled(h.replicas, h.seed)
+      const ready = new Set(world.guests().map((g) => g.metadata.uid))
+      play(world, h.events, (e) => {
+        const now = new Set(world.guests().map((g) => g.metadata.uid))
+        for (const uid of ready) if (!now.has(uid)) throw new Error(`guest ${uid} was removed after ${JSON.stringify(e)}`)
+      })
+    }
+  )
 )
 
 /** Ways to block a pool or hide its workload cluster. */
@@ -366,45 +378,80 @@ holds(
   })
 )
 
+/**
+ * The drain rule as a step check: a machine the hook recorded Ready once (in any answer, which a
+ * stale request may not show) is deleted only when its row shows the cordon carried out,
+ * allocations read 0 and nothing in flight, at least 30 s after the hook first answered it
+ * Draining without a return to service since.
+ */
+function drainedBeforeDeleted(world: PoolWorld): StepCheck {
+  const everReady = new Set(readyGuests({ parent: world.parent } as CellPoolSyncRequest).values())
+  const drainingSince = new Map<string, number>()
+  return (_e, request, answer) => {
+    const at = world.now.getTime() - 10_000
+    const uidOf = new Map(Object.values(request.children[GUEST_KEY] ?? {}).map((g) => [g.metadata.name, g.metadata.uid ?? '']))
+    for (const name of deletedGuests(world.operations)) {
+      const uid = uidOf.get(name) ?? ''
+      if (!everReady.has(uid)) continue
+      const { row, matched } = cnsRow(request, name)
+      const allocations = row?.allocations as { read?: boolean; pods?: number; inFlight?: boolean } | undefined
+      const since = drainingSince.get(uid)
+      const ok =
+        since !== undefined &&
+        matched &&
+        row?.unschedulable === true &&
+        allocations?.read === true &&
+        allocations.pods === 0 &&
+        allocations.inFlight !== true &&
+        new Date(request.parent.metadata.deletionTimestamp ?? 0).getTime() === 0 &&
+        at - since >= 30_000
+      if (!ok) throw new Error(`${name} deleted: row ${JSON.stringify(row)}, matched ${String(matched)}, draining since ${String(since)}`)
+    }
+    type Row = { phase: string; readyOnce?: boolean; guestUID?: string }
+    for (const c of (answer.status as { cells?: Row[] }).cells ?? []) {
+      if (c.guestUID === undefined) continue
+      if (c.readyOnce === true) everReady.add(c.guestUID)
+      if (c.phase === 'Draining' || c.phase === 'Deleting') {
+        if (!drainingSince.has(c.guestUID)) drainingSince.set(c.guestUID, at)
+      } else drainingSince.delete(c.guestUID)
+    }
+  }
+}
+
 holds(
-  'a drained cell is deleted only when its row shows the cordon, allocations read 0, nothing in flight, after 30 s',
+  'a cell once Ready is deleted only after a drain: its row shows the cordon, allocations read 0, nothing in flight, 30 s after the drain began',
   fc.property(historyArb({ replicas: fc.integer({ min: 1, max: 3 }), minLength: 1, maxLength: 15 }), (h) => {
     const world = settled(h.replicas, h.seed)
-    play(world, h.events, (_e, request) => {
-      const ready = readyGuests(request)
-      const drains = new Map(
-        ((request.parent.status as { cells?: Array<{ name: string; phase: string; lastTransitionTime?: string }> }).cells ?? []).map(
-          (c) => [c.name, c]
-        )
-      )
-      for (const name of deletedGuests(world.operations)) {
-        if (!ready.has(name)) continue
-        const { row, matched } = cnsRow(request, name)
-        const allocations = row?.allocations as { read?: boolean; pods?: number; inFlight?: boolean } | undefined
-        const since = Date.parse(drains.get(name)?.lastTransitionTime ?? '')
-        const ok =
-          drains.get(name)?.phase === 'Draining' &&
-          matched &&
-          row?.unschedulable === true &&
-          allocations?.read === true &&
-          allocations.pods === 0 &&
-          allocations.inFlight !== true &&
-          new Date(request.parent.metadata.deletionTimestamp ?? 0).getTime() === 0 &&
-          Date.parse(world.now.toISOString()) - 10_000 - since >= 30_000
-        if (!ok)
-          throw new Error(
-            `${name} deleted: row ${JSON.stringify(row)}, matched ${String(matched)}, status ${JSON.stringify(drains.get(name))}`
-          )
-      }
-    })
+    play(world, h.events, drainedBeforeDeleted(world))
   })
+)
+
+/** Events that make a cell turn Ready, lose its Node and be scaled away while syncs go stale. */
+const readinessEvent: fc.Arbitrary<Event> = fc.oneof(
+  { arbitrary: staleSync, weight: 3 },
+  {
+    arbitrary: fc.record({ kind: fc.constant('nodeReady' as const), cell: fc.integer({ min: 0, max: 2 }), ready: fc.boolean() }),
+    weight: 2
+  },
+  { arbitrary: fc.record({ kind: fc.constant('replicas' as const), n: fc.integer({ min: 0, max: 3 }) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('wait' as const), seconds: fc.integer({ min: 5, max: 60 }) }), weight: 1 },
+  { arbitrary: anyEvent, weight: 1 }
+)
+
+holds(
+  'from a new pool, a cell once Ready is deleted only after a drain, however stale the syncs around its first Ready',
+  fc.property(fc.array(readinessEvent, { minLength: 5, maxLength: 30 }), seedArb, (events, seed) => {
+    const world = new PoolWorld(poolSpec({ replicas: 3 }), { seed })
+    play(world, events, drainedBeforeDeleted(world))
+  }),
+  { numRuns: 150 }
 )
 
 holds(
   'a guest is first created only when its row says no Node of that name is present',
-  fc.property(fc.array(anyEvent, { minLength: 1, maxLength: 15 }), fc.boolean(), seedArb, (events, stale, seed) => {
+  fc.property(fc.array(anyEventOrStale, { minLength: 1, maxLength: 15 }), fc.boolean(), seedArb, (events, staleNode, seed) => {
     const world = new PoolWorld(poolSpec({ replicas: 2 }), { seed })
-    if (stale) world.nodes.set('inference-1', foreignNode('old'))
+    if (staleNode) world.nodes.set('inference-1', foreignNode('old'))
     play(world, [{ kind: 'wait', seconds: 5 }, ...events], (_e, request) => {
       for (const name of createdGuests(world.operations)) {
         const { row, matched } = cnsRow(request, name)
@@ -420,7 +467,7 @@ const phaseArb = fc.constantFrom<CellPhase>('Pending', 'Joining', 'Ready', 'Drai
 holds(
   "draining and deleting cells never count toward the autoscaler's base",
   fc.property(fc.array(phaseArb, { maxLength: 8 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 8 }), (phases, min, max) => {
-    const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [] }))
+    const cells = phases.map((phase, index) => ({ name: `p-${index}`, index, phase, idle: false, devices: [], creating: false }))
     const got = autoscale(
       {
         config: {
@@ -471,7 +518,8 @@ holds(
         guestDeleting: false,
         templateHash: 'h',
         row: undefined,
-        ownRow: undefined
+        ownRow: undefined,
+        witness: { named: false, readyOnce: false, cordon: false }
       }
     })
     const plan = planScaling({

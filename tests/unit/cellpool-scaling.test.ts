@@ -38,6 +38,7 @@ interface CellOptions {
   hash?: string
   guestDeleting?: boolean
   reason?: string
+  witness?: Partial<Cell['witness']>
 }
 
 /** A cell of pool `p` at `index` whose observation gives `phase`. */
@@ -74,7 +75,8 @@ function cell(index: number, phase: CellPhase, o: CellOptions = {}): Cell {
     guestDeleting: o.guestDeleting ?? false,
     templateHash: o.hash ?? HASH,
     row: o.row ?? own,
-    ownRow: own
+    ownRow: own,
+    witness: { named: false, readyOnce: false, cordon: false, ...o.witness }
   }
 }
 

@@ -587,6 +587,12 @@ spec:
                         pool labels onto it.'
                       maxLength: 512
                       type: string
+                    readyOnce:
+                      description: 'true: the cell''s machine named by instance was
+                        Ready once. The cellpool controller''s own record, read back
+                        on its next sync so that a pool status older than this spec
+                        cannot forget it; the agent ignores it.'
+                      type: boolean
                     taints:
                       description: Taints the Node must carry (matched by key and
                         effect).

@@ -83,11 +83,19 @@ export class Driver {
     this.transport = options.transport ?? fetchTransport
   }
 
-  /** One sync of one parent. Throws {@link SyncError} or {@link HookError} where Metacontroller's sync fails. */
-  async syncOnce(ref: ParentRef): Promise<SyncReport> {
+  /**
+   * One sync of one parent. Throws {@link SyncError} or {@link HookError} where Metacontroller's
+   * sync fails. With `staleStatus` (a composite parent only) the hook is handed the parent with
+   * that status instead of the stored one, as Metacontroller does when its informer cache has not
+   * seen its own last status write yet; the children are read fresh, and the answer's status
+   * replaces the stored one as usual.
+   */
+  async syncOnce(ref: ParentRef, options: { staleStatus?: JsonObject } = {}): Promise<SyncReport> {
     const c = this.options.controller
     for (const hook of Object.values(c.hooks)) if (hook.version !== 'v2') throw new Error(`${c.name}: only hook version v2 is driven`)
-    return c.kind === 'CompositeController' ? this.syncComposite(c, ref) : this.syncDecorator(c, ref)
+    if (c.kind !== 'CompositeController' && options.staleStatus !== undefined)
+      throw new Error(`${c.name}: a stale status needs a composite`)
+    return c.kind === 'CompositeController' ? this.syncComposite(c, ref, options.staleStatus) : this.syncDecorator(c, ref)
   }
 
   /**
@@ -220,7 +228,7 @@ export class Driver {
     }
   }
 
-  private async syncComposite(cc: CompositeSpec, ref: ParentRef): Promise<SyncReport> {
+  private async syncComposite(cc: CompositeSpec, ref: ParentRef, staleStatus?: JsonObject): Promise<SyncReport> {
     const finalizer = `metacontroller.io/compositecontroller-${cc.name}`
     const opened = await this.openParent(
       ref,
@@ -254,7 +262,13 @@ export class Driver {
       isDeleting(parent) || !matches(parent),
       'sync hook not defined',
       report,
-      (finalizing) => ({ controller: cc.manifest, parent, children: toRecord(observed), related: toRecord(related), finalizing }),
+      (finalizing) => ({
+        controller: cc.manifest,
+        parent: staleStatus === undefined ? parent : { ...parent, status: clone(staleStatus) },
+        children: toRecord(observed),
+        related: toRecord(related),
+        finalizing
+      }),
       decodeCompositeResponse
     )
     report.resyncAfterSeconds = response.resyncAfterSeconds
