@@ -32,23 +32,16 @@ import {
   type CellNode,
   type CellNodeStatus
 } from '../api/cellnodeset.ts'
-import { Value } from '@sinclair/typebox/value'
-import {
-  CELL_PHASES,
-  CellFailureSchema,
-  SECRET_TYPE_KEY,
-  SEED_PROFILE_TYPE_KEY,
-  SWIFT_GUEST_TYPE_KEY,
-  type CellPhase
-} from '../api/gpucellpool.ts'
+import { SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import { readCellNodeSet as readStoredNodeSet } from '../api/cellnodeset-reader.ts'
 import { asRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
 import { isOwnChild } from '../metacontroller/answer-guard.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
-import type { DemandView, DeviceShape } from './autoscale.ts'
-import type { ObservedCell, StoredRow } from './cell.ts'
+import type { DemandView } from './autoscale.ts'
+import type { ObservedCell } from './cell.ts'
+import { readPrevious, type PreviousStatus } from './previous-status.ts'
 import { bootstrapSecretName } from './cell-names.ts'
 import type { CellProvisioner } from './provisioner.ts'
 import { readCellInfrastructure, type CellInfrastructureView } from './clusterapi-children.ts'
@@ -81,19 +74,6 @@ export interface CellNodeSetView {
    */
   entries: ReadonlyMap<string, CellNode>
   demand: DemandView | undefined
-}
-
-/** What the pool's previous status remembers. */
-export interface PreviousStatus {
-  observedGeneration: number | undefined
-  cells: Map<string, StoredRow>
-  conditions: unknown
-  desiredReplicas: number | undefined
-  cellDeviceShape: DeviceShape | undefined
-  lastScaleUpTime: string | undefined
-  lastScaleDownTime: string | undefined
-  demandFreeSince: string | undefined
-  demand: { pendingPods: number; satisfiable: number; lastObserved?: string } | undefined
 }
 
 /** Everything the cellpool hooks read out of one request. */
@@ -131,7 +111,6 @@ const rec = asRecord
 /** The machine and seed kinds of every provisioner (provisioner.ts). */
 const CELL_MACHINE_TYPES = [SWIFT_GUEST_TYPE_KEY, SEED_PROFILE_TYPE_KEY, MACHINE_TYPE_KEY]
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
 function labelledIndex(child: KubeObject, pool: string): number | undefined {
@@ -184,69 +163,6 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
     // Of two entries of one name the first counts, as with the status rows.
     entries: new Map([...(read.spec?.nodes ?? [])].reverse().map((entry) => [entry.name, entry])),
     demand
-  }
-}
-
-function readPreviousRow(row: unknown): StoredRow | undefined {
-  const r = rec(row)
-  const name = str(r.name)
-  const phase = r.phase
-  if (name === undefined || typeof phase !== 'string' || !(CELL_PHASES as readonly string[]).includes(phase)) return undefined
-  const failures = int(r.failureCount)
-  const index = int(r.index)
-  const failure = phase === 'Failed' && Value.Check(CellFailureSchema, r.failure) ? { failure: structuredClone(r.failure) } : {}
-  return {
-    name,
-    index: index !== undefined && index >= 0 ? index : undefined,
-    phase: phase as CellPhase,
-    reason: str(r.reason) ?? '',
-    message: str(r.message) ?? '',
-    lastTransitionTime: str(r.lastTransitionTime),
-    readyOnce: r.readyOnce === true,
-    failureCount: failures !== undefined && failures > 0 ? failures : 0,
-    guestUID: str(r.guestUID),
-    templateHash: str(r.templateHash),
-    ...failure
-  }
-}
-
-/** The device shape the autoscaler recorded, when both its numbers are integers. */
-function readDeviceShape(value: unknown): DeviceShape | undefined {
-  const shape = rec(value)
-  const memoryMiB = int(shape.memoryMiB)
-  const cores = int(shape.cores)
-  return memoryMiB !== undefined && cores !== undefined ? { memoryMiB, cores } : undefined
-}
-
-/** The demand the previous status recorded, when its counts are integers. */
-function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
-  const demand = rec(value)
-  const pendingPods = int(demand.pendingPods)
-  const satisfiable = int(demand.satisfiable)
-  const lastObserved = str(demand.lastObserved)
-  if (pendingPods === undefined || satisfiable === undefined) return undefined
-  return { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
-}
-
-/** The pool's previous status: what the hooks keep between syncs. */
-export function readPrevious(status: unknown): PreviousStatus {
-  const s = rec(status)
-  const cells = new Map<string, StoredRow>()
-  for (const r of Array.isArray(s.cells) ? s.cells : []) {
-    const row = readPreviousRow(r)
-    if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
-  }
-  const desired = int(s.desiredReplicas)
-  return {
-    observedGeneration: int(s.observedGeneration),
-    cells,
-    conditions: s.conditions,
-    desiredReplicas: desired !== undefined && desired >= 0 ? desired : undefined,
-    cellDeviceShape: readDeviceShape(s.cellDeviceShape),
-    lastScaleUpTime: str(s.lastScaleUpTime),
-    lastScaleDownTime: str(s.lastScaleDownTime),
-    demandFreeSince: str(s.demandFreeSince),
-    demand: readPreviousDemand(s.demand)
   }
 }
 
