@@ -8,9 +8,10 @@
  * lag the status: a witness then says less than the status, which is safe because witnesses only
  * add to it or restart a drain). So a sync can start from a pool whose status predates the
  * children it sees; a memory kept only in the status is then lost for one sync, and whatever that
- * sync answers becomes the status again. The witnesses are the pool's CellNodeSet entries (`spec.nodes[]`), which only
- * the hook writes: the ValidatingAdmissionPolicy of metacontroller/cellnodeset-policy.yaml lets no
- * one but Metacontroller write that spec, and the agent writes only the status. A field of the
+ * sync answers becomes the status again. The witnesses are the pool's CellNodeSet entries
+ * (`spec.nodes[]`), which only the hook writes: the ValidatingAdmissionPolicy of
+ * metacontroller/cellnodeset-policy.yaml lets no one but Metacontroller write that spec, and the
+ * agent writes only the status. A field of the
  * machine (an annotation on the SwiftGuest) would do as well against a stale pool, but any
  * namespace editor may write it, and it would be a second record per provisioner.
  *
