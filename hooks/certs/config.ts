@@ -10,6 +10,8 @@ export interface CertsConfig {
   secretName: string
   serviceName: string
   webhookConfigurations: string[]
+  /** How long a run waits for a listed configuration to exist, in seconds. */
+  webhookWaitSeconds: number
   deploymentName: string | undefined
   names: string[]
   policy: CertPolicy
@@ -25,14 +27,15 @@ export function readCertsConfig(env: NodeJS.ProcessEnv): CertsConfig {
     if (value === '') problems.push(`${name} is required`)
     return value
   }
-  const days = (name: string, fallback: number): number => {
+  const whole = (name: string, fallback: number, min: number, max: number, unit: string): number => {
     const raw = env[name]
     if (raw === undefined || raw === '') return fallback
     const value = Number(raw)
-    if (!Number.isInteger(value) || value < 1 || value > 36500)
-      problems.push(`${name}=${raw} must be a whole number of days from 1 to 36500`)
+    if (!Number.isInteger(value) || value < min || value > max)
+      problems.push(`${name}=${raw} must be a whole number of ${unit} from ${min} to ${max}`)
     return value
   }
+  const days = (name: string, fallback: number): number => whole(name, fallback, 1, 36500, 'days')
   const list = (name: string): string[] =>
     (env[name] ?? '')
       .split(',')
@@ -49,6 +52,7 @@ export function readCertsConfig(env: NodeJS.ProcessEnv): CertsConfig {
     certValidityDays: days('CERT_VALIDITY_DAYS', 730),
     renewBeforeDays: days('RENEW_BEFORE_DAYS', 90)
   }
+  const webhookWaitSeconds = whole('WEBHOOK_WAIT_SECONDS', 120, 0, 3600, 'seconds')
   if (policy.renewBeforeDays >= policy.certValidityDays) problems.push('RENEW_BEFORE_DAYS must be less than CERT_VALIDITY_DAYS')
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   const deployment = env['DEPLOYMENT_NAME'] ?? ''
@@ -57,6 +61,7 @@ export function readCertsConfig(env: NodeJS.ProcessEnv): CertsConfig {
     secretName,
     serviceName,
     webhookConfigurations: list('WEBHOOK_CONFIGURATIONS'),
+    webhookWaitSeconds,
     deploymentName: deployment === '' ? undefined : deployment,
     names: [...serviceNames(serviceName, namespace), ...extra],
     policy

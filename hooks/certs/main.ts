@@ -6,8 +6,11 @@
  * hook Pods were already serving, restarts their Deployment (they read the certificate at start).
  *
  * Environment: `NAMESPACE`, `SECRET_NAME`, `SERVICE_NAME` (required); `WEBHOOK_CONFIGURATIONS`
- * (comma-separated; a configuration that does not exist is skipped with a log line, so an optional
- * one can be listed); `DEPLOYMENT_NAME` (optional); `EXTRA_SANS` (comma-separated DNS names or IP
+ * (comma-separated; every one listed must come to exist: the Job is applied in the same manifest
+ * as the configurations, and both Helm and `kubectl apply` create it first, so a run that skipped a
+ * configuration not there yet would leave it without a caBundle, every admission call failing TLS;
+ * the run waits `WEBHOOK_WAIT_SECONDS`, 120, for it, then fails and the Job retries);
+ * `DEPLOYMENT_NAME` (optional); `EXTRA_SANS` (comma-separated DNS names or IP
  * addresses besides the Service's, for a webhook reached another way); `CA_VALIDITY_DAYS` (3650),
  * `CERT_VALIDITY_DAYS` (730), `RENEW_BEFORE_DAYS` (90). The API is reached in-cluster, or through
  * `KUBECONFIG`. Logs are JSON lines; exit 0 when done, 1 on any failure (the Job retries).
@@ -34,6 +37,27 @@ function decode(secret: V1Secret | undefined, key: string): string | undefined {
 
 function isStatus(err: unknown, code: number): boolean {
   return err instanceof ApiException && err.code === code
+}
+
+const POLL_MS = 2000
+
+/**
+ * `read()` until it stops answering 404, polling every 2 s; `waiting` is called once, at the
+ * first 404. Past `deadline` the 404 becomes an error saying `missing`.
+ */
+async function waitFor<T>(read: () => Promise<T>, deadline: number, waiting: () => void, missing: string): Promise<T> {
+  let said = false
+  for (;;) {
+    try {
+      return await read()
+    } catch (err) {
+      if (!isStatus(err, 404)) throw err
+    }
+    if (Date.now() >= deadline) throw new Error(missing)
+    if (!said) waiting()
+    said = true
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))))
+  }
 }
 
 async function run(config: CertsConfig, kc: KubeConfig, log: Logger): Promise<void> {
@@ -81,17 +105,14 @@ async function run(config: CertsConfig, kc: KubeConfig, log: Logger): Promise<vo
   }
 
   const encoded = Buffer.from(caBundle).toString('base64')
+  const deadline = Date.now() + config.webhookWaitSeconds * 1000
   for (const configName of config.webhookConfigurations) {
-    let configuration
-    try {
-      configuration = await admission.readValidatingWebhookConfiguration({ name: configName })
-    } catch (err) {
-      if (isStatus(err, 404)) {
-        log.info({ configuration: configName }, 'webhook configuration not found; skipped')
-        continue
-      }
-      throw err
-    }
+    const configuration = await waitFor(
+      () => admission.readValidatingWebhookConfiguration({ name: configName }),
+      deadline,
+      () => log.info({ configuration: configName }, 'webhook configuration not there yet; waiting'),
+      `ValidatingWebhookConfiguration ${configName} does not exist after ${config.webhookWaitSeconds} s (WEBHOOK_WAIT_SECONDS)`
+    )
     const webhooks = configuration.webhooks ?? []
     if (webhooks.every((w) => w.clientConfig.caBundle === encoded)) continue
     for (const webhook of webhooks) webhook.clientConfig.caBundle = encoded

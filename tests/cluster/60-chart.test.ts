@@ -8,7 +8,8 @@
  * - the plain manifest applied with `kubectl apply`: every object accepted, no certificate in it,
  *   so the webhook fails closed until the certificate entry point has run;
  * - the certificate entry point run as its Job runs it: the TLS Secret and both caBundles written,
- *   a second run changes nothing; the hook service started with that Secret's certificate, and the
+ *   a second run changes nothing, a configuration created after the run started is waited for, one
+ *   that never comes fails the run; the hook service started with that Secret's certificate, and the
  *   API server calling the webhook through the caBundle the entry point wrote.
  */
 import t from 'tap'
@@ -253,6 +254,59 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     const deployment = await getJson(['deployment', 'gpuhooks', '-n', NS])
     t.notMatch(JSON.stringify(deployment), /certificate-issued/, 'a first certificate restarts nothing')
   })
+
+  await t.test(
+    'a configuration created after the run started is waited for and given the caBundle; one that never comes fails the run',
+    async (t) => {
+      // Helm and `kubectl apply` both create the Job before the configurations: a run may start first.
+      const late = {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'gpuhooks-late' },
+        webhooks: [
+          {
+            name: 'late.worker.gpustack.ai',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Ignore',
+            clientConfig: { service: { name: 'gpuhooks', namespace: NS, path: '/admission/instance' } },
+            rules: [{ apiGroups: ['worker.gpustack.ai'], apiVersions: ['v1alpha1'], resources: ['nothing'], operations: ['CREATE'] }]
+          }
+        ]
+      }
+      t.teardown(() => cluster.kubectl(['delete', 'validatingwebhookconfiguration', 'gpuhooks-late', '--ignore-not-found']))
+      const child = spawn(TSX, ['hooks/certs/main.ts'], {
+        cwd: ROOT,
+        env: { ...certsEnv, WEBHOOK_CONFIGURATIONS: 'gpuhooks-instance,gpuhooks-late' },
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
+      let output = ''
+      child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      const deadline = Date.now() + 60_000
+      while (!output.includes('not there yet')) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the run did not wait:\n${output}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      t.pass('the run waits for the missing configuration')
+      await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(late) })
+      t.equal(await exited, 0, output)
+      const written = await getJson(['validatingwebhookconfiguration', 'gpuhooks-late'])
+      const lateHooks = written.webhooks as { clientConfig: { caBundle?: string } }[]
+      t.equal(lateHooks[0]?.clientConfig.caBundle, data['ca.crt'], "the late configuration trusts the Secret's CA")
+
+      const never = await run(TSX, ['hooks/certs/main.ts'], {
+        env: { ...certsEnv, WEBHOOK_CONFIGURATIONS: 'gpuhooks-absent', WEBHOOK_WAIT_SECONDS: '1' },
+        cwd: ROOT
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (err: { code: number; stderr: string }) => err
+      )
+      t.equal(never.code, 1, 'the run fails, so the Job retries')
+      t.match(never.stderr, /ValidatingWebhookConfiguration gpuhooks-absent does not exist after 1 s \(WEBHOOK_WAIT_SECONDS\)/)
+    }
+  )
 
   await t.test('a certificate that no longer fits is replaced from the same CA, and the hook Pods restarted', async (t) => {
     // One more name wanted: the stored certificate lacks it.

@@ -109,6 +109,7 @@ t.test("the entry point's environment", async (t) => {
     secretName: 'gpuhooks-webhook-tls',
     serviceName: 'gpuhooks',
     webhookConfigurations: ['a', 'b'],
+    webhookWaitSeconds: 120,
     deploymentName: undefined,
     names: [...NAMES, '127.0.0.1'],
     policy: POLICY
@@ -116,5 +117,10 @@ t.test("the entry point's environment", async (t) => {
   t.throws(() => readCertsConfig({}), /NAMESPACE is required; SECRET_NAME is required; SERVICE_NAME is required/)
   t.throws(() => readCertsConfig({ ...base, CERT_VALIDITY_DAYS: 'soon' }), /CERT_VALIDITY_DAYS=soon must be a whole number of days/)
   t.throws(() => readCertsConfig({ ...base, RENEW_BEFORE_DAYS: '800' }), /RENEW_BEFORE_DAYS must be less than CERT_VALIDITY_DAYS/)
+  t.equal(readCertsConfig({ ...base, WEBHOOK_WAIT_SECONDS: '0' }).webhookWaitSeconds, 0)
+  t.throws(
+    () => readCertsConfig({ ...base, WEBHOOK_WAIT_SECONDS: '-1' }),
+    /WEBHOOK_WAIT_SECONDS=-1 must be a whole number of seconds from 0 to 3600/
+  )
   t.throws(() => readCertsConfig({ ...base, EXTRA_SANS: 'a b' }), /EXTRA_SANS entry "a b" is not a DNS name or IP address/)
 })
