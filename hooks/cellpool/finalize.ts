@@ -28,8 +28,9 @@ import type { CellIdentity } from './cell-names.ts'
 import { buildCellNode, buildCellNodeSet } from './children.ts'
 import { phaseConfig } from './phases.ts'
 import { answerCellInfrastructure, withProviderID } from './clusterapi-children.ts'
-import { provisionerOf } from './provisioner.ts'
-import { readPool, type CellPoolSyncRequest } from './request.ts'
+import { CLUSTER_API } from './clusterapi-provisioner.ts'
+import { otherProvisioner, provisionerOf, type CellProvisioner } from './provisioner.ts'
+import { readPool, type CellPoolSyncRequest, type PoolView } from './request.ts'
 import { drainComplete } from './drain.ts'
 import { resyncAfter, statusRow, viewStatus, type CellRow } from './status.ts'
 import { apiTime } from '../k8s/time.ts'
@@ -41,8 +42,7 @@ import { poolProblems } from './validate.ts'
 
 /** The finalize hook. */
 export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
-  const provisioner = provisionerOf(request.parent.spec)
-  const view = readPool(request, provisioner)
+  const { provisioner, view } = teardownView(request)
   const pool = resolvePool(view.spec)
   const specValid = poolProblems(view.name, view.spec).length === 0
   const workload = workloadOf(view, now)
@@ -110,11 +110,13 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
   }
   // Cluster API: the agent releases each Machine the answer lets go, so the CellInfrastructure
   // stays while any Machine is observed.
-  if (pool.clusterApi !== undefined && guestsObserved) {
+  if (provisioner === CLUSTER_API && guestsObserved) {
     const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
     const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
     children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
   }
+  // The other provisioner's machines while this one's go (see teardownView): kept, drained later.
+  children.push(...view.otherProvisioner.map(keepAsIs))
   if (guestsObserved) {
     children.push(...strayOthers.map(keepAsIs))
     if (view.cellNodeSet !== undefined) {
@@ -128,6 +130,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
     view.cellNodeSet !== undefined ||
     view.cellInfrastructure !== undefined ||
     view.strays.length > 0 ||
+    view.otherProvisioner.length > 0 ||
     view.foreign.length > 0
   const progressing: ConditionInput = guestsObserved
     ? {
@@ -158,4 +161,21 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
   const resync = resyncAfter(deadlines, now)
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response
+}
+
+/**
+ * The provisioner the teardown goes by, and the pool read with it: the one the spec names, unless
+ * only the other one's machines are observed. That happens after a change of
+ * `spec.cell.provisioner` that got past admission (sync then blocks the pool: blocking.ts); read
+ * by the spec's provisioner, those machines would be left out of the answer and deleted undrained,
+ * and a Cluster API Machine would wait at its deletion hooks with nothing to release it. When both
+ * are observed, the spec's go first and the other's are kept until then.
+ */
+function teardownView(request: CellPoolSyncRequest): { provisioner: CellProvisioner; view: PoolView } {
+  const named = provisionerOf(request.parent.spec)
+  const view = readPool(request, named)
+  const machines = [...view.cells.values()].some((o) => o.guest !== undefined || o.seed !== undefined)
+  if (machines || view.otherProvisioner.length === 0) return { provisioner: named, view }
+  const other = otherProvisioner(named)
+  return { provisioner: other, view: readPool(request, other) }
 }

@@ -89,3 +89,8 @@ export interface CellProvisioner {
 export function provisionerOf(spec: unknown): CellProvisioner {
   return usesClusterApi(spec) ? CLUSTER_API : SWIFT_GUEST
 }
+
+/** The provisioner that is not `provisioner`. */
+export function otherProvisioner(provisioner: CellProvisioner): CellProvisioner {
+  return provisioner === CLUSTER_API ? SWIFT_GUEST : CLUSTER_API
+}

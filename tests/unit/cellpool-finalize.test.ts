@@ -138,3 +138,75 @@ t.test('finalized is true only when nothing is observed', async (t) => {
   world.parent.metadata.deletionTimestamp = world.now.toISOString()
   t.equal(finalize(world.request(true), world.now).finalized, true)
 })
+
+/** The spec moved to ClusterAPI behind admission's back (sync blocks the pool: cellpool-sync's test). */
+function toClusterApi(spec: Record<string, unknown>): void {
+  const cell = spec.cell as Record<string, unknown>
+  cell.provisioner = 'ClusterAPI'
+  cell.clusterAPI = { clusterName: 'capi' }
+  const { imageRef, guestClassRef, interfaces } = cell.guestTemplate as Record<string, unknown>
+  cell.guestTemplate = { imageRef, guestClassRef, interfaces }
+}
+
+t.test('provisioner changed past admission: the cells are torn down by the provisioner that made them, drained', async (t) => {
+  const world = deletedWorld()
+  world.edit(toClusterApi)
+  const [first] = teardown(world, 1)
+  t.same(
+    world.cells().map((c) => [c.name, c.phase]),
+    [
+      ['inference-0', 'Draining'],
+      ['inference-1', 'Draining']
+    ],
+    'both SwiftGuest cells drain'
+  )
+  t.notOk(
+    first?.children.some((c) => c.kind === 'Machine' || c.kind === 'CellInfrastructure'),
+    'nothing of the named provisioner is made'
+  )
+  teardown(world, 4)
+  t.same(
+    world.guests().map((g) => g.metadata.name),
+    ['inference-1'],
+    'the empty cell went; the busy one is not deleted undrained'
+  )
+  const node = world.nodes.get('inference-1')
+  if (node !== undefined) node.pods = 0
+  const rest = teardown(world, 5)
+  t.same(world.children(), [], 'everything is gone')
+  t.equal(rest.at(-1)?.finalized, true)
+})
+
+t.test(
+  "provisioner changed past admission to SwiftGuest: a Cluster API cell's Machine is released through the CellInfrastructure",
+  async (t) => {
+    // A one-cell Cluster API pool's third answer gives its Machine; the spec then names SwiftGuest again.
+    const world = new PoolWorld(poolSpec({ replicas: 1 }))
+    const swiftGuestCell = structuredClone(world.parent.spec.cell)
+    world.edit(toClusterApi)
+    for (let i = 0; i < 3 && world.of('Machine.cluster.x-k8s.io/v1beta2').length === 0; i++) {
+      world.pass(sync)
+      world.agent()
+    }
+    world.edit((spec) => {
+      spec.cell = swiftGuestCell
+    })
+    world.parent.metadata.deletionTimestamp = world.now.toISOString()
+    const request = world.request(true)
+    t.same(Object.keys(request.children['Machine.cluster.x-k8s.io/v1beta2'] ?? {}), ['ml/inference-0'], 'the Machine is observed')
+    const answer = finalize(request, world.now)
+    t.equal(answer.finalized, false, 'not finalized while the Machine is observed')
+    t.notOk(
+      answer.children.some((c) => c.kind === 'Machine'),
+      'the Machine (never Ready) is let go'
+    )
+    const infrastructure = answer.children.find((c) => c.kind === 'CellInfrastructure')
+    const spec = (infrastructure as { spec?: { machines?: Array<{ name: string; release?: boolean }> } } | undefined)?.spec
+    const entries = spec?.machines ?? []
+    t.same(
+      entries.map((e) => [e.name, e.release]),
+      [['inference-0', true]],
+      'its entry says release, so the agent lets Cluster API finish the deletion'
+    )
+  }
+)
