@@ -114,15 +114,17 @@ function requestedSpec(
   related: TypedObjects | null | undefined,
   namespace: string,
   dra: ResolvedDra
-): { spec: unknown } | UnknownInventory {
+): { spec?: unknown; problem?: UnknownInventory } {
   const key = objectKey(dra.claim.name, namespace)
   if (dra.claim.kind === 'resourceClaimName') return { spec: observedObject(related, RESOURCE_CLAIM_TYPE_KEY, key)?.spec }
   const template = observedObject(related, RESOURCE_CLAIM_TEMPLATE_TYPE_KEY, key)
   if (template !== undefined) return { spec: asRecord(template.spec).spec }
   return {
-    known: false,
-    reason: 'ClaimTemplateNotObserved',
-    message: `The ResourceClaimTemplate ${dra.claim.name} is not observed, so the devices it asks for are not known.`
+    problem: {
+      known: false,
+      reason: 'ClaimTemplateNotObserved',
+      message: `The ResourceClaimTemplate ${dra.claim.name} is not observed, so the devices it asks for are not known.`
+    }
   }
 }
 
@@ -136,7 +138,7 @@ export function draInventory(related: TypedObjects | null | undefined, namespace
     }
   }
   const requested = requestedSpec(related, namespace, dra)
-  if ('known' in requested) return requested
+  if (requested.problem !== undefined) return requested.problem
   if (constrainedBySelectors(requested.spec)) {
     const what = dra.claim.kind === 'resourceClaimName' ? 'ResourceClaim' : 'ResourceClaimTemplate'
     return {
