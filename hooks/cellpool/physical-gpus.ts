@@ -47,6 +47,31 @@ export function waitsForGPU(slot: Slot): boolean {
   return slot.role === 'serve' && (slot.plan.phase === 'Pending' || slot.plan.phase === 'AllocatingGPU')
 }
 
+/**
+ * Machines answered for the first time (`createGuest`) take a free device each, after the
+ * machines that wait for one already (`AllocatingGPU`); the others are not created yet and their
+ * cell stays `Pending`, saying why. The build was checked when its first children were made, but
+ * its machine comes a sync or more later, once they are observed: another tenant may have taken
+ * the device meanwhile. Returns how many were held back; `slots` is changed in place.
+ */
+export function holdGuestsForGPU(slots: Slot[], freeGPUs: number | undefined): number {
+  if (freeGPUs === undefined) return 0
+  let left = freeGPUs - slots.filter((s) => s.role === 'serve' && s.plan.phase === 'AllocatingGPU').length
+  let held = 0
+  slots.forEach((s, i) => {
+    if (s.role !== 'serve' || !s.plan.createGuest) return
+    if (left > 0) {
+      left -= 1
+      return
+    }
+    held += 1
+    const message =
+      'Waiting for a free physical GPU in the infrastructure cluster before the machine is created (condition PhysicalGPUsAvailable).'
+    slots[i] = { ...s, plan: { ...s.plan, createGuest: false, message } }
+  })
+  return held
+}
+
 /** The counts a message gives. */
 function counts(i: Inventory & { known: true }): string {
   const own = i.own > 0 ? `, ${i.own} held by this pool's claim` : ''

@@ -25,7 +25,7 @@ import { hasChildren, type Cell } from './cell.ts'
 import { drainComplete, isIdle } from './drain.ts'
 import { CREATING_PHASES, type DecidedCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
-import { waitsForGPU } from './physical-gpus.ts'
+import { holdGuestsForGPU, waitsForGPU } from './physical-gpus.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
 import { backToService, build, drain, drainedReason, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
@@ -158,6 +158,7 @@ export function planScaling(input: ScalingInput): ScalingPlan {
   scaleDown(slots, ctx)
   const after = scaleUp(slots, ctx, poolExhausted)
   orderCreation(after, ctx)
+  ctx.heldBackForGPU += holdGuestsForGPU(after, input.freeGPUs)
   const updated = rollingUpdate(after, ctx)
   const missing = input.desired - held(after).length
   return {

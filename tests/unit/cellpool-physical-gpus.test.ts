@@ -186,6 +186,20 @@ t.test('a replacement waits for a free GPU too', async (t) => {
   t.same(phases(world), ['inference-0:Ready'], 'rebuilt once one is')
 })
 
+t.test('a device taken between the build and its machine: the machine waits, its cell stays Pending', async (t) => {
+  const world = new GPUWorld(poolSpec({ replicas: 1 }), 1)
+  for (let i = 0; i < 10 && world.of('Secret.v1').length === 0; i++) world.step(sync)
+  t.same(world.guests(), [], 'the Secret and seed profile come first')
+  world.takeGPUs(1)
+  for (let i = 0; i < 5; i++) world.step(sync)
+  t.same(world.guests(), [], 'no machine while no device is free')
+  t.match(world.cells(), [{ name: 'inference-0', phase: 'Pending', message: /^Waiting for a free physical GPU/ }])
+  t.match(conditionOf(world), { status: 'False', reason: 'InsufficientPhysicalGPU' })
+  world.otherClaims = []
+  world.settle(sync)
+  t.same(phases(world), ['inference-0:Ready'])
+})
+
 t.test("a cell that holds its GPU counts as its own: a shared claim's device is free for the pool", async (t) => {
   const cell = poolSpec().cell as Record<string, unknown>
   const spec = poolSpec({ replicas: 1, cell: { ...cell, gpu: { backend: 'DRA', dra: { resourceClaimName: 'shared' } } } })
@@ -220,6 +234,58 @@ t.test('with the inventory unknown the pool behaves as without the check', async
     t.equal(answer.children.filter((c) => c.kind === 'Secret').length, 2, `${name}: cells are built`)
     t.match(conditionOf(world), { status: 'Unknown', message: /Scale-ups are not held back\.$/ }, name)
   }
+})
+
+/** One thing that happens to a pool whose infrastructure cluster is short of GPUs. */
+type GPUEvent =
+  | { kind: 'replicas'; n: number }
+  | { kind: 'take'; n: number }
+  | { kind: 'release' }
+  | { kind: 'add' }
+  | { kind: 'template'; image: string }
+
+const gpuEvent: fc.Arbitrary<GPUEvent> = fc.oneof(
+  fc.record({ kind: fc.constant('replicas' as const), n: fc.integer({ min: 0, max: 4 }) }),
+  fc.record({ kind: fc.constant('take' as const), n: fc.integer({ min: 1, max: 2 }) }),
+  fc.record({ kind: fc.constant('release' as const) }),
+  fc.record({ kind: fc.constant('add' as const) }),
+  fc.record({ kind: fc.constant('template' as const), image: fc.constantFrom('gpu-noble', 'gpu-noble-2') })
+)
+
+t.test('over any history of scaling, updates and other tenants, no guest is ever left waiting for a GPU', async (t) => {
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.array(gpuEvent, { maxLength: 8 }), (gpus, events) => {
+        // At least one device is published: a driver that publishes none says nothing (unknown, never full).
+        const world = new GPUWorld(poolSpec({ replicas: 2, updatePolicy: { type: 'RollingUpdate' } }), gpus)
+        const check = (): void => {
+          const waiting = world.guests().filter((g) => (g.status as { gpu?: unknown } | undefined)?.gpu === undefined)
+          if (waiting.length > 0)
+            throw new Error(`guests wait for a GPU: ${waiting.map((g) => g.metadata.name).join(', ')} after ${JSON.stringify(events)}`)
+        }
+        for (const e of events) {
+          if (e.kind === 'replicas') world.edit((spec) => (spec.replicas = e.n))
+          else if (e.kind === 'take') world.takeGPUs(e.n)
+          else if (e.kind === 'release') world.otherClaims = []
+          else if (e.kind === 'add') world.addGPU()
+          else world.edit((spec) => ((spec.cell as { guestTemplate: { imageRef: unknown } }).guestTemplate.imageRef = { name: e.image }))
+          for (let i = 0; i < 6; i++) {
+            world.step(sync, 10)
+            check()
+          }
+        }
+        // With every GPU given back and enough of them, the pool reaches its size.
+        world.otherClaims = []
+        while (world.freeDevices().length + world.guestClaims.size < 4) world.addGPU()
+        world.settle(sync, 120)
+        check()
+        const desired = (world.parent.spec as { replicas: number }).replicas
+        if (world.cells().filter((c) => c.phase === 'Ready').length !== desired)
+          throw new Error(`not at ${desired}: ${JSON.stringify(world.cells())}`)
+      }),
+      { numRuns: 40 }
+    )
+  )
 })
 
 t.test('related objects of any shape: no throw, a bounded inventory', async (t) => {
