@@ -61,7 +61,14 @@ export const CELL_PHASES = [
 export type CellPhase = (typeof CELL_PHASES)[number]
 
 /** Condition types of a pool. */
-export const POOL_CONDITION_TYPES = ['Ready', 'Progressing', 'Updated', 'WorkloadClusterReachable', 'ScalingActive'] as const
+export const POOL_CONDITION_TYPES = [
+  'Ready',
+  'Progressing',
+  'Updated',
+  'WorkloadClusterReachable',
+  'ScalingActive',
+  'PhysicalGPUsAvailable'
+] as const
 
 /** The longest pool name: a cell name `<pool>-<i>` (i up to five digits) must stay a 63-character DNS label. */
 export const POOL_NAME_MAX = 57
@@ -566,9 +573,10 @@ export const GPUCellPoolStatusSchema = Type.Object(
     demandFreeSince: Type.Optional(Type.String({ format: 'date-time', description: 'Since when no satisfiable Pod has been pending.' })),
     cells: Type.Optional(Type.Array(CellStatusSchema, { ...listMap('name'), description: 'One row per cell the pool owns.' })),
     conditions: Type.Optional(
-      Type.Array(conditionSchema('Ready, Progressing, Updated, WorkloadClusterReachable or ScalingActive.'), {
+      Type.Array(conditionSchema('Ready, Progressing, Updated, WorkloadClusterReachable, ScalingActive or PhysicalGPUsAvailable.'), {
         ...listMap('type'),
-        description: 'Ready, Progressing, Updated, WorkloadClusterReachable and (autoscaling only) ScalingActive.'
+        description:
+          'Ready, Progressing, Updated, WorkloadClusterReachable, (autoscaling only) ScalingActive and PhysicalGPUsAvailable (free physical GPUs for a scale-up).'
       })
     )
   },

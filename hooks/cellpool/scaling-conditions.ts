@@ -53,7 +53,8 @@ export function progressingCondition(
   input: ScalingInput,
   poolExhausted: boolean,
   missing: number,
-  failures: number
+  failures: number,
+  heldBackForGPU = 0
 ): ConditionInput {
   const c = (status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
     type: 'Progressing',
@@ -98,6 +99,13 @@ export function progressingCondition(
       'CellsChanging',
       `${moving.join('; ')}.`.replace(/^./, (s) => s.toUpperCase())
     )
+  if (heldBackForGPU > 0) {
+    return c(
+      'False',
+      'InsufficientPhysicalGPU',
+      `${heldBackForGPU} cell(s) wait to be created until a physical GPU is free in the infrastructure cluster (condition PhysicalGPUsAvailable).`
+    )
+  }
   const failed = work.filter((w) => w.role === 'failed')
   if (failed.length > 0) return c('True', 'Rebuilding', `Failed cells wait for their rebuild: ${names(failed)}.`)
   if (missing > 0) return c('True', 'CellsChanging', `${missing} more cell(s) wait until fewer than ${MAX_BUILDING} are being built.`)

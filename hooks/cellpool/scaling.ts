@@ -25,6 +25,7 @@ import { hasChildren, type Cell } from './cell.ts'
 import { drainComplete, isIdle } from './drain.ts'
 import { CREATING_PHASES, QUEUED_REASON, type DecidedCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
+import { holdGuestsForGPU, waitsForGPU } from './physical-gpus.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
 import { backToService, build, drain, drainedReason, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
@@ -79,6 +80,8 @@ export interface ScalingInput {
   drainDeletedGuest?: boolean
   /** The CellNodeSet's rows by Node name, for cells that have no children yet. */
   rows?: ReadonlyMap<string, CellNodeStatus>
+  /** Physical GPUs free for the pool's cells (physical-gpus.ts); undefined: unknown, no check. */
+  freeGPUs?: number
 }
 
 /** What sync answers for a cell. */
@@ -115,6 +118,10 @@ export interface ScalingPlan {
   cells: CellPlan[]
   progressing: ConditionInput
   updated: ConditionInput
+  /** Cells not built this sync for want of a free physical GPU. */
+  heldBackForGPU: number
+  /** Serving cells that wait for a GPU (physical-gpus.ts). */
+  waitingForGPU: number
 }
 
 /** Backoff before rebuilding an index that failed `failures` times: 30 s, doubling, at most 30 min. */
@@ -128,6 +135,8 @@ export interface StepContext {
   input: ScalingInput
   nowStamp: string
   observed: boolean
+  /** Cells held back for want of a free physical GPU (scaleUp). */
+  heldBackForGPU: number
 }
 
 /** Slots that count toward the desired number: serving, a Failed index holding its place, a drain for an update. */
@@ -147,7 +156,7 @@ export function updateInProgress(slots: readonly Slot[]): boolean {
 
 /** The plan for every cell (docs/cellpool.md, "Scaling, drain and updates"). */
 export function planScaling(input: ScalingInput): ScalingPlan {
-  const ctx: StepContext = { input, nowStamp: apiTime(input.now), observed: input.workload.observed }
+  const ctx: StepContext = { input, nowStamp: apiTime(input.now), observed: input.workload.observed, heldBackForGPU: 0 }
   const slots = [...input.cells].sort((a, b) => a.index - b.index).map((c) => startingSlot(c, input))
   const everReady = slots.some((s) => s.plan.readyOnce)
   const failures = slots.reduce((n, s) => n + s.plan.failureCount, 0)
@@ -157,12 +166,15 @@ export function planScaling(input: ScalingInput): ScalingPlan {
   scaleDown(slots, ctx)
   const after = scaleUp(slots, ctx, poolExhausted)
   orderCreation(after, ctx)
+  ctx.heldBackForGPU += holdGuestsForGPU(after, input.freeGPUs)
   const updated = rollingUpdate(after, ctx)
   const missing = input.desired - held(after).length
   return {
     cells: after.sort((a, b) => a.plan.index - b.plan.index).map((s) => s.plan),
-    progressing: progressingCondition(after, input, poolExhausted, missing, failures),
-    updated
+    progressing: progressingCondition(after, input, poolExhausted, missing, failures, ctx.heldBackForGPU),
+    updated,
+    heldBackForGPU: ctx.heldBackForGPU,
+    waitingForGPU: after.filter(waitsForGPU).length
   }
 }
 
@@ -231,6 +243,8 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
   const { input, observed, nowStamp } = ctx
   const now = input.now
   let missing = input.desired - held(slots).length
+  // Free physical GPUs left for builds once the cells already waiting for one have theirs.
+  let gpus = input.freeGPUs === undefined ? Infinity : input.freeGPUs - slots.filter(waitsForGPU).length
   slots.forEach((s, i) => {
     if (missing <= 0 || s.role !== 'drainScaleDown') return
     slots[i] = backToService(s, nowStamp)
@@ -257,6 +271,11 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
       return
     }
     if (poolExhausted || !observed || creating(slots).length >= MAX_BUILDING) return
+    if (gpus <= 0) {
+      ctx.heldBackForGPU += 1
+      return
+    }
+    gpus -= 1
     slots[i] = build(s, nowStamp, input.templateHash)
   })
   if (missing <= 0 || poolExhausted) return slots
@@ -276,6 +295,11 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
       continue
     }
     if (!observed || creating(out).length >= MAX_BUILDING) break
+    if (gpus <= 0) {
+      ctx.heldBackForGPU += missing
+      break
+    }
+    gpus -= 1
     out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
     // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
     // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.

@@ -50,12 +50,14 @@ export interface PoolStatusInput {
   updated: ConditionInput
   workload: WorkloadState
   autoscale: AutoscaleResult | undefined
+  /** Condition PhysicalGPUsAvailable (physical-gpus.ts), when the sync decided it. */
+  physicalGPUs?: ConditionInput
   /** What could not be read, one sentence each. */
   readProblems: readonly string[]
 }
 
 /** What an answer decided for the status; the rest of {@link PoolStatusInput} comes from the request. */
-export type DecidedStatus = Pick<PoolStatusInput, 'rows' | 'desired' | 'progressing' | 'updated' | 'autoscale'>
+export type DecidedStatus = Pick<PoolStatusInput, 'rows' | 'desired' | 'progressing' | 'updated' | 'autoscale' | 'physicalGPUs'>
 
 /**
  * The status of an answer: what it decided, with the pool's name, generation, previous
@@ -161,6 +163,7 @@ export function poolStatus(input: PoolStatusInput): GPUCellPoolStatus {
     reachableCondition(input.workload)
   ]
   if (input.autoscale !== undefined) conditions.push(scalingActiveCondition(input.autoscale))
+  if (input.physicalGPUs !== undefined) conditions.push(input.physicalGPUs)
   const status: GPUCellPoolStatus = {
     replicas: count((r) => r.owned),
     readyCells,

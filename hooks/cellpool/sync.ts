@@ -19,6 +19,7 @@ import type { CellIdentity } from './cell-names.ts'
 import { buildBudget, buildCellNode, buildCellNodeSet, cellChildren } from './children.ts'
 import { answerCellInfrastructure, withProviderID } from './clusterapi-children.ts'
 import { phaseConfig } from './phases.ts'
+import { freeForPool, physicalGPUsCondition, poolInventory } from './physical-gpus.ts'
 import { provisionerOf } from './provisioner.ts'
 import { readPool, type CellPoolSyncRequest } from './request.ts'
 import { resolvePool } from './resolve.ts'
@@ -39,6 +40,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   if (blocking !== undefined) return blockedAnswer(view, pool, cells, workload, blocking, now)
 
   const scaled = autoscaleFor(view, pool, cells, workload, now)
+  const inventory = poolInventory(request.related, view.namespace, pool)
+  const freeGPUs = freeForPool(inventory)
   const desired = scaled?.desiredReplicas ?? pool.replicas
   const specChanged =
     view.generation !== undefined && view.previous.observedGeneration !== undefined && view.generation !== view.previous.observedGeneration
@@ -54,6 +57,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     now,
     prerequisites: { secret: provisioner.needsSecret(pool), seed: provisioner.seed !== undefined },
     drainDeletedGuest: provisioner.drainsDeletedGuest,
+    ...(freeGPUs !== undefined ? { freeGPUs } : {}),
     ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {})
   })
 
@@ -87,7 +91,9 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   }
   children.push(...view.strays.map(keepAsIs))
 
-  const status = viewStatus(view, workload, now, { rows, desired, progressing: plan.progressing, updated: plan.updated, autoscale: scaled })
+  const physicalGPUs = physicalGPUsCondition(inventory, plan.heldBackForGPU, plan.waitingForGPU)
+  const decided = { rows, desired, progressing: plan.progressing, updated: plan.updated, autoscale: scaled, physicalGPUs }
+  const status = viewStatus(view, workload, now, decided)
   const resync = resyncAfter(
     [...plan.cells.map((c) => c.deadline), scaled !== undefined ? autoscaleDeadline(scaled, autoscaleConfig(pool), now) : undefined],
     now

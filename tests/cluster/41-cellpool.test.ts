@@ -260,3 +260,54 @@ t.test(
     t.same(await bootstraps(), ['stale-0-bootstrap', 'stale-1-bootstrap'], 'two cells in all for one pending Pod')
   }
 )
+
+t.test('a scale-up waits for a free physical GPU in the DRA inventory (ResourceSlices and ResourceClaims)', async (t) => {
+  const name = 'scarce'
+  const dra = 'resource.k8s.io/v1'
+  const request = { name: 'gpu', exactly: { deviceClassName: 'vfio-gpu' } }
+  await kube.create(
+    { apiVersion: dra, resource: 'resourceclaimtemplates', namespace: NS },
+    { metadata: { name: 'single-vfio-gpu', namespace: NS }, spec: { spec: { devices: { requests: [request] } } } }
+  )
+  await kube.create(
+    { apiVersion: dra, resource: 'resourceslices' },
+    {
+      metadata: { name: 'gpu-host-a-gpu' },
+      spec: {
+        driver: 'gpu.kubeswift.io',
+        allNodes: true,
+        pool: { name: 'gpu-host-a', generation: 1, resourceSliceCount: 1 },
+        devices: [{ name: 'gpu-0000-3b-00-0', attributes: { vfioReady: { bool: true } } }]
+      }
+    }
+  )
+  // Another tenant's VM holds the only device.
+  await cluster.kubectl(['create', 'namespace', 'other-team'])
+  const claimRef: ResourceRef = { apiVersion: dra, resource: 'resourceclaims', namespace: 'other-team', name: 'vm' }
+  const created = await kube.create(claimRef, {
+    metadata: { name: 'vm', namespace: 'other-team' },
+    spec: { devices: { requests: [request] } }
+  })
+  const results = [{ request: 'gpu', driver: 'gpu.kubeswift.io', pool: 'gpu-host-a', device: 'gpu-0000-3b-00-0' }]
+  await kube.updateStatus(claimRef, { ...created.body, status: { allocation: { devices: { results } } } })
+
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(1, name)) })
+  const waiting = await until('the check to hold the cell back', (p) => condition(p, 'PhysicalGPUsAvailable')?.status === 'False', {
+    seconds: 40,
+    name
+  })
+  t.match(condition(waiting, 'PhysicalGPUsAvailable'), {
+    reason: 'InsufficientPhysicalGPU',
+    message: /^1 more cell\(s\) wait .*: 0 free of 1 ready \(1 published, 1 held\) device\(s\) of driver gpu\.kubeswift\.io\.$/
+  })
+  t.same([waiting.status.desiredReplicas, waiting.status.replicas], [1, 0])
+  t.same(
+    (await guests()).filter((g: Obj) => String(g.metadata.name).startsWith(`${name}-`)),
+    [],
+    'no guest that could only wait in AllocatingGPU'
+  )
+  await kube.delete(claimRef)
+  const ready = await until('the cell once the GPU is free', (p) => p.status?.readyCells === 1, { seconds: 60, name })
+  t.same(phases(ready), ['scarce-0:Ready'])
+  t.equal(condition(ready, 'PhysicalGPUsAvailable')?.status, 'True')
+})

@@ -237,9 +237,10 @@ t.test('observed children and related objects keyed by prototype names are found
 
 t.test("customize relates a join Secret named constructor, in the pool's namespace only", async (t) => {
   const parent = poolObject(poolSpec({ bootstrap: { joinSecretRef: { name: 'constructor' } } }))
-  t.strictSame(customize({ controller: {}, parent }), {
-    relatedResources: [{ apiVersion: 'v1', resource: 'secrets', namespace: NS, names: ['constructor'] }]
-  })
+  t.strictSame(
+    customize({ controller: {}, parent }).relatedResources.filter((r) => r.resource === 'secrets'),
+    [{ apiVersion: 'v1', resource: 'secrets', namespace: NS, names: ['constructor'] }]
+  )
   const proto = poolObject(fromJson<Record<string, unknown>>('{"bootstrap":{"__proto__":{"joinSecretRef":{"name":"x"}}}}'))
   t.strictSame(customize({ controller: {}, parent: proto }), { relatedResources: [] }, 'a ref under __proto__ is not read')
 })

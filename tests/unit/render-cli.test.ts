@@ -313,7 +313,11 @@ t.test(
             metadata: { name: 'inference-cluster-join', namespace: 'gpu-workspaces' },
             data: { 'user-data': Buffer.from(joinText).toString('base64') }
           }
-        }
+        },
+        // A DRA pool relates the DRA inventory; none was given on the command line.
+        'ResourceSlice.resource.k8s.io/v1': {},
+        'ResourceClaim.resource.k8s.io/v1': {},
+        'ResourceClaimTemplate.resource.k8s.io/v1': {}
       },
       finalizing: false
     })

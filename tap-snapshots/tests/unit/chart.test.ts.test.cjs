@@ -1512,8 +1512,9 @@ spec:
                 - name
                 x-kubernetes-list-type: map
               conditions:
-                description: Ready, Progressing, Updated, WorkloadClusterReachable
-                  and (autoscaling only) ScalingActive.
+                description: Ready, Progressing, Updated, WorkloadClusterReachable,
+                  (autoscaling only) ScalingActive and PhysicalGPUsAvailable (free
+                  physical GPUs for a scale-up).
                 items:
                   description: A standard condition.
                   properties:
@@ -1538,8 +1539,8 @@ spec:
                       - Unknown
                       type: string
                     type:
-                      description: Ready, Progressing, Updated, WorkloadClusterReachable
-                        or ScalingActive.
+                      description: Ready, Progressing, Updated, WorkloadClusterReachable,
+                        ScalingActive or PhysicalGPUsAvailable.
                       type: string
                   required:
                   - type
