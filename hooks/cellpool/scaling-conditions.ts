@@ -3,7 +3,8 @@
  * doing or why it waits, and `Updated`, whether every cell is built from the current template.
  */
 import type { ConditionInput } from '../k8s/conditions.ts'
-import { MAX_BUILDING, MAX_INDEX_FAILURES, creating, type ScalingInput } from './scaling.ts'
+import { creating, MAX_BUILDING } from './creation.ts'
+import { MAX_INDEX_FAILURES, type ScalingInput } from './scaling.ts'
 import type { Slot } from './transitions.ts'
 
 function names(ws: readonly Slot[]): string {
