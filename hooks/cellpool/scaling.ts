@@ -23,7 +23,7 @@ import type { ConditionInput } from '../k8s/conditions.ts'
 import type { CellFailure } from '../api/gpucellpool.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import { drainComplete, isIdle } from './drain.ts'
-import { CREATING_PHASES, type DecidedCell } from './phases.ts'
+import { CREATING_PHASES, type DecidedCell, type PreviousCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
@@ -71,6 +71,8 @@ export interface ScalingInput {
   drainDeletedGuest?: boolean
   /** The CellNodeSet's rows by Node name, for cells that have no children yet. */
   rows?: ReadonlyMap<string, CellNodeStatus>
+  /** The previous status rows by cell name: what a new build at an index keeps of it (transitions.ts, `newSlot`). */
+  earlierRows?: ReadonlyMap<string, Pick<PreviousCell, 'phase' | 'failureCount' | 'lastTransitionTime'>>
 }
 
 /** What sync answers for a cell. */
@@ -271,7 +273,7 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
     out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
     // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
     // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.
-    out.push(newSlot(input.pool, i, nowStamp, input.templateHash, input.rows))
+    out.push(newSlot(input, i, nowStamp))
     used.add(i)
     missing -= 1
   }

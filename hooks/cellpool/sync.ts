@@ -54,7 +54,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     now,
     prerequisites: { secret: provisioner.needsSecret(pool), seed: provisioner.seed !== undefined },
     drainDeletedGuest: provisioner.drainsDeletedGuest,
-    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {})
+    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {}),
+    earlierRows: view.previous.cells
   })
 
   const byIndex = new Map(cells.map((c) => [c.index, c]))
