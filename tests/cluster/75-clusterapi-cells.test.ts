@@ -12,7 +12,9 @@
  * labels, annotations and taints); a scale-down that waits for a GPU Pod by the pool's drain and
  * then lets the Machine go without Cluster API draining anything; a Machine deleted by hand, which
  * evicts nothing, waits for the pool's drain and is rebuilt; a cell from the pool's own rendered
- * data Secret; pool deletion. Everything is polled for, nothing is timed.
+ * data Secret; pool deletion. Phase budgets, failures and autoscaling of Cluster API cells are
+ * in 76-clusterapi-failures.test.ts, which shares this file's setup (support/clusterapi-scenario.ts).
+ * Everything is polled for, nothing is timed.
  */
 import t from 'tap'
 import { nodeRef, runAllocatedPod, WORK_NAMESPACE } from './support/agent.ts'
