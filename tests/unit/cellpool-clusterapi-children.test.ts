@@ -221,3 +221,28 @@ t.test('an observed entry is kept for its Machine only when it carries the Machi
   own.kubeSwiftMachine.spec = { recorded: true }
   t.same(answer(own).machines[0]?.kubeSwiftMachine.spec, { recorded: true }, 'its own entry is kept as observed')
 })
+
+t.test('a Machine the answer lets go: its entry says release and names its uid; a kept release is dropped once answered', async (t) => {
+  const pool = resolvePool(poolSpec())
+  const capi = { clusterName: 'gpu', version: '' }
+  const id = { ...ID, index: 0 }
+  const machine = { ...buildMachine(capi, id, 'h'), metadata: { ...buildMachine(capi, id, 'h').metadata, uid: 'uid-m0' } }
+  const observedEntry = { ...buildCellMachine(pool, capi, id, 'h', true), machineUID: 'uid-earlier' }
+  const answer = (children: (typeof machine)[]) =>
+    answerCellInfrastructure({
+      pool,
+      poolName: 'cells',
+      namespace: 'capi',
+      poolUID: 'uid-pool',
+      cells: [{ index: 0, machine }],
+      children,
+      observed: {
+        object: buildCellInfrastructure('cells', 'capi', 'uid-pool', [observedEntry]),
+        machines: new Map([['cells-0', observedEntry]])
+      }
+    }).spec as { machines: Array<{ release?: boolean; machineUID?: string }> }
+  const letGo = answer([]).machines[0]
+  t.same([letGo?.release, letGo?.machineUID], [true, 'uid-m0'], 'the release names the Machine observed now')
+  const kept = answer([machine]).machines[0]
+  t.same([kept?.release, kept?.machineUID], [undefined, undefined], 'an answered Machine is not released')
+})
