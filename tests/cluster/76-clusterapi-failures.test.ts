@@ -11,7 +11,8 @@
  * Machine, which never had a Node, is released by the agent and deleted without Cluster API
  * draining anything and without a cordon, and its index is rebuilt once the failure backoff has
  * passed; once the provider lets the VM go, the rebuilt cell becomes Ready, its failure count
- * kept. An autoscaling pool: a pending GPU Pod adds a Machine that becomes a Ready cell; once the
+ * kept, and no version of the rebuilt Machine, which has the name and template of the one before,
+ * ever lacks a deletion hook (a release names the uid of its Machine). An autoscaling pool: a pending GPU Pod adds a Machine that becomes a Ready cell; once the
  * Pod is gone, the idle cell drains by the pool's drain, its Machine is released and goes,
  * Cluster API drains nothing, and its Node is gone. Every version of the Machines, the
  * CellInfrastructures and the CellNodeSets is recorded by a watch, so brief states (a release)
@@ -128,10 +129,9 @@ t.test(
       history.some((m) => m.metadata.deletionTimestamp !== undefined && released(m)),
       'deleted and released by the agent'
     )
-    t.ok(
-      entriesOf(infrastructures, 'machines', cell).some((e) => e.release === true),
-      'the CellInfrastructure entry asked the agent to release it'
-    )
+    const releases = entriesOf(infrastructures, 'machines', cell).filter((e) => e.release === true)
+    t.ok(releases.length > 0, 'the CellInfrastructure entry asked the agent to release it')
+    t.same([...new Set(releases.map((e) => e.machineUID))], [uid], 'every release named this Machine')
     t.same(
       entriesOf(nodeSets, 'nodes', cell).filter((e) => e.cordon === true),
       [],
@@ -180,6 +180,13 @@ t.test(
     t.equal(node.metadata.labels['cells.kubeswift.io/instance'], rebuilt.metadata.uid, "the Node is the new Machine's")
     t.same(machineRows(await infra.must(cellsRef('cellinfrastructures', 'flaky'))), [[cell, true, true, false]])
     t.equal((await machine(cell)).status.nodeRef.name, cell)
+    const unhooked = machines
+      .versions()
+      .filter((v) => v.object.metadata.uid === rebuilt.metadata.uid)
+      .filter(
+        (v) => v.object.metadata.annotations?.[PRE_DRAIN] === undefined || v.object.metadata.annotations?.[PRE_TERMINATE] === undefined
+      )
+    t.same(unhooked, [], 'no version of the rebuilt Machine lacks a deletion hook: the release of the one before never reached it')
   }
 )
 
