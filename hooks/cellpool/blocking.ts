@@ -16,7 +16,7 @@ import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX, nodeSetProblems } from './limits
 import type { DecidedCell } from './phases.ts'
 import type { PoolView } from './request.ts'
 import type { ResolvedPool } from './resolve.ts'
-import { MAX_CREATING, type CellPlan } from './scaling.ts'
+import { MAX_BUILDING, type CellPlan } from './scaling.ts'
 import { statusRow, viewStatus, withoutStop, type CellRow } from './status.ts'
 import { poolProblems } from './validate.ts'
 import type { WorkloadState } from './workload.ts'
@@ -63,10 +63,10 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
   const oversized = nodeSetProblems(
     view.name,
     pool,
-    view.cells.size + MAX_CREATING,
+    view.cells.size + MAX_BUILDING,
     MAX_NODE_SET_BYTES,
     'spec.replicas',
-    `${view.cells.size} cells have children, and ${MAX_CREATING} more may be created`
+    `${view.cells.size} cells have children, and ${MAX_BUILDING} more may be created`
   )
   if (oversized.length > 0) {
     return {

@@ -10,6 +10,8 @@
  *   `WorkloadUnobserved` and its transition time is stamped when the pause begins and again when
  *   it ends, so after an agent outage the phase gets its whole budget again. The status keeps one
  *   time per cell; an outage never fails a cell, which is what the rule is for.
+ * - A cell queued for a machine (`MachineQueued`: prepared while others' machines are created)
+ *   has no budget; its transition time is stamped when its machine is created.
  */
 import type { CellNodeStatus } from '../api/cellnodeset.ts'
 import { CELL_PHASES, type CellFailure, type CellPhase, type CellStatus } from '../api/gpucellpool.ts'
@@ -45,6 +47,12 @@ const BOOTSTRAP_PHASES: ReadonlySet<CellPhase> = new Set(['Pending', 'Allocating
 
 /** Reason of a phase shown by a cell that was Ready before. */
 export const REGRESSED_REASON = 'Regressed'
+
+/**
+ * Reason of a prepared cell (its Secret, seed and CellNodeSet entry made, no Node of its name)
+ * waiting for one of the machines being created to turn Ready (scaling.ts `orderCreation`).
+ */
+export const QUEUED_REASON = 'MachineQueued'
 
 /** A cell as decided for this answer: what its scaling plan and its status row both carry. */
 export type DecidedCell = Required<
@@ -126,7 +134,9 @@ export function cellPhase(input: {
   if (previous?.readyOnce === true) {
     return { ...withIP, reason: REGRESSED_REASON, message: `The cell was Ready and regressed: ${seen.message}` }
   }
-  if (seen.paused) return withIP
+  // A queued cell is not being built yet: its budget starts when its machine is created.
+  const queued = previous?.reason === QUEUED_REASON && input.guest === undefined
+  if (seen.paused || queued) return withIP
   const bootstrap = BOOTSTRAP_PHASES.has(seen.phase)
   const budget = bootstrap ? config.bootstrapReadyTimeoutSeconds : config.capacityReadyTimeoutSeconds
   const since = parseTime(lastTransitionTime) ?? now.getTime()

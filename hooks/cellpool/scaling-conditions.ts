@@ -3,7 +3,7 @@
  * doing or why it waits, and `Updated`, whether every cell is built from the current template.
  */
 import type { ConditionInput } from '../k8s/conditions.ts'
-import { MAX_CREATING, MAX_INDEX_FAILURES, creating, type ScalingInput } from './scaling.ts'
+import { MAX_BUILDING, MAX_INDEX_FAILURES, creating, type ScalingInput } from './scaling.ts'
 import type { Slot } from './transitions.ts'
 
 function names(ws: readonly Slot[]): string {
@@ -100,6 +100,6 @@ export function progressingCondition(
     )
   const failed = work.filter((w) => w.role === 'failed')
   if (failed.length > 0) return c('True', 'Rebuilding', `Failed cells wait for their rebuild: ${names(failed)}.`)
-  if (missing > 0) return c('True', 'CellsChanging', `${missing} more cell(s) wait until fewer than ${MAX_CREATING} are being created.`)
+  if (missing > 0) return c('True', 'CellsChanging', `${missing} more cell(s) wait until fewer than ${MAX_BUILDING} are being built.`)
   return c('False', 'Settled', `The pool holds its ${input.desired} desired cell(s); nothing is being created, drained or removed.`)
 }

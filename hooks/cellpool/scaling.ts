@@ -23,7 +23,7 @@ import type { ConditionInput } from '../k8s/conditions.ts'
 import type { CellFailure } from '../api/gpucellpool.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import { drainComplete, isIdle } from './drain.ts'
-import { CREATING_PHASES, type DecidedCell, type PreviousCell } from './phases.ts'
+import { CREATING_PHASES, QUEUED_REASON, type DecidedCell, type PreviousCell } from './phases.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
 import { apiTime } from '../k8s/time.ts'
 import { formatSeconds, parseTime } from './time.ts'
@@ -38,8 +38,16 @@ export const BACKOFF_MAX_SECONDS = 30 * 60
 export const MAX_INDEX_FAILURES = 5
 /** Failures in all after which a pool none of whose cells was ever Ready stops creating. */
 export const MAX_POOL_FAILURES_NEVER_READY = 3
-/** Most cells being created at once. */
+/** Most machines being created at once (a machine exists or is answered, its cell not yet Ready once). */
 export const MAX_CREATING = 2
+/**
+ * Most cells prepared besides those (Secret, seed and CellNodeSet entry made, no machine yet), so
+ * that the agent has checked their Node names by the time a machine turns Ready: the next machine
+ * is then created in the same sync, and a pool comes up in about N/2 rounds rather than N.
+ */
+export const MAX_QUEUED = 2
+/** Most cells being built at once: creating their machines, or queued for one. */
+export const MAX_BUILDING = MAX_CREATING + MAX_QUEUED
 
 /** Why a cell is being removed. */
 export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed' | 'MachineDeleted'
@@ -218,7 +226,7 @@ function scaleDown(slots: Slot[], ctx: StepContext): void {
 /**
  * Scale up to the desired number: cells draining for a scale-down serve again first (lowest index
  * first), then Failed indices are rebuilt once their backoff has passed, then new cells take the
- * lowest free indices; at most {@link MAX_CREATING} are built at once, and none while the workload
+ * lowest free indices; at most {@link MAX_BUILDING} are built at once, and none while the workload
  * cluster is unobserved. Returns the partition with the new cells.
  */
 function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[] {
@@ -250,7 +258,7 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
       slots[i] = { ...s, plan: { ...s.plan, message, deadline: new Date(due) } }
       return
     }
-    if (poolExhausted || !observed || creating(slots).length >= MAX_CREATING) return
+    if (poolExhausted || !observed || creating(slots).length >= MAX_BUILDING) return
     slots[i] = build(s, nowStamp, input.templateHash)
   })
   if (missing <= 0 || poolExhausted) return slots
@@ -269,7 +277,7 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
         missing -= 1
       continue
     }
-    if (!observed || creating(out).length >= MAX_CREATING) break
+    if (!observed || creating(out).length >= MAX_BUILDING) break
     out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
     // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
     // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.
@@ -283,27 +291,45 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
 /**
  * Creation order for a serving cell without a machine: the machine only once what the
  * provisioner makes it from (its Secret and seed) is observed and the CellNodeSet row shows no
- * Node of its name (the status generation-matched).
+ * Node of its name (the status generation-matched), and while fewer than {@link MAX_CREATING}
+ * machines are being created, lowest index first. A cell ready for its machine beyond that is
+ * queued (`MachineQueued`, no budget); its transition time is stamped when its machine comes.
  */
 function orderCreation(slots: Slot[], ctx: StepContext): void {
   const { workload } = ctx.input
   const needs = ctx.input.prerequisites ?? { secret: true, seed: true }
-  slots.forEach((s, i) => {
+  let machines = creating(slots).filter((s) => s.cell.children.guest).length
+  const candidates = slots
+    .map((s, i) => ({ s, i }))
+    .filter(({ s }) => s.role === 'serve' && !s.cell.children.guest && s.plan.answer === 'serve')
+    .sort((a, b) => a.s.cell.index - b.s.cell.index)
+  for (const { s, i } of candidates) {
     const c = s.cell
-    if (s.role !== 'serve' || c.children.guest || s.plan.answer !== 'serve') return
     const row = c.row
     const prepared = (c.children.secret || !needs.secret) && (c.children.seed || !needs.seed)
-    const ready = prepared && ctx.observed && workload.generationMatched && row !== undefined && !row.present
-    const plan = { ...s.plan, createGuest: ready }
-    if (!ready && plan.phase === 'Pending' && plan.reason === 'GuestNotCreated') {
-      plan.message = !prepared
-        ? 'Waiting for the bootstrap Secret and seed profile to be created.'
-        : row === undefined || !workload.generationMatched
-          ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
-          : plan.message
+    const confirmed = prepared && ctx.observed && workload.generationMatched && row !== undefined && !row.present
+    const createGuest = confirmed && machines < MAX_CREATING
+    if (createGuest) machines += 1
+    const plan = { ...s.plan, createGuest }
+    if (plan.phase === 'Pending' && (plan.reason === 'GuestNotCreated' || plan.reason === QUEUED_REASON)) {
+      if (createGuest) {
+        plan.reason = 'GuestNotCreated'
+      } else if (confirmed) {
+        plan.reason = QUEUED_REASON
+        plan.message = `Prepared, no Node of this name present: its machine is created once fewer than ${MAX_CREATING} are being created.`
+      } else {
+        plan.reason = 'GuestNotCreated'
+        plan.message = !prepared
+          ? 'Waiting for the bootstrap Secret and seed profile to be created.'
+          : row === undefined || !workload.generationMatched
+            ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
+            : plan.message
+      }
+      // The budget waits while queued (phases.ts): the time is stamped on entering and on leaving.
+      if ((c.previous?.reason === QUEUED_REASON) !== (plan.reason === QUEUED_REASON)) plan.lastTransitionTime = ctx.nowStamp
     }
     slots[i] = { ...s, plan }
-  })
+  }
 }
 
 /**

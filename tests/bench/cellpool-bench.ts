@@ -5,7 +5,8 @@
  * round is: the pool synced until a pass writes nothing (at most 6 passes, as the scenario's
  * rounds), then every guest without a status stamped Running with its GPU and addresses, then the
  * CellNodeSet's status stamped with a present, live, ready row with one device per running guest. The controller
- * creates at most two cells at once (docs/cellpool.md), so N cells take about N/2 rounds.
+ * creates at most two machines at once and prepares two more cells meanwhile, whose Node names the
+ * agent checks in the same round (docs/cellpool.md, "Phases"), so N cells take about N/2 rounds.
  *
  * Measured: time to convergence, cellpool hook calls and the service CPU charged to them (the
  * caller's metered transport), and the largest sync request and response in bytes.

@@ -457,7 +457,7 @@ function poolTable(p: { result: CellpoolResult; charge: Charge; totalCpuNs: numb
   const r = p.result
   const kib = (n: number): string => (n / 1024).toFixed(1)
   return [
-    '| pool | convergence s | rounds | most cells creating at once | cellpool calls (sync) | cellpool CPU ms | service CPU ms | largest sync request KiB | largest sync response KiB | failed syncs |',
+    '| pool | convergence s | rounds | most cells being built at once | cellpool calls (sync) | cellpool CPU ms | service CPU ms | largest sync request KiB | largest sync response KiB | failed syncs |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     `| ${r.cells} cells to Ready | ${r.seconds.toFixed(1)} | ${r.rounds} | ${r.mostCreating} | ${r.calls} (${r.syncCalls}) | ${ms(p.charge.cpuNs)} | ${ms(p.totalCpuNs)} | ${kib(r.largestSyncRequest)} | ${kib(r.largestSyncResponse)} | ${r.errors} |`
   ]

@@ -290,6 +290,20 @@ t.test('budgets until the first Ready', async (t) => {
     const over = phaseOf({ guest: failedGuest, previous: previous({ phase: 'GuestProvisioning', lastTransitionTime: ago(900) }) })
     t.equal(over.phase, 'Failed')
   })
+  t.test('a cell queued for a machine has no budget; once not queued, Pending has its own', async (t) => {
+    const queued = phaseOf({
+      guest: undefined,
+      row: undefined,
+      previous: previous({ phase: 'Pending', reason: 'MachineQueued', lastTransitionTime: ago(3600) })
+    })
+    t.same([queued.phase, queued.lastTransitionTime, queued.deadline], ['Pending', ago(3600), undefined], 'queued an hour: not failed')
+    const waited = phaseOf({
+      guest: undefined,
+      row: undefined,
+      previous: previous({ phase: 'Pending', reason: 'GuestNotCreated', lastTransitionTime: ago(900) })
+    })
+    t.same([waited.phase, waited.reason], ['Failed', 'ReadyTimeout'], 'Pending without a machine outside the queue keeps its budget')
+  })
   t.test('a Failed cell stays Failed', async (t) => {
     const got = phaseOf({ previous: previous({ phase: 'Failed', reason: 'ReadyTimeout', message: 'x', lastTransitionTime: ago(10) }) })
     t.equal(got.phase, 'Failed')

@@ -241,18 +241,21 @@ holds(
 )
 
 holds(
-  'never more than two cells being created at once',
+  'never more than two machines being created at once, nor more than four cells being built',
   fc.property(fc.array(anyEventOrStale, { minLength: 1, maxLength: 15 }), seedArb, (events, seed) => {
     const world = settled(0, seed)
-    play(world, [{ kind: 'replicas', n: 4 }, ...events], () => {
-      const creating = world
+    play(world, [{ kind: 'replicas', n: 6 }, ...events], () => {
+      const building = world
         .cells()
         .filter(
           (c) =>
             ['Pending', 'AllocatingGPU', 'GuestProvisioning', 'Booting', 'Joining', 'AwaitingGPUCapacity'].includes(c.phase) &&
             c.readyOnce !== true
         )
-      if (creating.length > 2) throw new Error(`creating ${creating.map((c) => c.name).join(', ')}`)
+      const guests = new Set(world.guests().map((g) => g.metadata.name))
+      const machines = building.filter((c) => guests.has(c.name))
+      if (machines.length > 2) throw new Error(`machines being created for ${machines.map((c) => c.name).join(', ')}`)
+      if (building.length > 4) throw new Error(`building ${building.map((c) => c.name).join(', ')}`)
     })
   })
 )

@@ -100,9 +100,9 @@ const summary = (cells: readonly CellPlan[]) =>
   )
 
 t.test('scale up', async (t) => {
-  t.test('new cells take the lowest free indices, at most two being created at once', async (t) => {
-    const got = plan([], 3)
-    t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Pending:serve:build'])
+  t.test('new cells take the lowest free indices, at most four being built at once', async (t) => {
+    const got = plan([], 6)
+    t.same(summary(got.cells), ['p-0:Pending:serve:build', 'p-1:Pending:serve:build', 'p-2:Pending:serve:build', 'p-3:Pending:serve:build'])
     t.equal(got.progressing.status, 'True')
     t.equal(got.cells[0]?.lastTransitionTime, NOW_STAMP)
   })
@@ -110,10 +110,16 @@ t.test('scale up', async (t) => {
     const got = plan([cell(0, 'Ready'), cell(2, 'Ready')], 3)
     t.same(summary(got.cells), ['p-0:Ready:serve', 'p-1:Pending:serve:build', 'p-2:Ready:serve'])
   })
-  t.test('no new cell while two are being created', async (t) => {
-    const got = plan([cell(0, 'Joining'), cell(1, 'AwaitingGPUCapacity')], 4)
-    t.same(summary(got.cells), ['p-0:Joining:serve', 'p-1:AwaitingGPUCapacity:serve'])
-    t.equal(got.progressing.message, 'Creating p-0, p-1.')
+  t.test('two machines being created: two more cells are prepared, none beyond', async (t) => {
+    const got = plan([cell(0, 'Joining'), cell(1, 'AwaitingGPUCapacity')], 6)
+    t.same(summary(got.cells), ['p-0:Joining:serve', 'p-1:AwaitingGPUCapacity:serve', 'p-2:Pending:serve:build', 'p-3:Pending:serve:build'])
+    t.equal(got.progressing.message, 'Creating p-0, p-1, p-2, p-3.')
+  })
+  t.test('no new cell while four are being built', async (t) => {
+    const waiting = { children: { guest: false }, ownRow: null, reason: 'GuestNotCreated' } as const
+    const got = plan([cell(0, 'Joining'), cell(1, 'Booting'), cell(2, 'Pending', waiting), cell(3, 'Pending', waiting)], 6)
+    t.same(summary(got.cells), ['p-0:Joining:serve', 'p-1:Booting:serve', 'p-2:Pending:serve', 'p-3:Pending:serve'])
+    t.match(got.cells[2]?.message, /Waiting for the workload agent to confirm/)
   })
   t.test('a regressed cell (Ready before) does not count as being created', async (t) => {
     const got = plan([cell(0, 'Joining', { readyOnce: true }), cell(1, 'Joining')], 3)
@@ -175,6 +181,39 @@ t.test('creation order: the guest only once Secret and seed profile are observed
     })
   }
 })
+
+t.test(
+  'machines queue: at most two being created; a prepared cell waits with no budget and gets its machine once one turns Ready',
+  async (t) => {
+    const absent = (name: string): CellNodeStatus => ({ name, present: false })
+    const prepared = (index: number, o: CellOptions = {}): Cell =>
+      cell(index, 'Pending', { children: { guest: false }, row: absent(`p-${index}`), ownRow: null, reason: 'GuestNotCreated', ...o })
+    t.test('two machines being created: the next prepared cells are queued, lowest index first', async (t) => {
+      const got = plan([cell(0, 'Booting'), prepared(2), prepared(1)], 3)
+      t.same(summary(got.cells), ['p-0:Booting:serve', 'p-1:Pending:serve:guest', 'p-2:Pending:serve'])
+      t.same([got.cells[2]?.reason, got.cells[2]?.lastTransitionTime], ['MachineQueued', NOW_STAMP], 'queued now')
+      t.match(
+        got.cells[2]?.message,
+        /^Prepared, no Node of this name present: its machine is created once fewer than 2 are being created\.$/
+      )
+    })
+    t.test('still queued: the time it was queued at is kept', async (t) => {
+      const queued = prepared(2, { reason: 'MachineQueued', prev: { phase: 'Pending', reason: 'MachineQueued' }, ltt: ago(3600) })
+      const got = plan([cell(0, 'Booting'), cell(1, 'Joining'), queued], 3)
+      t.same([got.cells[2]?.reason, got.cells[2]?.createGuest, got.cells[2]?.lastTransitionTime], ['MachineQueued', false, ago(3600)])
+    })
+    t.test('a machine turned Ready: the queued cell gets its machine, and its budget starts now', async (t) => {
+      const queued = prepared(2, { reason: 'MachineQueued', prev: { phase: 'Pending', reason: 'MachineQueued' }, ltt: ago(3600) })
+      const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), queued], 3)
+      t.same([got.cells[2]?.createGuest, got.cells[2]?.reason, got.cells[2]?.lastTransitionTime], [true, 'GuestNotCreated', NOW_STAMP])
+    })
+    t.test('a queued cell whose confirmation lapsed waits for the agent, its budget from now', async (t) => {
+      const queued = prepared(2, { reason: 'MachineQueued', prev: { phase: 'Pending', reason: 'MachineQueued' }, ltt: ago(3600) })
+      const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), queued], 3, { workload: { ...OBSERVED, generationMatched: false } })
+      t.same([got.cells[2]?.createGuest, got.cells[2]?.reason, got.cells[2]?.lastTransitionTime], [false, 'GuestNotCreated', NOW_STAMP])
+    })
+  }
+)
 
 t.test("scale down order: Failed, then never Ready, then the autoscaler's idle cell, else the highest index", async (t) => {
   t.test('Failed first, then never-Ready cells deleted at once', async (t) => {
