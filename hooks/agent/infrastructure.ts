@@ -13,7 +13,9 @@
  *    created, as a MachineSet copies it;
  * 3. `release: true`: the Machine gets `machine.cluster.x-k8s.io/exclude-node-draining` and loses
  *    the pool's pre-drain and pre-terminate hooks, with a merge patch guarded by the
- *    resourceVersion seen.
+ *    resourceVersion seen; only the Machine whose uid the entry's `machineUID` names (when it
+ *    names one), so that a Machine rebuilt under the same name keeps its hooks while this copy
+ *    of the entry is older than it.
  * A Machine being deleted gets nothing created. A Machine the pool does not control is never
  * written, whatever the spec says. An entry whose template hash is not the Machine's was written
  * for an earlier Machine of that name (this copy of the spec lags behind): nothing is created
@@ -220,7 +222,12 @@ function machineStep(
   const annotations = isRecord(meta(machine).annotations) ? (meta(machine).annotations as Record<string, unknown>) : {}
   const hooked = Object.hasOwn(annotations, PRE_DRAIN_HOOK) || Object.hasOwn(annotations, PRE_TERMINATE_HOOK)
   row.released = !hooked
-  if (entry.release === true && (hooked || annotations[EXCLUDE_NODE_DRAINING] === undefined)) {
+  // A release names the Machine it is for; an entry without the uid predates the field.
+  const forThis = entry.machineUID === undefined || entry.machineUID === uid
+  if (entry.release === true && !forThis) {
+    messages.push(`the release is for Machine uid ${entry.machineUID}, an earlier Machine of this name; this one keeps its hooks`)
+  }
+  if (entry.release === true && forThis && (hooked || annotations[EXCLUDE_NODE_DRAINING] === undefined)) {
     actions.push({
       type: 'patchMachine',
       machine: name,

@@ -83,6 +83,14 @@ export const CellMachineSchema = Type.Object(
           'true: the pool has drained the cell; the agent adds machine.cluster.x-k8s.io/exclude-node-draining to the Machine ' +
           'and removes the pool deletion hooks, so Cluster API deletes the VM without evicting anything.'
       })
+    ),
+    machineUID: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          'With release: the uid of the Machine the pool lets go. The agent releases no other Machine of this name, such as one ' +
+          'rebuilt under the same name while its copy of this entry is older than that Machine.'
+      })
     )
   },
   { description: 'The objects one Machine references, and whether the pool lets it go.' }

@@ -229,7 +229,8 @@ export interface InfrastructureCells {
 /**
  * The pool's CellInfrastructure for one answer: an entry for every Machine the answer carries
  * (as observed when it has one: what a Machine was built with does not change) and, with
- * `release: true`, for every observed Machine the answer lets go, until it is no longer observed.
+ * `release: true` and its uid, for every observed Machine the answer lets go, until it is no
+ * longer observed.
  */
 export function answerCellInfrastructure(input: InfrastructureCells): KubeObject {
   const answered = new Set(input.children.filter((o) => o.kind === 'Machine').map((o) => o.metadata.name ?? ''))
@@ -247,7 +248,14 @@ export function answerCellInfrastructure(input: InfrastructureCells): KubeObject
     const kept = observed?.kubeSwiftMachine.annotations?.[TEMPLATE_HASH_ANNOTATION] === hash ? observed : undefined
     const entry = kept ?? buildCellMachine(input.pool, capi, id, hash, false)
     delete entry.release
-    if (!inAnswer) entry.release = true
+    delete entry.machineUID
+    if (!inAnswer && cell.machine !== undefined) {
+      // The release names its Machine: a Machine rebuilt under this name must keep its hooks even
+      // where the agent still reads this entry (a cached copy older than the new Machine).
+      entry.release = true
+      const uid = readMachine(cell.machine).uid
+      if (uid !== '') entry.machineUID = uid
+    }
     entries.push(sortKeys(entry))
   }
   return buildCellInfrastructure(input.poolName, input.namespace, input.poolUID, entries)

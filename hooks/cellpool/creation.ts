@@ -62,7 +62,9 @@ export function orderCreation(slots: Slot[], ctx: StepContext): void {
             : plan.message
       }
       // The budget waits while queued (phases.ts): the time is stamped on entering and on leaving.
-      if ((c.previous?.reason === QUEUED_REASON) !== (plan.reason === QUEUED_REASON)) plan.lastTransitionTime = ctx.nowStamp
+      // (A new slot carries its earlier row's queue in `seen`: transitions.ts `newSlot`.)
+      const wasQueued = c.previous?.reason === QUEUED_REASON || c.seen.reason === QUEUED_REASON
+      if (wasQueued !== (plan.reason === QUEUED_REASON)) plan.lastTransitionTime = ctx.nowStamp
     }
     slots[i] = { ...s, plan }
   }

@@ -23,7 +23,7 @@ import type { ConditionInput } from '../k8s/conditions.ts'
 import type { CellFailure } from '../api/gpucellpool.ts'
 import { hasChildren, type Cell } from './cell.ts'
 import { drainComplete, isIdle } from './drain.ts'
-import type { DecidedCell } from './phases.ts'
+import type { DecidedCell, PreviousCell } from './phases.ts'
 import { creating, MAX_BUILDING, orderCreation } from './creation.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
 import { holdGuestsForGPU, waitsForGPU } from './physical-gpus.ts'
@@ -72,6 +72,8 @@ export interface ScalingInput {
   rows?: ReadonlyMap<string, CellNodeStatus>
   /** Physical GPUs free for the pool's cells (physical-gpus.ts); undefined: unknown, no check. */
   freeGPUs?: number
+  /** The previous status rows by cell name: what a new build at an index keeps of it (transitions.ts, `newSlot`). */
+  earlierRows?: ReadonlyMap<string, Pick<PreviousCell, 'phase' | 'reason' | 'failureCount' | 'lastTransitionTime'>>
 }
 
 /** What sync answers for a cell. */
@@ -288,7 +290,7 @@ function scaleUp(slots: Slot[], ctx: StepContext, poolExhausted: boolean): Slot[
     out = out.filter((s) => !(s.role === 'gone' && s.cell.index === i))
     // A cell with no children yet (a Cluster API cell with a bootstrap config template) is new
     // at every sync until its Machine exists: its row is the CellNodeSet's, as for any cell.
-    out.push(newSlot(input.pool, i, nowStamp, input.templateHash, input.rows))
+    out.push(newSlot(input, i, nowStamp))
     used.add(i)
     missing -= 1
   }

@@ -58,7 +58,8 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     prerequisites: { secret: provisioner.needsSecret(pool), seed: provisioner.seed !== undefined },
     drainDeletedGuest: provisioner.drainsDeletedGuest,
     ...(freeGPUs !== undefined ? { freeGPUs } : {}),
-    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {})
+    ...(view.cellNodeSet !== undefined ? { rows: view.cellNodeSet.rows } : {}),
+    earlierRows: view.previous.cells
   })
 
   const byIndex = new Map(cells.map((c) => [c.index, c]))

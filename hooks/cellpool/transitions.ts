@@ -9,9 +9,11 @@
  * its other children, are left out of the answer) and `gone` (nothing left, no row).
  */
 import { hasChildren, type Cell } from './cell.ts'
-import { cellName, type CellNodeStatus } from '../api/cellnodeset.ts'
+import { cellName } from '../api/cellnodeset.ts'
 import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
 import { apiTime } from '../k8s/time.ts'
+import { QUEUED_REASON } from './phases.ts'
+import { parseTime } from './time.ts'
 import { drainRestarts, drainWitnessed, NO_WITNESS } from './witness.ts'
 
 /** What a cell is to the pool this sync (see the header). */
@@ -192,33 +194,40 @@ export function build(slot: Slot, since: string, templateHash: string): Slot {
   return next
 }
 
-/** A slot for a new index: nothing observed, nothing remembered. */
-export function newSlot(
-  pool: string,
-  index: number,
-  since: string,
-  templateHash: string,
-  rows?: ReadonlyMap<string, CellNodeStatus>
-): Slot {
-  const name = cellName(pool, index)
+/**
+ * A slot for a new index: nothing observed; of the index's previous status row, if any, only its
+ * failure count (failures are counted per index) and, while that row says Pending, its clock. A
+ * build whose machine the provisioner makes from nothing observed (a Cluster API cell with a
+ * bootstrap config template) has no child until its Machine is made, so without this its failures
+ * would be forgotten between the sync that decided the rebuild and the one that makes the Machine,
+ * and the backoff would never grow nor the index be exhausted.
+ */
+export function newSlot(input: ScalingInput, index: number, since: string): Slot {
+  const name = cellName(input.pool, index)
+  const earlier = input.earlierRows?.get(name)
+  const earlierSince = earlier?.phase === 'Pending' ? earlier.lastTransitionTime : undefined
+  const start = earlierSince !== undefined && parseTime(earlierSince) !== undefined ? earlierSince : since
   const cell: Cell = {
     index,
     name,
     seen: {
       phase: 'Pending',
-      reason: 'GuestNotCreated',
+      // A queued build stays queued (creation.ts): its clock is the one it was queued at.
+      reason: earlierSince !== undefined && earlier?.reason === QUEUED_REASON ? QUEUED_REASON : 'GuestNotCreated',
       message: 'Creating the bootstrap Secret and seed profile.',
       readyOnce: false,
-      lastTransitionTime: since,
+      lastTransitionTime: start,
       failedNow: false
     },
     previous: undefined,
     children: { secret: false, seed: false, guest: false },
     guestDeleting: false,
-    templateHash,
-    row: rows?.get(name),
+    templateHash: input.templateHash,
+    row: input.rows?.get(name),
     ownRow: undefined,
     witness: NO_WITNESS
   }
-  return build({ cell, plan: basePlan(cell), role: 'serve' }, since, templateHash)
+  const slot = build({ cell, plan: basePlan(cell), role: 'serve' }, start, input.templateHash)
+  slot.plan.failureCount = input.specChanged ? 0 : (earlier?.failureCount ?? 0)
+  return slot
 }

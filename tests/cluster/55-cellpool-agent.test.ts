@@ -32,7 +32,8 @@ import {
   listGuests,
   poolManifest,
   preparePoolNamespace,
-  presentRow
+  presentRow,
+  scenarioWorkloadCluster
 } from './support/cellpool.ts'
 import { eventually, KUBESWIFT_CRDS, startEnv } from './support/env.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
@@ -165,15 +166,7 @@ function pool(name: string, replicas: number, patch: JsonObject = {}): JsonObjec
   return poolManifest(name, NS, {
     ...patch,
     replicas,
-    workloadCluster: {
-      kubeconfigSecretRef: { name: 'wl-kubeconfig' },
-      node: {
-        // The role label is one a kubelet may not set on itself: only the agent puts it there.
-        labels: { 'gpu.pool': name, 'node-role.kubernetes.io/gpu-cell': '' },
-        annotations: { 'example.com/owner': 'ml-team' },
-        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
-      }
-    }
+    workloadCluster: scenarioWorkloadCluster(name)
   })
 }
 

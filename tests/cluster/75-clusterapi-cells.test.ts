@@ -12,115 +12,42 @@
  * labels, annotations and taints); a scale-down that waits for a GPU Pod by the pool's drain and
  * then lets the Machine go without Cluster API draining anything; a Machine deleted by hand, which
  * evicts nothing, waits for the pool's drain and is rebuilt; a cell from the pool's own rendered
- * data Secret; pool deletion. Everything is polled for, nothing is timed.
+ * data Secret; pool deletion. Phase budgets, failures and autoscaling of Cluster API cells are
+ * in 76-clusterapi-failures.test.ts, which shares this file's setup (support/clusterapi-scenario.ts).
+ * Everything is polled for, nothing is timed.
  */
 import t from 'tap'
-import { Kubelets, nodeRef, runAllocatedPod, WORK_NAMESPACE } from './support/agent.ts'
-import { CELLS, poolManifest } from './support/cellpool.ts'
+import { nodeRef, runAllocatedPod, WORK_NAMESPACE } from './support/agent.ts'
 import { capiRefs } from './support/clusterapi.ts'
-import { BOOTSTRAP_GROUP, KINDS, standInRef } from './support/clusterapi-providers.ts'
+import { KINDS, standInRef } from './support/clusterapi-providers.ts'
 import { startClusterApiCellsWorld } from './support/clusterapi-cells.ts'
-import type { ResourceRef } from './support/kube.ts'
-import { reader } from './support/reads.ts'
-import type { JsonObject } from '../support/merge.ts'
+import {
+  cellOf,
+  clusterApiScenario,
+  condition,
+  machineRows,
+  owners,
+  PRE_DRAIN,
+  PRE_TERMINATE,
+  TEMPLATE_JOIN,
+  TEMPLATE_REF
+} from './support/clusterapi-scenario.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
 
 const NS = 'capi'
 const CLUSTER = 'gpu'
-const PRE_DRAIN = 'pre-drain.delete.hook.machine.cluster.x-k8s.io/gpuhooks-drain'
-const PRE_TERMINATE = 'pre-terminate.delete.hook.machine.cluster.x-k8s.io/gpuhooks-drain'
-/** What the user's bootstrap config template gives the kubelet: its own labels, none of the pool's. */
-const TEMPLATE_JOIN = '#cloud-config\nruncmd:\n  - kubeadm join --node-labels=gpu=on\n'
 
 const w = await startClusterApiCellsWorld(NS, CLUSTER)
 const { kube, wl } = w
-const infra = reader<Loose>(kube)
-const work = reader<Loose>(wl)
-const list = async (client: typeof kube, ref: ResourceRef): Promise<Loose[]> => (await client.list(ref)).body as Loose[]
-const hami = new Kubelets(wl)
+const { infra, work, list, poolRef, cellsRef, machine, pool, until, drainedByClusterApi, createJoinTemplate } = clusterApiScenario(
+  w,
+  NS,
+  CLUSTER
+)
+await createJoinTemplate()
 
-await kube.create(standInRef(KINDS.bootstrapTemplate, NS), {
-  apiVersion: `${KINDS.bootstrapTemplate.group}/${KINDS.bootstrapTemplate.version}`,
-  kind: KINDS.bootstrapTemplate.kind,
-  metadata: { name: 'cells-join', namespace: NS },
-  spec: { template: { spec: { userData: TEMPLATE_JOIN } } }
-})
-
-const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })
-const cellsRef = (resource: string, name?: string): ResourceRef => ({ apiVersion: CELLS, resource, namespace: NS, name })
-const machine = (name: string): Promise<Loose> => infra.get(capiRefs.machine(NS, name))
-const cellOf = (p: Loose, name: string): Loose => (p?.status?.cells ?? []).find((c: Loose) => c.name === name)
-const condition = (o: Loose, type: string): Loose => (o?.status?.conditions ?? []).find((c: Loose) => c.type === type)
-const owners = (o: Loose): Loose[] =>
-  (o.metadata.ownerReferences ?? []).map((r: Loose) => ({ kind: r.kind, name: r.name, controller: r.controller === true }))
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-const drainedByClusterApi = (cell: string): string[] =>
-  w.manager
-    .logText()
-    .split('\n')
-    .filter(
-      (line) =>
-        line.includes(`Machine="${NS}/${cell}"`) &&
-        /Draining Node|Drain not completed|remaining Pods on the Node have been evicted/.test(line)
-    )
-
-/** HAMi's device plugin: every pool Node that has joined registers its GPU once. */
-async function hamiRegisters(pool: string): Promise<void> {
-  for (const node of await list(wl, { apiVersion: 'v1', resource: 'nodes' })) {
-    const name = String(node.metadata.name)
-    if (name.startsWith(`${pool}-`) && node.metadata.annotations?.['hami.io/node-nvidia-register'] === undefined)
-      await hami.hamiRegisters(name)
-  }
-}
-
-/** Rounds of Metacontroller and HAMi until `check` holds for the pool (or it is gone, `undefined`). */
-async function until(pool: string, what: string, check: (p: Loose) => boolean, seconds = 240): Promise<Loose> {
-  const deadline = Date.now() + seconds * 1000
-  for (;;) {
-    await w.sync(pool)
-    await hamiRegisters(pool)
-    const p = await infra.get(poolRef(pool))
-    if (check(p)) return p
-    if (Date.now() > deadline) {
-      const cinfra = await infra.get(cellsRef('cellinfrastructures', pool))
-      const cns = await infra.get(cellsRef('cellnodesets', pool))
-      throw new Error(
-        `timed out waiting for ${what}: cells ${JSON.stringify(p?.status?.cells?.map((c: Loose) => [c.name, c.phase, c.reason, c.message]))}\n` +
-          `conditions ${JSON.stringify(p?.status?.conditions?.map((c: Loose) => [c.type, c.status, c.reason, c.message]))}\n` +
-          `CellInfrastructure status ${JSON.stringify(cinfra?.status)}\nCellNodeSet status ${JSON.stringify(cns?.status)}\n` +
-          `stand-in problems ${JSON.stringify([...w.providers.problems])}\nagent log:\n${w.agent.logTail(20)}\n` +
-          `manager log:\n${w.manager.logText().split('\n').slice(-15).join('\n')}`
-      )
-    }
-    await sleep(1000)
-  }
-}
-
-/** A Cluster API pool of the unit fixtures' spec: cells of the Cluster, joining through `wl-kubeconfig`. */
-function pool(name: string, replicas: number, cell: JsonObject, more: JsonObject = {}): JsonObject {
-  return poolManifest(name, NS, {
-    replicas,
-    cell: {
-      provisioner: 'ClusterAPI',
-      guestTemplate: { imageRef: { name: 'noble' }, guestClassRef: { name: 'gpu' }, interfaces: [{ name: 'primary' }] },
-      nodeIPFrom: null,
-      ...cell
-    },
-    workloadCluster: {
-      kubeconfigSecretRef: { name: 'wl-kubeconfig' },
-      node: {
-        labels: { 'gpu.pool': name, 'node-role.kubernetes.io/gpu-cell': '' },
-        annotations: { 'example.com/owner': 'ml-team' },
-        taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
-      }
-    },
-    ...more
-  })
-}
-
-const TEMPLATE_REF = { apiGroup: BOOTSTRAP_GROUP, kind: KINDS.bootstrapTemplate.kind, name: 'cells-join' }
 await kube.create(
   cellsRef('gpucellpools'),
   pool('cells', 2, { clusterAPI: { clusterName: CLUSTER, bootstrapConfigTemplateRef: TEMPLATE_REF } }, { bootstrap: null })
@@ -172,13 +99,10 @@ t.test(
       [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
     )
     const cinfra = await infra.must(cellsRef('cellinfrastructures', 'cells'))
-    t.same(
-      cinfra.status.machines.map((r: Loose) => [r.name, r.kubeSwiftMachine, r.bootstrapConfig, r.released]),
-      [
-        ['cells-0', true, true, false],
-        ['cells-1', true, true, false]
-      ]
-    )
+    t.same(machineRows(cinfra), [
+      ['cells-0', true, true, false],
+      ['cells-1', true, true, false]
+    ])
   }
 )
 

@@ -198,6 +198,19 @@ t.test('release: exclude-node-draining on, both hooks off, guarded by the resour
   t.same(kept.actions, [], 'without release the hooks stay, also on a Machine someone else deletes')
 })
 
+t.test('a release names its Machine: a Machine rebuilt under the same name keeps its hooks', async (t) => {
+  const existing = { kubeSwiftMachines: { 'cells-0': owned() }, bootstrapConfigs: { 'cells-0': owned() } }
+  const stale = decideInfrastructure(input([entry({ release: true, machineUID: 'uid-earlier' })]), snapshot(existing))
+  t.same(stale.actions, [], 'the entry of the Machine before is not carried out on this one')
+  t.match(stale.status.machines?.[0], { released: false, message: /the release is for Machine uid uid-earlier/ })
+  const own = decideInfrastructure(input([entry({ release: true, machineUID: 'uid-m0' })]), snapshot(existing))
+  t.same(
+    own.actions.map((a) => a.type),
+    ['patchMachine'],
+    'the Machine the release names is released'
+  )
+})
+
 /** A fake infrastructure cluster: objects by `kind/name`, every call recorded. */
 function fakeApi(objects: Record<string, unknown>, fail: Partial<Record<'get' | 'create' | 'patch', string>> = {}) {
   const calls: string[] = []

@@ -193,6 +193,24 @@ t.test('a CellNodeSet entry gets the providerID once the Machine has one', async
   )
 })
 
+/** The CellInfrastructure spec answered for cell 0 of `machine`, with `children` answered and `entry` observed. */
+function infrastructureFor(
+  pool: ReturnType<typeof resolvePool>,
+  machine: ReturnType<typeof buildMachine>,
+  children: ReturnType<typeof buildMachine>[],
+  entry: ReturnType<typeof buildCellMachine>
+): unknown {
+  return answerCellInfrastructure({
+    pool,
+    poolName: 'cells',
+    namespace: 'capi',
+    poolUID: 'uid-pool',
+    cells: [{ index: 0, machine }],
+    children,
+    observed: { object: buildCellInfrastructure('cells', 'capi', 'uid-pool', [entry]), machines: new Map([['cells-0', entry]]) }
+  }).spec
+}
+
 t.test('an observed entry is kept for its Machine only when it carries the Machine template hash', async (t) => {
   const pool = resolvePool(poolSpec())
   const capi = { clusterName: 'gpu', version: '' }
@@ -201,15 +219,9 @@ t.test('an observed entry is kept for its Machine only when it carries the Machi
   const earlier = buildCellMachine(pool, capi, id, 'old-hash', true)
   earlier.kubeSwiftMachine.spec = { backend: { type: 'SwiftGuest', swiftGuest: { imageRef: { name: 'earlier' } } } }
   const answer = (entry: typeof earlier) =>
-    answerCellInfrastructure({
-      pool,
-      poolName: 'cells',
-      namespace: 'capi',
-      poolUID: 'uid-pool',
-      cells: [{ index: 0, machine }],
-      children: [machine],
-      observed: { object: buildCellInfrastructure('cells', 'capi', 'uid-pool', [entry]), machines: new Map([['cells-0', entry]]) }
-    }).spec as { machines: Array<{ kubeSwiftMachine: { annotations: Record<string, string>; spec: unknown } }> }
+    infrastructureFor(pool, machine, [machine], entry) as {
+      machines: Array<{ kubeSwiftMachine: { annotations: Record<string, string>; spec: unknown } }>
+    }
   const rebuilt = answer(earlier).machines[0]
   t.equal(
     rebuilt?.kubeSwiftMachine.annotations['cells.kubeswift.io/template-hash'],
@@ -220,4 +232,18 @@ t.test('an observed entry is kept for its Machine only when it carries the Machi
   const own = buildCellMachine(pool, capi, id, 'new-hash', false)
   own.kubeSwiftMachine.spec = { recorded: true }
   t.same(answer(own).machines[0]?.kubeSwiftMachine.spec, { recorded: true }, 'its own entry is kept as observed')
+})
+
+t.test('a Machine the answer lets go: its entry says release and names its uid; a kept release is dropped once answered', async (t) => {
+  const pool = resolvePool(poolSpec())
+  const capi = { clusterName: 'gpu', version: '' }
+  const id = { ...ID, index: 0 }
+  const machine = { ...buildMachine(capi, id, 'h'), metadata: { ...buildMachine(capi, id, 'h').metadata, uid: 'uid-m0' } }
+  const observedEntry = { ...buildCellMachine(pool, capi, id, 'h', true), machineUID: 'uid-earlier' }
+  const answer = (children: (typeof machine)[]) =>
+    infrastructureFor(pool, machine, children, observedEntry) as { machines: Array<{ release?: boolean; machineUID?: string }> }
+  const letGo = answer([]).machines[0]
+  t.same([letGo?.release, letGo?.machineUID], [true, 'uid-m0'], 'the release names the Machine observed now')
+  const kept = answer([machine]).machines[0]
+  t.same([kept?.release, kept?.machineUID], [undefined, undefined], 'an answered Machine is not released')
 })

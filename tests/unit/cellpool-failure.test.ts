@@ -1,7 +1,8 @@
 /**
  * A failure is stored as data in the cell's status row (`failure`), and the row's message is
  * rendered from it each sync: what happens to a Failed cell is appended to the failure's own
- * sentence, never parsed back out of an earlier message.
+ * sentence, never parsed back out of an earlier message. Failures are counted per index, through
+ * a rebuild.
  */
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
@@ -10,7 +11,9 @@ import type { PhaseConfig } from '../../hooks/cellpool/observed-phase.ts'
 import { cellPhase, type PreviousCell } from '../../hooks/cellpool/phases.ts'
 import { planScaling } from '../../hooks/cellpool/scaling.ts'
 import { cellStatusRow, statusRow } from '../../hooks/cellpool/status.ts'
-import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
+import type { KubeObject } from '../../hooks/k8s/objects.ts'
+import { sync } from '../../hooks/cellpool/sync.ts'
+import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, PoolWorld, poolSpec, UNOBSERVED } from './fixtures/cellpool.ts'
 
 const CONFIG: PhaseConfig = {
   bootstrapReadyTimeoutSeconds: 900,
@@ -136,3 +139,67 @@ t.test('a rebuild forgets the failure; the failure count stays', async (t) => {
   t.equal(rebuilt?.failure, undefined)
   t.equal(rebuilt?.failureCount, 1)
 })
+
+/** A one-cell Cluster API pool whose Machines take their bootstrap data from a config template, with a 60 s budget. */
+function clusterApiTemplateWorld(): PoolWorld {
+  const spec = poolSpec({ replicas: 1 })
+  const cell = spec.cell as Record<string, unknown>
+  const { imageRef, guestClassRef, interfaces } = cell.guestTemplate as Record<string, unknown>
+  cell.provisioner = 'ClusterAPI'
+  cell.guestTemplate = { imageRef, guestClassRef, interfaces }
+  cell.clusterAPI = {
+    clusterName: 'capi',
+    bootstrapConfigTemplateRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'join' }
+  }
+  spec.bootstrap = { readyTimeout: '60s' }
+  return new PoolWorld(spec)
+}
+
+t.test(
+  'a Cluster API cell with a bootstrap config template keeps its failure count while its rebuilt Machine waits to be made',
+  async (t) => {
+    const world = clusterApiTemplateWorld()
+    const machines = (): KubeObject[] => world.of('Machine.cluster.x-k8s.io/v1beta2')
+    for (let i = 0; i < 4 && machines().length === 0; i++) {
+      world.pass(sync)
+      world.agent()
+    }
+    t.equal(machines().length, 1, 'the Machine is made')
+    world.pass(sync)
+    t.equal(world.cells()[0]?.phase, 'GuestProvisioning')
+    // Nobody provisions it: its phase outlives the budget.
+    world.advance(61)
+    world.pass(sync)
+    t.same(
+      world.cells().map((c) => [c.name, c.phase, c.failureCount]),
+      [['inference-0', 'Failed', 1]]
+    )
+    t.same(machines(), [], 'the Failed cell lets its Machine go')
+    // A sync during the backoff: the cell has no child, so its CellNodeSet entry goes too.
+    world.agent()
+    world.advance(5)
+    world.pass(sync)
+    world.agent()
+    // The backoff passes; the rebuild starts, but the agent has yet to report the new entry's row.
+    world.advance(31)
+    world.pass(sync)
+    t.same(
+      world.cells().map((c) => [c.phase, c.failureCount]),
+      [['Pending', 1]]
+    )
+    const since = world.cells()[0] as { lastTransitionTime?: string }
+    t.same(machines(), [], 'no Machine before the row says no Node of its name is there')
+    world.advance(5)
+    world.pass(sync)
+    t.same(
+      world.cells().map((c) => [c.phase, c.failureCount]),
+      [['Pending', 1]],
+      'a sync with no child of the cell observed keeps its failure count'
+    )
+    t.equal((world.cells()[0] as { lastTransitionTime?: string }).lastTransitionTime, since.lastTransitionTime, 'and its Pending clock')
+    world.agent()
+    world.pass(sync)
+    t.equal(machines().length, 1, 'the rebuilt Machine is made')
+    t.equal(world.cells()[0]?.failureCount, 1, 'the failure count survives the rebuild')
+  }
+)

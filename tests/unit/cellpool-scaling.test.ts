@@ -207,6 +207,23 @@ t.test(
       const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), queued], 3)
       t.same([got.cells[2]?.createGuest, got.cells[2]?.reason, got.cells[2]?.lastTransitionTime], [true, 'GuestNotCreated', NOW_STAMP])
     })
+    t.test('a queued cell with no child yet (a Cluster API template cell) keeps the time it was queued at', async (t) => {
+      const earlierRows = new Map([
+        ['p-2', { phase: 'Pending' as const, reason: 'MachineQueued', failureCount: 0, lastTransitionTime: ago(100) }]
+      ])
+      const given = { rows: new Map([['p-2', absent('p-2')]]), earlierRows, prerequisites: { secret: false, seed: false } }
+      const got = plan([cell(0, 'Booting'), cell(1, 'Joining')], 3, given)
+      t.same(
+        [got.cells[2]?.name, got.cells[2]?.reason, got.cells[2]?.createGuest, got.cells[2]?.lastTransitionTime],
+        ['p-2', 'MachineQueued', false, ago(100)],
+        'the same row every sync: no status write while it waits'
+      )
+      const freed = plan([cell(0, 'Ready'), cell(1, 'Joining')], 3, given)
+      t.same(
+        [freed.cells[2]?.reason, freed.cells[2]?.createGuest, freed.cells[2]?.lastTransitionTime],
+        ['GuestNotCreated', true, NOW_STAMP]
+      )
+    })
     t.test('a queued cell whose confirmation lapsed waits for the agent, its budget from now', async (t) => {
       const queued = prepared(2, { reason: 'MachineQueued', prev: { phase: 'Pending', reason: 'MachineQueued' }, ltt: ago(3600) })
       const got = plan([cell(0, 'Ready'), cell(1, 'Joining'), queued], 3, { workload: { ...OBSERVED, generationMatched: false } })

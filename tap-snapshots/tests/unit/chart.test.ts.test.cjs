@@ -358,6 +358,13 @@ spec:
                       required:
                       - spec
                       type: object
+                    machineUID:
+                      description: 'With release: the uid of the Machine the pool
+                        lets go. The agent releases no other Machine of this name,
+                        such as one rebuilt under the same name while its copy of
+                        this entry is older than that Machine.'
+                      maxLength: 128
+                      type: string
                     name:
                       description: The Machine name, the cell name; the objects below
                         get it too.

@@ -45,6 +45,22 @@ export function poolSpecWith(patch: JsonObject = {}): JsonObject {
   return merged
 }
 
+/**
+ * The `workloadCluster` of a scenario pool `pool`: its Nodes join through the Secret
+ * `wl-kubeconfig`, labelled (the role label is one a kubelet may not set on itself: only the agent
+ * puts it there), annotated and tainted.
+ */
+export function scenarioWorkloadCluster(pool: string): JsonObject {
+  return {
+    kubeconfigSecretRef: { name: 'wl-kubeconfig' },
+    node: {
+      labels: { 'gpu.pool': pool, 'node-role.kubernetes.io/gpu-cell': '' },
+      annotations: { 'example.com/owner': 'ml-team' },
+      taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]
+    }
+  }
+}
+
 /** A GPUCellPool manifest named `name` in `namespace` whose spec is {@link poolSpecWith}(`patch`). */
 export function poolManifest(name: string, namespace: string, patch: JsonObject = {}): JsonObject {
   return { apiVersion: CELLS, kind: 'GPUCellPool', metadata: { name, namespace }, spec: poolSpecWith(patch) }

@@ -10,7 +10,9 @@
  *   kubelet registers a Node of the same name in the workload cluster, with the labels its
  *   bootstrap data gives `--node-labels`, renews its Lease, and the provider writes the Node's
  *   `spec.providerID`, as KubeSwift's provider does. Deleting it stops the VM: the kubelet stops
- *   renewing, and the provider's finalizer goes.
+ *   renewing, and the provider's finalizer goes. A scenario can {@link StandInProviders.hold} the
+ *   VMs of a name: the provider takes their KubeSwiftMachines (its finalizer) but boots nothing,
+ *   as when no host has a free GPU, until it lets them go.
  * - **KubeSwiftCluster**, the InfraCluster, and **ExternalControlPlane**, the control plane of
  *   the workload cluster (its second API server, which nothing in Cluster API manages): their
  *   status is written once, provisioned and initialized, by the scenario.
@@ -131,6 +133,8 @@ export class StandInProviders {
   private readonly kubelets: Kubelets
   /** The Nodes whose providerID this provider wrote (once per boot). */
   private readonly nodesWithProviderID = new Set<string>()
+  /** The names whose VMs do not boot for now. */
+  private readonly held = new Set<string>()
   private running = false
   private loop: Promise<void> | undefined
 
@@ -158,6 +162,20 @@ export class StandInProviders {
     this.running = false
     await this.loop
     this.kubelets.stopAll()
+  }
+
+  /**
+   * The VMs named `name` do not boot (no host has a GPU free for them, say): a KubeSwiftMachine
+   * of that name, this one and any made later under the same name, gets the provider's finalizer
+   * and nothing more, so its Machine stays unprovisioned; deleting it works as ever.
+   */
+  hold(name: string): void {
+    this.held.add(name)
+  }
+
+  /** The VMs named `name` boot again. */
+  letGo(name: string): void {
+    this.held.delete(name)
   }
 
   /** The VMs whose kubelets are running (renewing their Lease). */
@@ -262,6 +280,7 @@ export class StandInProviders {
       )
       return
     }
+    if (this.held.has(name)) return
     const machine: Loose = (await this.kube.get(machineRef(this.namespace, machineName))).body
     const cluster: Loose = (await this.kube.get(clusterRef(this.namespace, String(machine.spec.clusterName)))).body
     if (cluster.status?.initialization?.infrastructureProvisioned !== true) return
