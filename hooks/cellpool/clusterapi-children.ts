@@ -30,7 +30,7 @@ import {
 } from '../api/cellinfrastructure.ts'
 import { Value } from '@sinclair/typebox/value'
 import { contentHash, sortKeys as sortDeep } from '../k8s/hash.ts'
-import { asRecord, isRecord, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, asText, isRecord, type KubeObject } from '../k8s/objects.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../k8s/labels.ts'
 import { configKindOf, type ResolvedClusterApi } from './clusterapi-rules.ts'
 import { bootstrapSecretName, cellLabels, type CellIdentity } from './cell-names.ts'
@@ -56,7 +56,7 @@ export interface MachineView {
   notReady: { type: string; reason?: string; message?: string } | undefined
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const str = asText
 
 /** The Machine's fields the hooks read; a field of the wrong shape counts as absent. */
 export function readMachine(machine: KubeObject): MachineView {

@@ -18,7 +18,7 @@
  * Every related object is untrusted and may have any shape: the reader takes only strings and
  * arrays where it expects them, keys its sets with Map/Set, and is linear in the request's size.
  */
-import { asRecord, isRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
+import { asList, asRecord, asText, isRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
 import type { TypedObjects } from '../metacontroller/schemas.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import type { ResolvedDra } from './resolve.ts'
@@ -55,8 +55,8 @@ export interface UnknownInventory {
 
 export type Inventory = KnownInventory | UnknownInventory
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+const str = asText
+const list = asList
 
 /** True when a device's attributes say it is not ready for VFIO (`vfioReady: {bool: false}`, qualified or not). */
 function notReady(device: Record<string, unknown>): boolean {

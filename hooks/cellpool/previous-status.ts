@@ -6,7 +6,7 @@
  */
 import { Value } from '@sinclair/typebox/value'
 import { CELL_PHASES, CellFailureSchema, type CellPhase } from '../api/gpucellpool.ts'
-import { asRecord } from '../k8s/objects.ts'
+import { asRecord, asText } from '../k8s/objects.ts'
 import type { DeviceShape } from './autoscale.ts'
 import type { StoredRow } from './cell.ts'
 
@@ -24,7 +24,7 @@ export interface PreviousStatus {
 }
 
 const rec = asRecord
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const str = asText
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
 
 function readPreviousRow(row: unknown): StoredRow | undefined {

@@ -34,7 +34,7 @@ import {
 } from '../api/cellnodeset.ts'
 import { SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY } from '../api/gpucellpool.ts'
 import { readCellNodeSet as readStoredNodeSet } from '../api/cellnodeset-reader.ts'
-import { asRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, asText, ownValue, type KubeObject } from '../k8s/objects.ts'
 import { isOwnChild } from '../metacontroller/answer-guard.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
@@ -110,7 +110,7 @@ const rec = asRecord
 
 /** The machine and seed kinds of every provisioner (provisioner.ts). */
 const CELL_MACHINE_TYPES = [SWIFT_GUEST_TYPE_KEY, SEED_PROFILE_TYPE_KEY, MACHINE_TYPE_KEY]
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const str = asText
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
 function labelledIndex(child: KubeObject, pool: string): number | undefined {

@@ -16,7 +16,7 @@ import {
   TEMPLATE_HASH_ANNOTATION
 } from '../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../k8s/hash.ts'
-import { asRecord, isRecord, ownValue, setOwn, type KubeObject } from '../k8s/objects.ts'
+import { asRecord, asText, isRecord, ownValue, setOwn, type KubeObject } from '../k8s/objects.ts'
 import { bootstrapSecretName, type CellIdentity } from './cell-names.ts'
 import { cellName } from '../api/cellnodeset.ts'
 import { childLabels, sortKeys } from './children.ts'
@@ -93,7 +93,7 @@ export function templateHash(pool: ResolvedPool): string {
 }
 
 const rec = asRecord
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const str = asText
 const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
 
 /** The SwiftGuest's status read defensively; problems are pushed to `problems`. */

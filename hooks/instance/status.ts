@@ -17,7 +17,7 @@
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
-import { asRecord, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
+import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { MAIN_CONTAINER } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
@@ -51,7 +51,8 @@ export interface StatusInput {
 }
 
 const rec = asRecord
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+const str = asText
+const arr = asList
 const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 
 interface Waiting {
@@ -69,10 +70,6 @@ export function waitingContainer(pod: KubeObject | undefined): Waiting | undefin
     if (reason !== undefined) return { container: str(s.name) ?? 'a container', reason }
   }
   return undefined
-}
-
-function arr(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : []
 }
 
 function podCondition(pod: KubeObject, type: string): Record<string, unknown> | undefined {

@@ -70,6 +70,16 @@ export function asRecord(value: unknown): Record<string, unknown> {
   return isRecord(value) ? value : {}
 }
 
+/** `value` when it is a non-empty string, else undefined: a stored object's string field read as given. */
+export function asText(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** `value` when it is an array, else an empty one: a stored object's list read without a throw. */
+export function asList(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
 /**
  * A record with the given entries, built with own data properties only: a key such as
  * `__proto__` becomes an ordinary key instead of replacing the prototype, as `out[key] = v`
