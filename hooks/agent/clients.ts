@@ -42,6 +42,11 @@ export interface WorkloadApi {
 /** What the agent does in the infrastructure cluster for one CellNodeSet. */
 export interface InfraApi {
   getPool(namespace: string, name: string): Promise<unknown>
+  /**
+   * One Secret read by name, or undefined when there is none: the kubeconfig Secret a CellNodeSet
+   * names. Read at each pass and never cached whole (docs/workload.md, step 0).
+   */
+  getSecret(namespace: string, name: string): Promise<unknown>
   /** Replaces the status (PUT on the status subresource, guarded by resourceVersion); returns the new resourceVersion. */
   replaceStatus(namespace: string, name: string, resourceVersion: string, status: unknown): Promise<string | undefined>
   /** Sets the finalizer list if it is still `expected` (JSON patch test + replace). */
@@ -131,6 +136,7 @@ const VERSION = 'v1alpha1'
 /** The infrastructure cluster through client-node; every call gets `timeoutMs`. */
 export function infraApi(kc: KubeConfig, timeoutMs: number): InfraApi {
   const custom = kc.makeApiClient(CustomObjectsApi)
+  const core = kc.makeApiClient(CoreV1Api)
   const events = eventRecorder(kc, timeoutMs)
   const withDeadline = <T>(what: string, call: Promise<T>): Promise<T> => deadline(what, call, timeoutMs)
   return {
@@ -142,6 +148,14 @@ export function infraApi(kc: KubeConfig, timeoutMs: number): InfraApi {
             custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'gpucellpools', name })
           )
         )
+      } catch (error) {
+        if (statusCode(error) === 404) return undefined
+        throw error
+      }
+    },
+    async getSecret(namespace, name) {
+      try {
+        return plain(await withDeadline(`get Secret ${namespace}/${name}`, core.readNamespacedSecret({ namespace, name })))
       } catch (error) {
         if (statusCode(error) === 404) return undefined
         throw error

@@ -3,8 +3,9 @@
  * runs a pass (pass.ts) per key while this replica may act (style rule 16; sample-controller's
  * `Run` and `processNextWorkItem`).
  *
- * - A changed CellNodeSet gets a pass; so does every CellNodeSet naming a changed kubeconfig
- *   Secret; and every CellNodeSet in the cache every `resyncMs`.
+ * - A changed CellNodeSet gets a pass, and every CellNodeSet in the cache gets one every
+ *   `resyncMs`. Kubeconfig Secrets are not watched: each pass reads its Secret by name, so a
+ *   rotated credential takes effect at the next pass.
  * - Passes run one at a time, and only while `active()` (this replica leads, or runs alone, and
  *   both informers have synced); keys added meanwhile wait in the queue, once each.
  * - A pass that reports an error, or throws, is retried with the queue's backoff; one that went
@@ -41,8 +42,6 @@ export interface ObjectCache {
 export interface ControllerDeps {
   queue: WorkQueue
   cellNodeSets: ObjectCache
-  /** The labelled kubeconfig Secrets. */
-  secrets: ObjectCache
   infra: InfraApi
   /** Builds the client of a workload cluster from a reduced kubeconfig. */
   workloadClient(config: ReducedKubeconfig): WorkloadApi
@@ -93,23 +92,6 @@ export class AgentController {
   cellNodeSetChanged(object: unknown): void {
     const key = keyOf(object)
     if (key !== undefined) this.queue.add(key)
-  }
-
-  /** Informer handler: a kubeconfig Secret changed; every CellNodeSet that names it gets a pass. */
-  secretChanged(secret: unknown): void {
-    const secretKey = keyOf(secret)
-    if (secretKey === undefined) return
-    for (const cns of this.deps.cellNodeSets.list()) {
-      const metadata = isRecord(cns) ? cns.metadata : undefined
-      const ref = ownValue(ownValue(isRecord(cns) ? cns.spec : undefined, 'kubeconfigSecretRef'), 'name')
-      const key = keyOf(cns)
-      if (
-        key !== undefined &&
-        typeof ref === 'string' &&
-        keyOf({ metadata: { namespace: ownValue(metadata, 'namespace'), name: ref } }) === secretKey
-      )
-        this.queue.add(key)
-    }
   }
 
   /** Queues every CellNodeSet in the cache. */
@@ -165,7 +147,7 @@ export class AgentController {
     try {
       const report = await runPass(plain(object), {
         infra: this.deps.infra,
-        secret: (ns, secretName) => plain(this.deps.secrets.get(secretName, ns)),
+        secret: (ns, secretName) => this.deps.infra.getSecret(ns, secretName),
         workload: (secretKey, resourceVersion, config) => this.workload(secretKey, resourceVersion, config),
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,

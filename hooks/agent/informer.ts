@@ -3,7 +3,6 @@
  * stops, with its sync state for the readiness probe.
  */
 import {
-  CoreV1Api,
   CustomObjectsApi,
   makeInformer,
   type Informer,
@@ -12,7 +11,7 @@ import {
   type ObjectCache
 } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
-import { CELLS_API_VERSION, WORKLOAD_KUBECONFIG_LABEL } from '../api/cellnodeset.ts'
+import { CELLS_API_VERSION } from '../api/cellnodeset.ts'
 
 /** How long after an error the informer starts again. */
 export const RESTART_MS = 3000
@@ -99,21 +98,5 @@ function cellsInformer(kc: KubeConfig, namespace: string | undefined, plural: st
       (namespace === undefined
         ? custom.listClusterCustomObject(resource)
         : custom.listNamespacedCustomObject({ ...resource, namespace })) as never
-  )
-}
-
-/** The informer of kubeconfig Secrets an admin opted in (their label), in `namespace` or every namespace. */
-export function kubeconfigSecretInformer(kc: KubeConfig, namespace: string | undefined): CachedInformer {
-  const core = kc.makeApiClient(CoreV1Api)
-  const selector = `${WORKLOAD_KUBECONFIG_LABEL}=true`
-  const path = namespace === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${namespace}/secrets`
-  return makeInformer<KubernetesObject>(
-    kc,
-    path,
-    async () =>
-      namespace === undefined
-        ? core.listSecretForAllNamespaces({ labelSelector: selector })
-        : core.listNamespacedSecret({ namespace, labelSelector: selector }),
-    selector
   )
 }

@@ -147,12 +147,7 @@ export function reduceKubeconfig(text: string): Reduced {
  */
 export function kubeconfigFromSecret(secret: unknown, ref: { namespace: string; name: string; key: string }): Reduced {
   const where = `Secret ${ref.namespace}/${ref.name}`
-  if (!isRecord(secret) || !isRecord(secret.metadata)) {
-    // The agent watches only labelled Secrets, so an unlabelled one looks missing too.
-    return bad(
-      `${where} does not exist or lacks the label ${WORKLOAD_KUBECONFIG_LABEL}: "true" (an admin's opt-in; the agent reads only labelled Secrets)`
-    )
-  }
+  if (!isRecord(secret) || !isRecord(secret.metadata)) return bad(`${where} does not exist`)
   const labels = isRecord(secret.metadata.labels) ? secret.metadata.labels : {}
   if (labels[WORKLOAD_KUBECONFIG_LABEL] !== 'true') {
     return bad(`${where} lacks the label ${WORKLOAD_KUBECONFIG_LABEL}: "true" (an admin's opt-in)`)

@@ -17,7 +17,7 @@ import { systemClock } from './clock.ts'
 import { readAgentConfig } from './config.ts'
 import { AgentController } from './controller.ts'
 import { InfrastructureController } from './infrastructure-controller.ts'
-import { cellInfrastructureInformer, cellNodeSetInformer, kubeconfigSecretInformer, startInformer } from './informer.ts'
+import { cellInfrastructureInformer, cellNodeSetInformer, startInformer } from './informer.ts'
 import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './leader.ts'
 import { createAgentMetrics } from './metrics.ts'
 import { close, listen, probeServer } from './probes.ts'
@@ -47,13 +47,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const leading = (): boolean => elector === undefined || elector.isLeader()
 
   const cellNodeSets = cellNodeSetInformer(kc, config.watchNamespace)
-  const secrets = kubeconfigSecretInformer(kc, config.watchNamespace)
   const backoff: Backoff = { baseMs: 1000, maxMs: config.resyncMs }
   let synced = (): boolean => false
   const controller = new AgentController({
     queue: new WorkQueue(clock, backoff),
     cellNodeSets,
-    secrets,
     infra: infraApi(kc, config.callTimeoutMs),
     workloadClient: (reduced) => workloadApi(workloadKubeConfig(reduced), config.callTimeoutMs),
     active: () => leading() && synced(),
@@ -68,13 +66,6 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     'cellnodesets',
     cellNodeSets,
     (o) => controller.cellNodeSetChanged(o),
-    () => stopping
-  )
-  const secretState = startInformer(
-    log,
-    'secrets',
-    secrets,
-    (o) => controller.secretChanged(o),
     () => stopping
   )
   // Cluster API cells: the KubeSwiftMachines and bootstrap configs their pools ask for.
@@ -96,7 +87,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     (o) => infrastructure.changed(o),
     () => stopping
   )
-  synced = () => cellNodeSetState.synced() && secretState.synced() && cellInfrastructureState.synced()
+  synced = () => cellNodeSetState.synced() && cellInfrastructureState.synced()
 
   const campaign =
     elector === undefined
@@ -120,7 +111,6 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     readiness: () => ({
       stopping,
       cellNodeSetsSynced: cellNodeSetState.synced(),
-      secretsSynced: secretState.synced(),
       cellInfrastructuresSynced: cellInfrastructureState.synced(),
       leader: leading()
     }),
@@ -144,7 +134,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       .then(() => loops)
       .then(async () => {
         if (elector !== undefined && (await elector.release())) log.info({ lease: config.lease }, 'leader Lease released')
-        await Promise.allSettled([cellNodeSets.stop(), secrets.stop(), cellInfrastructures.stop()])
+        await Promise.allSettled([cellNodeSets.stop(), cellInfrastructures.stop()])
         await close(server)
         log.info('stopped')
         process.exit(0)

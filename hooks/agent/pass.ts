@@ -11,9 +11,9 @@ import { WORKLOAD_NODES_FINALIZER, type CellNode, type CellNodeSetStatus } from 
 import { readCellNodeSet as readStored } from '../api/cellnodeset-reader.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { applyNodeActions } from './actions.ts'
-import type { InfraApi, WorkloadApi } from './clients.ts'
+import { statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
 import { decide, type CellNodeSetInput, type Decision } from './core.ts'
-import { checkPoolOwner, kubeconfigFromSecret, type ReducedKubeconfig } from './kubeconfig.ts'
+import { checkPoolOwner, kubeconfigFromSecret, type Reduced, type ReducedKubeconfig } from './kubeconfig.ts'
 import type { HeartbeatTracker, LivenessWindows } from './liveness.ts'
 import { errorText } from './reachability.ts'
 import { readSnapshot, unreachable } from './snapshot.ts'
@@ -21,8 +21,8 @@ import { readSnapshot, unreachable } from './snapshot.ts'
 /** What a pass needs from the process. */
 export interface PassDeps {
   infra: InfraApi
-  /** The Secret from the informer cache (undefined when absent or not labelled). */
-  secret(namespace: string, name: string): unknown
+  /** The kubeconfig Secret, read by name (undefined when there is none). */
+  secret(namespace: string, name: string): Promise<unknown>
   /** The workload client for a Secret at a resourceVersion, built from the reduced kubeconfig. */
   workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): WorkloadApi
   /** The heartbeat memory of one CellNodeSet. */
@@ -65,8 +65,22 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
   report.served = true
 
   const ref = { namespace, name: cns.spec.kubeconfigSecretRef.name, key: cns.spec.kubeconfigSecretRef.key }
-  const secret = deps.secret(ref.namespace, ref.name)
-  const reduced = kubeconfigFromSecret(secret, ref)
+  let secret: unknown
+  let reduced: Reduced
+  try {
+    secret = await deps.secret(ref.namespace, ref.name)
+    reduced = kubeconfigFromSecret(secret, ref)
+  } catch (error) {
+    if (statusCode(error) !== 403) {
+      // The infrastructure cluster did not answer: nothing is known, so nothing is written.
+      report.errors.push({ reason: 'SecretRead', message: `Secret ${ref.namespace}/${ref.name}: ${errorText(error)}` })
+      return report
+    }
+    reduced = {
+      ok: false,
+      problem: { reason: 'CredentialInvalid', message: `the agent may not read Secret ${ref.namespace}/${ref.name}: ${errorText(error)}` }
+    }
+  }
   const key = `${namespace}/${name}`
   let api: WorkloadApi | undefined
   let snapshot

@@ -13,7 +13,6 @@ import type { Registry } from 'prom-client'
 export interface ReadinessState {
   stopping: boolean
   cellNodeSetsSynced: boolean
-  secretsSynced: boolean
   /** The CellInfrastructure informer (Cluster API cells) has listed; absent counts as listed. */
   cellInfrastructuresSynced?: boolean
   leader: boolean
@@ -21,7 +20,7 @@ export interface ReadinessState {
 
 /** The `/readyz` status code and JSON body. */
 export function readiness(state: ReadinessState): { code: 200 | 503; body: { status: 'ready' | 'not ready'; leader: boolean } } {
-  const ready = !state.stopping && state.cellNodeSetsSynced && state.secretsSynced && state.cellInfrastructuresSynced !== false
+  const ready = !state.stopping && state.cellNodeSetsSynced && state.cellInfrastructuresSynced !== false
   return { code: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not ready', leader: state.leader } }
 }
 

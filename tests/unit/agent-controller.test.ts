@@ -54,6 +54,9 @@ class Cache implements ObjectCache {
 
 /** An infrastructure cluster whose status writes are recorded, and can fail or be held. */
 class FakeInfra implements InfraApi {
+  /** The Secrets of the cluster by `namespace/name`, and every read of one. */
+  secrets = new Map<string, unknown>()
+  secretReads: string[] = []
   writes: string[] = []
   failWrites = 0
   hold: Promise<void> | undefined
@@ -61,6 +64,10 @@ class FakeInfra implements InfraApi {
   poolUid = POOL_UID
   async getPool(_namespace: string, name: string): Promise<unknown> {
     return { metadata: { name, uid: this.poolUid }, spec: {}, status: this.poolStatus }
+  }
+  async getSecret(namespace: string, name: string): Promise<unknown> {
+    this.secretReads.push(`${namespace}/${name}`)
+    return structuredClone(this.secrets.get(`${namespace}/${name}`))
   }
   async replaceStatus(namespace: string, name: string): Promise<string | undefined> {
     if (this.hold !== undefined) await this.hold
@@ -105,9 +112,8 @@ const emptyWorkload: WorkloadApi = {
 function setup(options: { active?: boolean; resyncMs?: number } = {}) {
   const clock = new FakeClock()
   const cellNodeSets = new Cache()
-  const secrets = new Cache()
-  secrets.put(secret('wl'))
   const infra = new FakeInfra()
+  infra.secrets.set('ns/wl', secret('wl'))
   const metrics = createAgentMetrics()
   const lines: { level: string; message: string; fields: Record<string, unknown> }[] = []
   const logAt =
@@ -120,7 +126,6 @@ function setup(options: { active?: boolean; resyncMs?: number } = {}) {
   const controller = new AgentController({
     queue: new WorkQueue(clock, { baseMs: 1000, maxMs: 8000 }),
     cellNodeSets,
-    secrets,
     infra,
     workloadClient: () => {
       state.builds++
@@ -136,7 +141,7 @@ function setup(options: { active?: boolean; resyncMs?: number } = {}) {
   })
   const running = controller.run()
   const passes = (): string[] => lines.filter((l) => l.message === 'pass').map((l) => l.fields.cellNodeSet as string)
-  return { clock, cellNodeSets, secrets, infra, metrics, lines, state, controller, running, passes }
+  return { clock, cellNodeSets, infra, metrics, lines, state, controller, running, passes }
 }
 
 t.test('while it may not act nothing runs; once it may, a queued CellNodeSet gets one pass however often it changed', async (t) => {
@@ -243,25 +248,26 @@ t.test('every CellNodeSet in the cache gets a pass each resync period', async (t
   await s.controller.stop()
 })
 
-t.test('a changed kubeconfig Secret: a pass for each CellNodeSet naming it, and a new client for its resourceVersion', async (t) => {
+t.test('each pass reads the Secret its CellNodeSet names, by name; a client is built once per resourceVersion', async (t) => {
   const s = setup()
-  s.secrets.put(secret('other'))
+  s.infra.secrets.set('ns/other', secret('other'))
+  s.infra.secrets.set('elsewhere/wl', secret('wl'))
   s.cellNodeSets.put(cellNodeSet('a', 'wl'))
   s.cellNodeSets.put(cellNodeSet('b', 'other'))
-  s.cellNodeSets.put(cellNodeSet('c', 'wl'))
-  s.controller.secretChanged(secret('wl'))
+  s.controller.cellNodeSetChanged(cellNodeSet('a'))
+  s.controller.cellNodeSetChanged(cellNodeSet('b'))
   await settle()
-  t.same(s.passes(), ['ns/a', 'ns/c'])
-  t.equal(s.state.builds, 1, 'one client for the two CellNodeSets of one Secret')
-  s.secrets.put(secret('wl', '2'))
-  s.controller.secretChanged(secret('wl', '2'))
+  t.same(s.passes(), ['ns/a', 'ns/b'])
+  t.same(s.infra.secretReads, ['ns/wl', 'ns/other'], 'one read by name per pass, none of another namespace')
+  t.equal(s.state.builds, 2, 'one client per Secret')
+  s.controller.cellNodeSetChanged(cellNodeSet('a'))
   await settle()
-  t.equal(s.state.builds, 2, 'rebuilt for the new resourceVersion')
-  t.equal(s.lines.filter((l) => l.message === 'workload cluster client built from the kubeconfig Secret').length, 2)
-  s.controller.secretChanged({ metadata: { name: 'wl', namespace: 'elsewhere' } })
+  t.equal(s.state.builds, 2, 'the same resourceVersion: the client is kept')
+  s.infra.secrets.set('ns/wl', secret('wl', '2'))
+  s.controller.cellNodeSetChanged(cellNodeSet('a'))
   await settle()
-  t.equal(s.passes().length, 4, 'a Secret of the same name in another namespace names none of them')
-  await s.controller.stop()
+  t.equal(s.state.builds, 3, 'a rotated Secret takes effect at the next pass')
+  t.equal(s.lines.filter((l) => l.message === 'workload cluster client built from the kubeconfig Secret').length, 3)
 })
 
 t.test('a CellNodeSet gone from the cache gets no pass, and its reachable series goes', async (t) => {

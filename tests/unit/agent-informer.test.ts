@@ -104,7 +104,7 @@ const failedStarts = [
 
 for (const c of failedStarts) {
   t.test(`${c.name} is not synced and is retried; the restart that lists is synced`, async (t) => {
-    const { fake, warnings, restarts, state } = await started([c.first, 'list'], 'secrets')
+    const { fake, warnings, restarts, state } = await started([c.first, 'list'], 'cellinfrastructures')
     t.equal(state.synced(), false, 'not synced after the failed start')
     t.same(warnings, [c.warning])
     t.equal(restarts.count(), 1, 'one restart scheduled')
@@ -134,7 +134,7 @@ t.test('after stop, the aborted watch is neither logged nor restarted', async (t
 })
 
 t.test('a restart already scheduled when the agent stops does not start the informer', async (t) => {
-  const { fake, restarts, stop } = await started(['list error'], 'secrets')
+  const { fake, restarts, stop } = await started(['list error'], 'cellinfrastructures')
   t.equal(restarts.count(), 1)
   stop()
   restarts.runAll()

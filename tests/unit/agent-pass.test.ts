@@ -51,6 +51,9 @@ class FakeWorkload implements WorkloadApi {
 
 class FakeInfra implements InfraApi {
   calls: string[] = []
+  async getSecret(namespace: string, name: string): Promise<unknown> {
+    return namespace === 'ns' && name === 'wl' ? structuredClone(SECRET) : undefined
+  }
   statuses: unknown[] = []
   pool: unknown = { metadata: { name: 'pool', uid: POOL_UID } }
   async getPool(): Promise<unknown> {
@@ -114,7 +117,7 @@ const node = (name: string, instance: string): Record<string, any> => ({
 function deps(workload: FakeWorkload, infra: FakeInfra, clock: { now: number }, tracker = new HeartbeatTracker()): PassDeps {
   return {
     infra,
-    secret: (namespace, name) => (namespace === 'ns' && name === 'wl' ? SECRET : undefined),
+    secret: (namespace, name) => infra.getSecret(namespace, name),
     workload: () => workload,
     tracker: () => tracker,
     clock: () => new Date(clock.now)
@@ -180,11 +183,44 @@ t.test('a refused kubeconfig is CredentialInvalid and nothing is read in the wor
   const infra = new FakeInfra()
   const d = deps(workload, infra, { now: NOW })
   const bad = { ...SECRET, data: { value: Buffer.from(KUBECONFIG.replace('{token: t}', '{exec: {command: sh}}')).toString('base64') } }
-  d.secret = () => bad
+  d.secret = async () => bad
   const report = await runPass(cellNodeSet([]), d)
   t.equal(report.reachable, 'CredentialInvalid')
   t.same(workload.calls, [])
   t.match((infra.statuses[0] as Record<string, any>).conditions[0].message, /users\[0\]\.user\.exec is refused/)
+})
+
+t.test('the Secret is read by name: a missing one, one the agent may not read, and a failed read', async (t) => {
+  const workload = new FakeWorkload()
+  const infra = new FakeInfra()
+  const d = deps(workload, infra, { now: NOW })
+  const asked: string[] = []
+  d.secret = async (namespace, name) => {
+    asked.push(`${namespace}/${name}`)
+    return undefined
+  }
+  const missing = await runPass(cellNodeSet([]), d)
+  t.same(asked, ['ns/wl'], 'the one Secret the CellNodeSet names')
+  t.equal(missing.reachable, 'CredentialInvalid')
+  t.match((infra.statuses[0] as Record<string, any>).conditions[0].message, 'Secret ns/wl does not exist')
+
+  d.secret = async () => {
+    throw Object.assign(new Error('HTTP-Code: 403'), { code: 403, body: JSON.stringify({ message: 'secrets "wl" is forbidden' }) })
+  }
+  const forbidden = await runPass(cellNodeSet([]), d)
+  t.equal(forbidden.reachable, 'CredentialInvalid')
+  t.match(
+    (infra.statuses[1] as Record<string, any>).conditions[0].message,
+    'the agent may not read Secret ns/wl: secrets "wl" is forbidden'
+  )
+
+  d.secret = async () => {
+    throw new Error('get Secret ns/wl: no answer within 10000 ms')
+  }
+  const failed = await runPass(cellNodeSet([]), d)
+  t.same(failed.errors, [{ reason: 'SecretRead', message: 'Secret ns/wl: get Secret ns/wl: no answer within 10000 ms' }])
+  t.equal(infra.statuses.length, 2, 'nothing is written while the Secret cannot be read')
+  t.same(workload.calls, [])
 })
 
 t.test('a CellNodeSet that is not served gets nothing written', async (t) => {

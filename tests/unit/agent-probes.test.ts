@@ -5,7 +5,7 @@
 import t from 'tap'
 import { readiness } from '../../hooks/agent/probes.ts'
 
-const synced = { stopping: false, cellNodeSetsSynced: true, secretsSynced: true }
+const synced = { stopping: false, cellNodeSetsSynced: true, cellInfrastructuresSynced: true }
 
 t.test('a standby with synced informers is ready, and says it is not the leader', async (t) => {
   t.same(readiness({ ...synced, leader: false }), { code: 200, body: { status: 'ready', leader: false } })
@@ -15,9 +15,12 @@ t.test('the leader with synced informers is ready', async (t) => {
   t.same(readiness({ ...synced, leader: true }), { code: 200, body: { status: 'ready', leader: true } })
 })
 
-t.test('not ready until both informers have listed once', async (t) => {
+t.test('not ready until every informer has listed once', async (t) => {
   t.same(readiness({ ...synced, cellNodeSetsSynced: false, leader: true }), { code: 503, body: { status: 'not ready', leader: true } })
-  t.same(readiness({ ...synced, secretsSynced: false, leader: false }), { code: 503, body: { status: 'not ready', leader: false } })
+  t.same(readiness({ ...synced, cellInfrastructuresSynced: false, leader: false }), {
+    code: 503,
+    body: { status: 'not ready', leader: false }
+  })
 })
 
 t.test('not ready while shutting down, leader or not', async (t) => {

@@ -2547,7 +2547,8 @@ rules:
     verbs: [get]
 ---
 # Source: gpuhooks/templates/agent.yaml
-# The kubeconfig Secrets of the workload clusters.
+# The kubeconfig Secrets of the workload clusters: each pass reads the one its CellNodeSet names,
+# by name, so no list or watch (docs/workload.md, step 0).
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -2563,7 +2564,7 @@ metadata:
 rules:
   - apiGroups: [""]
     resources: [secrets]
-    verbs: [get, list, watch]
+    verbs: [get]
 ---
 # Source: gpuhooks/templates/certs.yaml
 apiVersion: rbac.authorization.k8s.io/v1
