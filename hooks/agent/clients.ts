@@ -1,11 +1,12 @@
 /**
  * The agent's view of the two clusters, as small interfaces over `@kubernetes/client-node` 1.x,
  * so that the snapshot and action layers can be tested against fakes and the process wires in
- * the real clients.
+ * the real clients: the infrastructure cluster through client-node here, a workload cluster
+ * through the bounded transport of workload-client.ts and workload-http.ts.
  *
  * Objects come back as plain JSON: client-node deserializes typed responses into class instances
- * with `Date` fields, and the core reads JSON. Every call has a deadline, so a workload API server
- * that accepts connections and never answers makes the pass fail (Unreachable) instead of hang.
+ * with `Date` fields, and the core reads JSON. Every call has a deadline, so an API server that
+ * accepts connections and never answers makes the pass fail (Unreachable) instead of hang.
  */
 import {
   CoordinationV1Api,
@@ -77,58 +78,7 @@ export function plain(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value))
 }
 
-const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
-
-/** A KubeConfig built from the reduced fields only: no files, no exec, no proxy. */
-export function workloadKubeConfig(config: ReducedKubeconfig): KubeConfig {
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [
-      { name: 'workload', server: config.server, caData: config.caData, tlsServerName: config.tlsServerName, skipTLSVerify: false }
-    ],
-    users: [{ name: 'agent', token: config.token, certData: config.certData, keyData: config.keyData }],
-    contexts: [{ name: 'workload', cluster: 'workload', user: 'agent' }],
-    currentContext: 'workload'
-  })
-  return kc
-}
-
-/** The workload cluster through client-node; every call gets `timeoutMs` (AGENT_CALL_TIMEOUT_SECONDS). */
-export function workloadApi(kc: KubeConfig, timeoutMs: number): WorkloadApi {
-  const core = kc.makeApiClient(CoreV1Api)
-  const coordination = kc.makeApiClient(CoordinationV1Api)
-  const withDeadline = <T>(what: string, call: Promise<T>): Promise<T> => deadline(what, call, timeoutMs)
-  const orUndefined = async (what: string, call: () => Promise<unknown>): Promise<unknown> => {
-    try {
-      return plain(await withDeadline(what, call()))
-    } catch (error) {
-      if (statusCode(error) === 404) return undefined
-      throw error
-    }
-  }
-  return {
-    async listNodes(labelSelector) {
-      const list = await withDeadline('list Nodes', core.listNode({ labelSelector }))
-      return (plain(list.items) as unknown[] | undefined) ?? []
-    },
-    getNode: (name) => orUndefined(`get Node ${name}`, () => core.readNode({ name })),
-    getNodeLease: (node) =>
-      orUndefined(`get Lease kube-node-lease/${node}`, () =>
-        coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: node })
-      ),
-    async listPods(fieldSelector) {
-      const list = await withDeadline(`list Pods ${fieldSelector}`, core.listPodForAllNamespaces({ fieldSelector }))
-      return (plain(list.items) as unknown[] | undefined) ?? []
-    },
-    async patchNode(name, patch) {
-      await withDeadline(`patch Node ${name}`, core.patchNode({ name, body: patch }, merge))
-    },
-    async deleteNode(name, preconditions) {
-      await withDeadline(`delete Node ${name}`, core.deleteNode({ name, body: { preconditions } }))
-    }
-  }
-}
 
 const GROUP = 'cells.kubeswift.io'
 const VERSION = 'v1alpha1'
@@ -268,19 +218,38 @@ export function leaseApi(kc: KubeConfig, lease: { namespace: string; name: strin
 /**
  * One client per workload cluster kubeconfig Secret, rebuilt when the Secret's resourceVersion
  * changes (a rotated credential takes effect at the next pass) and kept otherwise, so that
- * connections are reused across passes.
+ * connections are reused across passes. A client replaced, or of a Secret no CellNodeSet names
+ * any more, is handed to `dispose` (its connections closed).
  */
 export class ClientCache<T> {
   private readonly clients = new Map<string, { resourceVersion: string; client: T }>()
 
-  constructor(private readonly build: (config: ReducedKubeconfig) => T) {}
+  constructor(
+    private readonly build: (config: ReducedKubeconfig) => T,
+    private readonly dispose: (client: T) => void = () => {}
+  ) {}
 
   /** The client for `secretKey` at `resourceVersion`, and whether it was built by this call. */
   get(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): { client: T; built: boolean } {
     const cached = this.clients.get(secretKey)
     if (cached !== undefined && cached.resourceVersion === resourceVersion) return { client: cached.client, built: false }
     const client = this.build(config)
+    if (cached !== undefined) this.dispose(cached.client)
     this.clients.set(secretKey, { resourceVersion, client })
     return { client, built: true }
+  }
+
+  /** Keeps the clients of `secretKeys` only. */
+  retain(secretKeys: ReadonlySet<string>): void {
+    for (const [key, cached] of this.clients) {
+      if (secretKeys.has(key)) continue
+      this.clients.delete(key)
+      this.dispose(cached.client)
+    }
+  }
+
+  /** The Secrets that have a client. */
+  get size(): number {
+    return this.clients.size
   }
 }

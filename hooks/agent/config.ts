@@ -15,6 +15,12 @@
  * | `LEADER_ELECTION_RETRY_SECONDS` | 2 | how often a replica reads, takes or renews the Lease |
  * | `SHUTDOWN_TIMEOUT_SECONDS` | 25 | on SIGTERM, the longest wait for the pass in progress and the Lease release; past it the process exits 1 |
  * | `AGENT_CALL_TIMEOUT_SECONDS` | 10 | deadline of each API call to either cluster |
+ * | `AGENT_PASS_TIMEOUT_SECONDS` | 60 | deadline of one CellNodeSet's pass; past it the pass is abandoned |
+ * | `AGENT_PASS_WORKERS` | 4 | passes at once, each for a different workload cluster (kubeconfig Secret) |
+ * | `AGENT_NAMESPACE_PASS_WORKERS` | 2 | of those, passes at once for the CellNodeSets of one namespace |
+ * | `AGENT_MAX_ANSWER_BYTES` | 8 MiB | the largest answer read from a workload cluster |
+ * | `AGENT_MAX_PASS_BYTES` | 16 MiB | all a pass reads from its workload cluster, and all one round's pending Pod list reads |
+ * | `AGENT_MAX_PENDING_PODS` | 5000 | unbound pending Pods listed per workload cluster and round; past it the list is truncated |
  * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (docs/workload.md fixes them; tests shorten them) |
  */
 import { hostname } from 'node:os'
@@ -37,8 +43,22 @@ export interface AgentConfig {
   electionRetryMs: number
   shutdownTimeoutMs: number
   callTimeoutMs: number
+  /** What bounds the passes (docs/workload.md, "Bounds"). */
+  passes: PassBounds
   windows: LivenessWindows
 }
+
+/** The bounds of passes against workload clusters. */
+export interface PassBounds {
+  timeoutMs: number
+  workers: number
+  namespaceWorkers: number
+  maxAnswerBytes: number
+  maxPassBytes: number
+  maxPendingPods: number
+}
+
+const MiB = 1024 * 1024
 
 /** pino's levels, most severe first, and `silent`. */
 const LEVELS = [
@@ -105,6 +125,8 @@ export function readAgentConfig(
   const election = set('LEADER_ELECTION') ?? 'true'
   if (election !== 'true' && election !== 'false') problems.push(`LEADER_ELECTION=${election} must be true or false`)
   const leaseNamespaceVariable = set('LEASE_NAMESPACE') !== undefined ? 'LEASE_NAMESPACE' : 'POD_NAMESPACE'
+  const workers = integer('AGENT_PASS_WORKERS', 4, 1, 256)
+  const maxAnswerBytes = integer('AGENT_MAX_ANSWER_BYTES', 8 * MiB, 64 * 1024, 1024 * MiB)
   const config: AgentConfig = {
     port,
     logLevel,
@@ -125,6 +147,26 @@ export function readAgentConfig(
     ),
     shutdownTimeoutMs: seconds('SHUTDOWN_TIMEOUT_SECONDS', 25, 1),
     callTimeoutMs: seconds('AGENT_CALL_TIMEOUT_SECONDS', 10, 1, 300),
+    passes: {
+      timeoutMs: seconds('AGENT_PASS_TIMEOUT_SECONDS', 60, 1),
+      workers,
+      namespaceWorkers: integer(
+        'AGENT_NAMESPACE_PASS_WORKERS',
+        Math.min(2, workers),
+        1,
+        workers,
+        ` (at most AGENT_PASS_WORKERS=${workers})`
+      ),
+      maxAnswerBytes,
+      maxPassBytes: integer(
+        'AGENT_MAX_PASS_BYTES',
+        Math.max(16 * MiB, maxAnswerBytes),
+        maxAnswerBytes,
+        4096 * MiB,
+        ` (at least AGENT_MAX_ANSWER_BYTES=${maxAnswerBytes})`
+      ),
+      maxPendingPods: integer('AGENT_MAX_PENDING_PODS', 5000, 1, 1_000_000)
+    },
     windows: {
       leaseMs: seconds('AGENT_LEASE_STALE_SECONDS', 90, 1),
       heartbeatMs: seconds('AGENT_HEARTBEAT_STALE_SECONDS', 360, 1),

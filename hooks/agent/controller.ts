@@ -21,6 +21,8 @@ import type { CellNodeSetStatus } from '../api/cellnodeset.ts'
 import type { LogTo } from '../logger.ts'
 import { isRecord, ownValue } from '../k8s/objects.ts'
 import { ClientCache, plain, statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
+import { abandonOn, type WorkloadConnection } from './workload-client.ts'
+import { ByteBudget, type ReadLimits } from './workload-http.ts'
 import { Sleeper, type Clock } from './clock.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 import { HeartbeatTracker, type LivenessWindows } from './liveness.ts'
@@ -43,8 +45,10 @@ export interface ControllerDeps {
   queue: WorkQueue
   cellNodeSets: ObjectCache
   infra: InfraApi
-  /** Builds the client of a workload cluster from a reduced kubeconfig. */
-  workloadClient(config: ReducedKubeconfig): WorkloadApi
+  /** Builds the connection to a workload cluster from a reduced kubeconfig. */
+  workloadClient(config: ReducedKubeconfig): WorkloadConnection
+  /** The bytes one pass may read from its workload cluster (AGENT_MAX_PASS_BYTES). */
+  maxPassBytes: number
   /** True while this replica may run passes. */
   active(): boolean
   clock: Clock
@@ -69,7 +73,7 @@ export class AgentController {
   private readonly queue: WorkQueue
   private readonly sleeper: Sleeper
   private readonly trackers = new Map<string, HeartbeatTracker>()
-  private readonly clients: ClientCache<WorkloadApi>
+  private readonly clients: ClientCache<WorkloadConnection>
   private readonly limiter: EventLimiter
   /** Per CellNodeSet, its status after this process's last pass, as the Events have told it. */
   private readonly told = new Map<string, CellNodeSetStatus>()
@@ -79,7 +83,10 @@ export class AgentController {
   constructor(private readonly deps: ControllerDeps) {
     this.queue = deps.queue
     this.sleeper = new Sleeper(deps.clock)
-    this.clients = new ClientCache((config) => deps.workloadClient(config))
+    this.clients = new ClientCache(
+      (config) => deps.workloadClient(config),
+      (connection) => connection.close()
+    )
     this.limiter = new EventLimiter(deps.eventLimits)
   }
 
@@ -144,11 +151,12 @@ export class AgentController {
     }
     this.current = key
     const end = metrics.passSeconds.startTimer()
+    const limits: ReadLimits = { signal: new AbortController().signal, budget: new ByteBudget(this.deps.maxPassBytes) }
     try {
       const report = await runPass(plain(object), {
         infra: this.deps.infra,
         secret: (ns, secretName) => this.deps.infra.getSecret(ns, secretName),
-        workload: (secretKey, resourceVersion, config) => this.workload(secretKey, resourceVersion, config),
+        workload: (secretKey, resourceVersion, config) => this.workload(secretKey, resourceVersion, config, limits),
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,
         clock: () => new Date(this.deps.clock.now())
@@ -259,10 +267,10 @@ export class AgentController {
     this.told.clear()
   }
 
-  private workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): WorkloadApi {
+  private workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig, limits: ReadLimits): WorkloadApi {
     const { client, built } = this.clients.get(secretKey, resourceVersion, config)
     if (built) this.deps.log.info({ secret: secretKey, resourceVersion }, 'workload cluster client built from the kubeconfig Secret')
-    return client
+    return abandonOn(client.api(limits), limits.signal)
   }
 
   private tracker(key: string): HeartbeatTracker {

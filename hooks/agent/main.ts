@@ -12,7 +12,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { processLogger } from '../logger.ts'
-import { infraApi, leaseApi, objectsApi, workloadApi, workloadKubeConfig } from './clients.ts'
+import { infraApi, leaseApi, objectsApi } from './clients.ts'
 import { systemClock } from './clock.ts'
 import { readAgentConfig } from './config.ts'
 import { AgentController } from './controller.ts'
@@ -22,6 +22,7 @@ import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './leader.ts'
 import { createAgentMetrics } from './metrics.ts'
 import { close, listen, probeServer } from './probes.ts'
 import { WorkQueue, type Backoff } from './queue.ts'
+import { workloadConnection } from './workload-client.ts'
 
 /** Starts the agent and installs the signal handlers. */
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -53,7 +54,9 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     queue: new WorkQueue(clock, backoff),
     cellNodeSets,
     infra: infraApi(kc, config.callTimeoutMs),
-    workloadClient: (reduced) => workloadApi(workloadKubeConfig(reduced), config.callTimeoutMs),
+    workloadClient: (reduced) =>
+      workloadConnection(reduced, { callTimeoutMs: config.callTimeoutMs, maxAnswerBytes: config.passes.maxAnswerBytes }),
+    maxPassBytes: config.passes.maxPassBytes,
     active: () => leading() && synced(),
     clock,
     resyncMs: config.resyncMs,

@@ -18,6 +18,14 @@ const DEFAULTS: AgentConfig = {
   electionRetryMs: 2_000,
   shutdownTimeoutMs: 25_000,
   callTimeoutMs: 10_000,
+  passes: {
+    timeoutMs: 60_000,
+    workers: 4,
+    namespaceWorkers: 2,
+    maxAnswerBytes: 8 * 1024 * 1024,
+    maxPassBytes: 16 * 1024 * 1024,
+    maxPendingPods: 5000
+  },
   windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 }
 }
 
@@ -39,7 +47,13 @@ t.test('an empty variable means its default (as the chart writes WATCH_NAMESPACE
       'POD_NAME',
       'LEADER_ELECTION_RETRY_SECONDS',
       'SHUTDOWN_TIMEOUT_SECONDS',
-      'AGENT_CALL_TIMEOUT_SECONDS'
+      'AGENT_CALL_TIMEOUT_SECONDS',
+      'AGENT_PASS_TIMEOUT_SECONDS',
+      'AGENT_PASS_WORKERS',
+      'AGENT_NAMESPACE_PASS_WORKERS',
+      'AGENT_MAX_ANSWER_BYTES',
+      'AGENT_MAX_PASS_BYTES',
+      'AGENT_MAX_PENDING_PODS'
     ].map((name) => [name, ''])
   )
   t.same(readAgentConfig(empty, HOST), DEFAULTS)
@@ -59,6 +73,12 @@ t.test('every setting is read', async (t) => {
       LEADER_ELECTION_RETRY_SECONDS: '8',
       SHUTDOWN_TIMEOUT_SECONDS: '50',
       AGENT_CALL_TIMEOUT_SECONDS: '3',
+      AGENT_PASS_TIMEOUT_SECONDS: '20',
+      AGENT_PASS_WORKERS: '16',
+      AGENT_NAMESPACE_PASS_WORKERS: '3',
+      AGENT_MAX_ANSWER_BYTES: '1048576',
+      AGENT_MAX_PASS_BYTES: '4194304',
+      AGENT_MAX_PENDING_PODS: '200',
       AGENT_LEASE_STALE_SECONDS: '8',
       AGENT_HEARTBEAT_STALE_SECONDS: '16',
       AGENT_STARTUP_GRACE_SECONDS: '0'
@@ -76,6 +96,7 @@ t.test('every setting is read', async (t) => {
     electionRetryMs: 8_000,
     shutdownTimeoutMs: 50_000,
     callTimeoutMs: 3_000,
+    passes: { timeoutMs: 20_000, workers: 16, namespaceWorkers: 3, maxAnswerBytes: 1048576, maxPassBytes: 4194304, maxPendingPods: 200 },
     windows: { leaseMs: 8_000, heartbeatMs: 16_000, startupMs: 0 }
   })
 })
@@ -106,7 +127,19 @@ const refused: { env: NodeJS.ProcessEnv; problem: string }[] = [
     problem: 'WATCH_NAMESPACE=team/../kube-system must be a namespace name (a DNS label), or empty for every namespace'
   },
   { env: { POD_NAMESPACE: 'Bad_Namespace' }, problem: 'POD_NAMESPACE=Bad_Namespace must be a namespace name (a DNS label)' },
-  { env: { LEASE_NAME: 'agent..lease' }, problem: 'LEASE_NAME=agent..lease must be a Lease name (a DNS subdomain)' }
+  { env: { LEASE_NAME: 'agent..lease' }, problem: 'LEASE_NAME=agent..lease must be a Lease name (a DNS subdomain)' },
+  { env: { AGENT_PASS_TIMEOUT_SECONDS: '0' }, problem: 'AGENT_PASS_TIMEOUT_SECONDS=0 must be an integer from 1 to 3600' },
+  { env: { AGENT_PASS_WORKERS: '0' }, problem: 'AGENT_PASS_WORKERS=0 must be an integer from 1 to 256' },
+  {
+    env: { AGENT_PASS_WORKERS: '2', AGENT_NAMESPACE_PASS_WORKERS: '3' },
+    problem: 'AGENT_NAMESPACE_PASS_WORKERS=3 must be an integer from 1 to 2 (at most AGENT_PASS_WORKERS=2)'
+  },
+  { env: { AGENT_MAX_ANSWER_BYTES: '1000' }, problem: 'AGENT_MAX_ANSWER_BYTES=1000 must be an integer from 65536 to 1073741824' },
+  {
+    env: { AGENT_MAX_ANSWER_BYTES: '1048576', AGENT_MAX_PASS_BYTES: '65536' },
+    problem: 'AGENT_MAX_PASS_BYTES=65536 must be an integer from 1048576 to 4294967296 (at least AGENT_MAX_ANSWER_BYTES=1048576)'
+  },
+  { env: { AGENT_MAX_PENDING_PODS: '0' }, problem: 'AGENT_MAX_PENDING_PODS=0 must be an integer from 1 to 1000000' }
 ]
 
 for (const row of refused) {

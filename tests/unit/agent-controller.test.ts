@@ -130,8 +130,10 @@ function setup(options: { active?: boolean; resyncMs?: number } = {}) {
     workloadClient: () => {
       state.builds++
       if (state.workload instanceof Error) throw state.workload
-      return state.workload
+      const api = state.workload
+      return { api: () => api, close: () => {} }
     },
+    maxPassBytes: 1 << 20,
     active: () => state.active,
     clock,
     resyncMs: options.resyncMs ?? 60_000,
