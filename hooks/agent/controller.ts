@@ -1,13 +1,18 @@
 /**
- * The agent's controller: the informers' changes become keys in the work queue, and one loop
- * runs a pass (pass.ts) per key while this replica may act (style rule 16; sample-controller's
- * `Run` and `processNextWorkItem`).
+ * The agent's controller: the informers' changes become keys in the work queue, and the lane
+ * scheduler (lanes.ts) runs a pass (pass.ts) per key while this replica may act (style rule 16;
+ * sample-controller's `Run` and `processNextWorkItem`).
  *
  * - A changed CellNodeSet gets a pass, and every CellNodeSet in the cache gets one every
  *   `resyncMs`. Kubeconfig Secrets are not watched: each pass reads its Secret by name, so a
  *   rotated credential takes effect at the next pass.
- * - Passes run one at a time, and only while `active()` (this replica leads, or runs alone, and
- *   both informers have synced); keys added meanwhile wait in the queue, once each.
+ * - Passes run in lanes, one per workload cluster (a kubeconfig Secret), several lanes at once
+ *   (`bounds.workers`, `bounds.namespaceWorkers`), and only while `active()` (this replica
+ *   leads, or runs alone, and the informers have synced); keys added meanwhile wait in the
+ *   queue, once each.
+ * - Each pass has a deadline (`bounds.timeoutMs`, on the injected clock): past it, its calls to
+ *   the workload cluster are abandoned, the pool's status says so (Unreachable), it is counted
+ *   (`PassDeadline`), and it is not retried before the next resync.
  * - A pass that reports an error, or throws, is retried with the queue's backoff; one that went
  *   well resets it.
  * - Per CellNodeSet the controller keeps the heartbeat memory the liveness rule needs and one
@@ -21,12 +26,13 @@ import type { CellNodeSetStatus } from '../api/cellnodeset.ts'
 import type { LogTo } from '../logger.ts'
 import { isRecord, ownValue } from '../k8s/objects.ts'
 import { ClientCache, plain, statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
+import type { PassBounds } from './config.ts'
+import { LaneScheduler, type Lane } from './lanes.ts'
 import { abandonOn, type WorkloadConnection } from './workload-client.ts'
 import { ByteBudget, type ReadLimits } from './workload-http.ts'
-import { Sleeper, type Clock } from './clock.ts'
+import type { Clock } from './clock.ts'
 import type { ReducedKubeconfig } from './kubeconfig.ts'
 import { HeartbeatTracker, type LivenessWindows } from './liveness.ts'
-import { runKeyLoop } from './loop.ts'
 import type { AgentMetrics } from './metrics.ts'
 import { EventLimiter, type EventLimits } from './event-limiter.ts'
 import { runPass, type PassReport } from './pass.ts'
@@ -47,8 +53,8 @@ export interface ControllerDeps {
   infra: InfraApi
   /** Builds the connection to a workload cluster from a reduced kubeconfig. */
   workloadClient(config: ReducedKubeconfig): WorkloadConnection
-  /** The bytes one pass may read from its workload cluster (AGENT_MAX_PASS_BYTES). */
-  maxPassBytes: number
+  /** The deadline, the workers and the byte budget of passes (config.ts). */
+  bounds: Pick<PassBounds, 'timeoutMs' | 'workers' | 'namespaceWorkers' | 'maxPassBytes'>
   /** True while this replica may run passes. */
   active(): boolean
   clock: Clock
@@ -71,18 +77,27 @@ export function keyOf(object: unknown): string | undefined {
 /** The CellNodeSet controller of one agent process. */
 export class AgentController {
   private readonly queue: WorkQueue
-  private readonly sleeper: Sleeper
+  private readonly lanes: LaneScheduler<Round>
   private readonly trackers = new Map<string, HeartbeatTracker>()
   private readonly clients: ClientCache<WorkloadConnection>
   private readonly limiter: EventLimiter
   /** Per CellNodeSet, its status after this process's last pass, as the Events have told it. */
   private readonly told = new Map<string, CellNodeSetStatus>()
-  private stopping = false
-  private current: string | undefined
 
   constructor(private readonly deps: ControllerDeps) {
     this.queue = deps.queue
-    this.sleeper = new Sleeper(deps.clock)
+    this.lanes = new LaneScheduler({
+      queue: deps.queue,
+      clock: deps.clock,
+      resyncMs: deps.resyncMs,
+      workers: deps.bounds.workers,
+      namespaceWorkers: deps.bounds.namespaceWorkers,
+      active: () => deps.active(),
+      laneOf: (key) => this.laneOf(key),
+      resync: () => this.resync(),
+      newRound: () => newRound(deps.infra),
+      process: (key, round) => this.process(key, round)
+    })
     this.clients = new ClientCache(
       (config) => deps.workloadClient(config),
       (connection) => connection.close()
@@ -90,9 +105,9 @@ export class AgentController {
     this.limiter = new EventLimiter(deps.eventLimits)
   }
 
-  /** The key whose pass runs now, if any. */
-  get passing(): string | undefined {
-    return this.current
+  /** The keys whose passes run now. */
+  get passing(): string[] {
+    return this.lanes.passing
   }
 
   /** Informer handler: a CellNodeSet was added, changed or deleted. */
@@ -101,40 +116,49 @@ export class AgentController {
     if (key !== undefined) this.queue.add(key)
   }
 
-  /** Queues every CellNodeSet in the cache. */
+  /** Queues every CellNodeSet in the cache, and closes the clients of Secrets none of them names. */
   resync(): void {
-    for (const cns of this.deps.cellNodeSets.list()) this.cellNodeSetChanged(cns)
+    const secrets = new Set<string>()
+    for (const cns of this.deps.cellNodeSets.list()) {
+      this.cellNodeSetChanged(cns)
+      const ref = secretRefOf(cns)
+      if (ref !== undefined) secrets.add(ref)
+    }
+    this.clients.retain(secrets)
   }
 
   /** Looks again at once whether it may act (call on a change of leadership). */
   wake(): void {
-    this.sleeper.wake()
+    this.lanes.wake()
   }
 
-  /** The loop: resyncs, and runs a pass per queued key while active, until `stop()`. */
+  /** Resyncs, and runs passes of queued keys while active, until `stop()`. */
   run(): Promise<void> {
-    return runKeyLoop({
-      queue: this.queue,
-      sleeper: this.sleeper,
-      clock: this.deps.clock,
-      resyncMs: this.deps.resyncMs,
-      active: () => this.deps.active(),
-      stopping: () => this.stopping,
-      resync: () => this.resync(),
-      process: (key) => this.process(key)
-    })
+    return this.lanes.run()
   }
 
-  /** Takes no more work; resolves once the pass in progress is done. */
+  /** Takes no more work; resolves once the passes in progress are done. */
   stop(): Promise<void> {
-    this.stopping = true
     this.queue.shutDown()
-    this.sleeper.wake()
+    this.lanes.stop()
     return this.queue.drain()
   }
 
-  /** One pass for `key`, its report recorded, and a retry when it failed. */
-  private async process(key: string): Promise<void> {
+  /**
+   * The lane of a CellNodeSet: its kubeconfig Secret (`namespace/name`), the workload cluster as
+   * the agent knows it; one whose Secret cannot be read from the cache runs in a lane of its own.
+   */
+  private laneOf(key: string): Lane {
+    const namespace = key.slice(0, key.indexOf('/'))
+    const ref = secretRefOf(this.deps.cellNodeSets.get(key.slice(namespace.length + 1), namespace))
+    return { lane: ref ?? `${key}#`, namespace }
+  }
+
+  /**
+   * One pass for `key` within its deadline, its report recorded, and a retry when it failed (not
+   * when it overran: a slow cluster is asked again at the next resync, not sooner).
+   */
+  private async process(key: string, round: Round): Promise<void> {
     const slash = key.indexOf('/')
     const namespace = key.slice(0, slash)
     const name = key.slice(slash + 1)
@@ -149,20 +173,27 @@ export class AgentController {
       this.queue.done(key)
       return
     }
-    this.current = key
     const end = metrics.passSeconds.startTimer()
-    const limits: ReadLimits = { signal: new AbortController().signal, budget: new ByteBudget(this.deps.maxPassBytes) }
+    const { timeoutMs, maxPassBytes } = this.deps.bounds
+    const pass = new AbortController()
+    const cancelDeadline = this.deps.clock.after(timeoutMs, () =>
+      pass.abort(new Error(`the pass took longer than ${timeoutMs / 1000} s (AGENT_PASS_TIMEOUT_SECONDS) and was abandoned`))
+    )
+    const limits: ReadLimits = { signal: pass.signal, budget: new ByteBudget(maxPassBytes) }
     try {
       const report = await runPass(plain(object), {
         infra: this.deps.infra,
-        secret: (ns, secretName) => this.deps.infra.getSecret(ns, secretName),
+        secret: (ns, secretName) => round.secret(ns, secretName),
         workload: (secretKey, resourceVersion, config) => this.workload(secretKey, resourceVersion, config, limits),
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,
         clock: () => new Date(this.deps.clock.now())
       })
-      await this.record(key, namespace, name, report)
-      if (report.errors.length > 0) this.queue.retry(key)
+      cancelDeadline()
+      const overran = pass.signal.aborted
+      if (overran) metrics.errors.inc({ reason: 'PassDeadline' })
+      await this.record(key, namespace, name, report, overran)
+      if (report.errors.length > 0 && !overran) this.queue.retry(key)
       else this.queue.forget(key)
     } catch (error) {
       metrics.errors.inc({ reason: 'Internal' })
@@ -172,8 +203,8 @@ export class AgentController {
       )
       this.queue.retry(key)
     } finally {
+      cancelDeadline()
       end()
-      this.current = undefined
       this.queue.done(key)
     }
   }
@@ -182,7 +213,7 @@ export class AgentController {
    * Logs a pass, counts it in the metrics, exports its pool's series (while this replica may act)
    * and writes the Events its change of status tells.
    */
-  private async record(key: string, namespace: string, name: string, report: PassReport): Promise<void> {
+  private async record(key: string, namespace: string, name: string, report: PassReport, overran = false): Promise<void> {
     const { log, metrics } = this.deps
     const { observed, ...logged } = report
     for (const error of report.errors) metrics.errors.inc({ reason: error.reason })
@@ -202,8 +233,9 @@ export class AgentController {
     if (report.reachable !== 'Reachable' && report.reachable !== undefined) metrics.errors.inc({ reason: report.reachable })
     if (report.nodeWrites.patch > 0) metrics.nodeWrites.inc({ action: 'patch' }, report.nodeWrites.patch)
     if (report.nodeWrites.delete > 0) metrics.nodeWrites.inc({ action: 'delete' }, report.nodeWrites.delete)
-    const level = report.errors.length > 0 || report.reachable !== 'Reachable' || report.statusProblems !== undefined ? 'warn' : 'debug'
-    log[level]({ cellNodeSet: key, ...logged }, 'pass')
+    const level =
+      overran || report.errors.length > 0 || report.reachable !== 'Reachable' || report.statusProblems !== undefined ? 'warn' : 'debug'
+    log[level]({ cellNodeSet: key, ...logged, ...(overran ? { overran: true } : {}) }, 'pass')
     if (observed !== undefined) await this.tell(key, namespace, observed)
   }
 
@@ -278,4 +310,29 @@ export class AgentController {
     if (tracker === undefined) this.trackers.set(key, (tracker = new HeartbeatTracker(this.deps.windows.startupMs)))
     return tracker
   }
+}
+
+/** What the passes of one lane's round share: the Secret, read once. */
+interface Round {
+  secret(namespace: string, name: string): Promise<unknown>
+}
+
+function newRound(infra: InfraApi): Round {
+  const secrets = new Map<string, Promise<unknown>>()
+  return {
+    secret(namespace, name) {
+      const key = `${namespace}/${name}`
+      let read = secrets.get(key)
+      if (read === undefined) secrets.set(key, (read = infra.getSecret(namespace, name)))
+      return read
+    }
+  }
+}
+
+/** `namespace/name` of the kubeconfig Secret a CellNodeSet names, if it names one. */
+function secretRefOf(cns: unknown): string | undefined {
+  const metadata = isRecord(cns) ? cns.metadata : undefined
+  const name = ownValue(ownValue(isRecord(cns) ? cns.spec : undefined, 'kubeconfigSecretRef'), 'name')
+  const namespace = ownValue(metadata, 'namespace')
+  return typeof name === 'string' && name !== '' && typeof namespace === 'string' ? `${namespace}/${name}` : undefined
 }

@@ -1,8 +1,10 @@
 /**
- * The loop both of the agent's controllers run (style rule 16; sample-controller's `Run` and
+ * The CellInfrastructure controller's loop (style rule 16; sample-controller's `Run` and
  * `processNextWorkItem`): a resync that queues every cached object every `resyncMs`, and one
  * pass per queued key, one at a time, only while `active()` (this replica leads, or runs alone,
- * and the informers have synced). Keys added meanwhile wait in the queue, once each.
+ * and the informers have synced). Keys added meanwhile wait in the queue, once each. Its passes
+ * talk to the infrastructure cluster only; the CellNodeSet controller, whose passes talk to
+ * workload clusters that pool authors name, runs them in lanes instead (lanes.ts).
  */
 import type { Clock, Sleeper } from './clock.ts'
 import type { WorkQueue } from './queue.ts'

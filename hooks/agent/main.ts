@@ -56,7 +56,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     infra: infraApi(kc, config.callTimeoutMs),
     workloadClient: (reduced) =>
       workloadConnection(reduced, { callTimeoutMs: config.callTimeoutMs, maxAnswerBytes: config.passes.maxAnswerBytes }),
-    maxPassBytes: config.passes.maxPassBytes,
+    bounds: config.passes,
     active: () => leading() && synced(),
     clock,
     resyncMs: config.resyncMs,
@@ -126,7 +126,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
-    log.info({ signal, passInProgress: controller.passing !== undefined }, 'stopping: the pass in progress finishes')
+    log.info({ signal, passesInProgress: controller.passing }, 'stopping: the passes in progress finish')
     const timer = setTimeout(() => {
       log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting')
       process.exit(1)

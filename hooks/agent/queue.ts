@@ -15,6 +15,10 @@
  *   pass it is in and leaves the rest to the replica that takes the Lease, which resyncs every
  *   key when it starts.
  *
+ * - **Taken by choice.** Besides `get()`, which hands out keys in order, `take(eligible)` takes
+ *   the first queued key a scheduler may start now (lanes.ts: one pass per workload cluster at a
+ *   time), and `onQueued` tells it that a key became available.
+ *
  * Timers come from the injected clock.
  */
 import type { Clock } from './clock.ts'
@@ -41,6 +45,8 @@ export class WorkQueue {
   private readonly takers: Array<(key: string | undefined) => void> = []
   private readonly drainers: Array<() => void> = []
   private stopped = false
+  /** Called whenever a key becomes available to take (lanes.ts schedules from it). */
+  onQueued: () => void = () => {}
 
   constructor(
     private readonly clock: Clock,
@@ -54,6 +60,7 @@ export class WorkQueue {
     if (this.processing.has(key)) return
     this.queue.push(key)
     this.handOut()
+    this.onQueued()
   }
 
   /** Queues `key` after `ms`. A key already waiting for a later time keeps the earlier one. */
@@ -90,9 +97,20 @@ export class WorkQueue {
   /** The next key to work on, once there is one; `undefined` once the queue is shut down. */
   get(): Promise<string | undefined> {
     if (this.stopped) return Promise.resolve(undefined)
-    const key = this.take()
+    const key = this.takeNext()
     if (key !== undefined) return Promise.resolve(key)
     return new Promise((resolve) => this.takers.push(resolve))
+  }
+
+  /** Takes the first queued key for which `eligible` holds (now, without waiting), or none. */
+  take(eligible: (key: string) => boolean): string | undefined {
+    if (this.stopped) return undefined
+    const index = this.queue.findIndex(eligible)
+    if (index < 0) return undefined
+    const [key] = this.queue.splice(index, 1) as [string]
+    this.dirty.delete(key)
+    this.processing.add(key)
+    return key
   }
 
   /** Ends the pass of `key`; a key added meanwhile is queued now. */
@@ -101,6 +119,7 @@ export class WorkQueue {
     if (!this.stopped && this.dirty.has(key)) {
       this.queue.push(key)
       this.handOut()
+      this.onQueued()
     }
     if (this.processing.size === 0) for (const drained of this.drainers.splice(0)) drained()
   }
@@ -127,7 +146,7 @@ export class WorkQueue {
     return new Promise((resolve) => this.drainers.push(resolve))
   }
 
-  private take(): string | undefined {
+  private takeNext(): string | undefined {
     const key = this.queue.shift()
     if (key === undefined) return undefined
     this.dirty.delete(key)
@@ -138,7 +157,7 @@ export class WorkQueue {
   private handOut(): void {
     while (this.takers.length > 0 && this.queue.length > 0) {
       const taker = this.takers.shift() as (key: string | undefined) => void
-      taker(this.take())
+      taker(this.takeNext())
     }
   }
 }

@@ -6,145 +6,9 @@
  * about a pool (within the limits; a failed one counted, never retried).
  */
 import t from 'tap'
-import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
-import { AgentController, keyOf, type ObjectCache } from '../../hooks/agent/controller.ts'
 import { INACTIVE_POLL_MS } from '../../hooks/agent/loop.ts'
-import { createAgentMetrics } from '../../hooks/agent/metrics.ts'
-import { WorkQueue } from '../../hooks/agent/queue.ts'
-import { FakeClock, settle } from '../support/fake-clock.ts'
-
-const POOL_UID = 'uid-pool'
-const KUBECONFIG =
-  'apiVersion: v1\nclusters: [{name: w, cluster: {server: "https://10.0.0.1"}}]\nusers: [{name: a, user: {token: t}}]\ncontexts: [{name: w, context: {cluster: w, user: a}}]\ncurrent-context: w\n'
-
-const secret = (name: string, resourceVersion = '1') => ({
-  metadata: { name, namespace: 'ns', resourceVersion, labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
-  data: { value: Buffer.from(KUBECONFIG).toString('base64') }
-})
-
-const cellNodeSet = (name: string, secretName = 'wl', status?: unknown) => ({
-  apiVersion: 'cells.kubeswift.io/v1alpha1',
-  kind: 'CellNodeSet',
-  metadata: {
-    name,
-    namespace: 'ns',
-    uid: `uid-${name}`,
-    generation: 1,
-    resourceVersion: '10',
-    finalizers: ['cells.kubeswift.io/workload-nodes'],
-    ownerReferences: [{ apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'GPUCellPool', name, uid: POOL_UID, controller: true }]
-  },
-  spec: { kubeconfigSecretRef: { name: secretName, key: 'value' }, poolUID: POOL_UID, nodes: [] },
-  ...(status === undefined ? {} : { status })
-})
-
-/** An informer cache: objects by `namespace/name`. */
-class Cache implements ObjectCache {
-  readonly objects = new Map<string, unknown>()
-  put(object: unknown): void {
-    this.objects.set(keyOf(object) as string, object)
-  }
-  get(name: string, namespace?: string): unknown {
-    return this.objects.get(`${namespace ?? ''}/${name}`)
-  }
-  list(): unknown[] {
-    return [...this.objects.values()]
-  }
-}
-
-/** An infrastructure cluster whose status writes are recorded, and can fail or be held. */
-class FakeInfra implements InfraApi {
-  /** The Secrets of the cluster by `namespace/name`, and every read of one. */
-  secrets = new Map<string, unknown>()
-  secretReads: string[] = []
-  writes: string[] = []
-  failWrites = 0
-  hold: Promise<void> | undefined
-  poolStatus: unknown = undefined
-  poolUid = POOL_UID
-  async getPool(_namespace: string, name: string): Promise<unknown> {
-    return { metadata: { name, uid: this.poolUid }, spec: {}, status: this.poolStatus }
-  }
-  async getSecret(namespace: string, name: string): Promise<unknown> {
-    this.secretReads.push(`${namespace}/${name}`)
-    return structuredClone(this.secrets.get(`${namespace}/${name}`))
-  }
-  async replaceStatus(namespace: string, name: string): Promise<string | undefined> {
-    if (this.hold !== undefined) await this.hold
-    this.writes.push(`${namespace}/${name}`)
-    if (this.failWrites > 0) {
-      this.failWrites--
-      throw Object.assign(new Error('Conflict'), { code: 409 })
-    }
-    return '11'
-  }
-  async setFinalizers(): Promise<void> {}
-  async warn(): Promise<void> {}
-  /** The Events as the API server holds them: text and count, by name. */
-  events = new Map<string, { text: string; count: number }>()
-  failEvents = false
-  async poolEvent(pool: { namespace: string; name: string; uid: string }, type: string, reason: string, message: string): Promise<string> {
-    if (this.failEvents) throw new Error('events is forbidden')
-    const name = `${pool.name}.${this.events.size + 1}`
-    this.events.set(name, { text: `${pool.namespace}/${pool.name}@${pool.uid} ${type} ${reason}: ${message}`, count: 1 })
-    return name
-  }
-  async recountEvent(_namespace: string, name: string, count: number): Promise<void> {
-    const event = this.events.get(name)
-    if (event === undefined) throw Object.assign(new Error('events not found'), { code: 404 })
-    event.count = count
-  }
-  eventList(): string[] {
-    return [...this.events.values()].map((e) => `${e.text} x${e.count}`)
-  }
-}
-
-/** A workload cluster with no Nodes and no Pods. */
-const emptyWorkload: WorkloadApi = {
-  listNodes: async () => [],
-  getNode: async () => undefined,
-  getNodeLease: async () => undefined,
-  listPods: async () => [],
-  patchNode: async () => {},
-  deleteNode: async () => {}
-}
-
-function setup(options: { active?: boolean; resyncMs?: number } = {}) {
-  const clock = new FakeClock()
-  const cellNodeSets = new Cache()
-  const infra = new FakeInfra()
-  infra.secrets.set('ns/wl', secret('wl'))
-  const metrics = createAgentMetrics()
-  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = []
-  const logAt =
-    (level: string) =>
-    (fields: object, message: string): void => {
-      lines.push({ level, message, fields: fields as Record<string, unknown> })
-    }
-  const log = { debug: logAt('debug'), info: logAt('info'), warn: logAt('warn'), error: logAt('error') }
-  const state = { active: options.active ?? true, builds: 0, workload: emptyWorkload as WorkloadApi | Error }
-  const controller = new AgentController({
-    queue: new WorkQueue(clock, { baseMs: 1000, maxMs: 8000 }),
-    cellNodeSets,
-    infra,
-    workloadClient: () => {
-      state.builds++
-      if (state.workload instanceof Error) throw state.workload
-      const api = state.workload
-      return { api: () => api, close: () => {} }
-    },
-    maxPassBytes: 1 << 20,
-    active: () => state.active,
-    clock,
-    resyncMs: options.resyncMs ?? 60_000,
-    windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
-    metrics,
-    log
-  })
-  const running = controller.run()
-  const passes = (): string[] => lines.filter((l) => l.message === 'pass').map((l) => l.fields.cellNodeSet as string)
-  return { clock, cellNodeSets, infra, metrics, lines, state, controller, running, passes }
-}
+import { cellNodeSet, emptyWorkload, POOL_UID, secret, setup } from '../support/agent-controller-fixture.ts'
+import { settle } from '../support/fake-clock.ts'
 
 t.test('while it may not act nothing runs; once it may, a queued CellNodeSet gets one pass however often it changed', async (t) => {
   const s = setup({ active: false })
@@ -176,20 +40,18 @@ t.test('without a wake, an inactive loop looks again every second', async (t) =>
 t.test('a change seen during a pass gets a pass of its own after it, never a second pass at once', async (t) => {
   const s = setup()
   s.cellNodeSets.put(cellNodeSet('pool'))
-  let release = (): void => {}
-  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  const release = s.infra.holdWrites()
   s.controller.cellNodeSetChanged(cellNodeSet('pool'))
   await settle()
-  t.equal(s.controller.passing, 'ns/pool')
+  t.same(s.controller.passing, ['ns/pool'])
   s.controller.cellNodeSetChanged(cellNodeSet('pool'))
   s.controller.cellNodeSetChanged(cellNodeSet('pool'))
   await settle()
   t.same(s.infra.writes, [], 'still in the first pass')
-  s.infra.hold = undefined
   release()
   await settle()
   t.same(s.passes(), ['ns/pool', 'ns/pool'], 'the first pass, then one more for the changes during it')
-  t.equal(s.controller.passing, undefined)
+  t.same(s.controller.passing, [])
   await s.controller.stop()
 })
 
@@ -307,19 +169,17 @@ t.test('stop lets the pass in progress finish, then takes no more work and the l
   const s = setup()
   s.cellNodeSets.put(cellNodeSet('a'))
   s.cellNodeSets.put(cellNodeSet('b'))
-  let release = (): void => {}
-  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  const release = s.infra.holdWrites()
   s.controller.cellNodeSetChanged(cellNodeSet('a'))
   s.controller.cellNodeSetChanged(cellNodeSet('b'))
   await settle()
-  t.equal(s.controller.passing, 'ns/a')
+  t.same(s.controller.passing, ['ns/a'])
   let stopped = false
   let ended = false
   void s.controller.stop().then(() => (stopped = true))
   void s.running.then(() => (ended = true))
   await settle()
   t.equal(stopped, false, 'stop waits for the pass in progress')
-  s.infra.hold = undefined
   release()
   await settle()
   t.equal(stopped, true)
@@ -374,13 +234,11 @@ t.test('a replica that stands down drops every pool series; a pass that ends aft
   s.controller.standDown()
   t.notMatch(await metric(s, 'gpuhooks_cellpool_cells'), 'pool="pool"')
   t.notMatch(await metric(s, 'gpuhooks_workload_reachable'), 'name="pool"')
-  let release = (): void => {}
-  s.infra.hold = new Promise<void>((resolve) => (release = resolve))
+  const release = s.infra.holdWrites()
   s.controller.cellNodeSetChanged(cellNodeSet('pool'))
   await settle()
-  t.equal(s.controller.passing, 'ns/pool')
+  t.same(s.controller.passing, ['ns/pool'])
   s.state.active = false
-  s.infra.hold = undefined
   release()
   await settle()
   t.equal(s.passes().length, 2, 'the pass ended')

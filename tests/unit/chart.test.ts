@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { CHART, PLAIN_MANIFEST, ROOT, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
+import { readAgentConfig } from '../../hooks/agent/config.ts'
 import { findHelm } from '../support/tools.ts'
 
 type Doc = {
@@ -333,7 +334,21 @@ if ('skip' in found) {
       ).spec.template.spec.containers[0]?.env ?? []
     t.same(
       env.map((e) => e.name),
-      ['PORT', 'LOG_LEVEL', 'WATCH_NAMESPACE', 'RESYNC_SECONDS', 'POD_NAME', 'LEASE_NAME', 'POD_NAMESPACE'],
+      [
+        'PORT',
+        'LOG_LEVEL',
+        'WATCH_NAMESPACE',
+        'RESYNC_SECONDS',
+        'AGENT_PASS_TIMEOUT_SECONDS',
+        'AGENT_PASS_WORKERS',
+        'AGENT_NAMESPACE_PASS_WORKERS',
+        'AGENT_MAX_ANSWER_BYTES',
+        'AGENT_MAX_PASS_BYTES',
+        'AGENT_MAX_PENDING_PODS',
+        'POD_NAME',
+        'LEASE_NAME',
+        'POD_NAMESPACE'
+      ],
       'names hooks/agent/config.ts reads'
     )
     t.same(
@@ -343,9 +358,17 @@ if ('skip' in found) {
         ['LOG_LEVEL', 'info'],
         ['WATCH_NAMESPACE', ''],
         ['RESYNC_SECONDS', '15'],
+        ['AGENT_PASS_TIMEOUT_SECONDS', '60'],
+        ['AGENT_PASS_WORKERS', '4'],
+        ['AGENT_NAMESPACE_PASS_WORKERS', '2'],
+        ['AGENT_MAX_ANSWER_BYTES', '8388608'],
+        ['AGENT_MAX_PASS_BYTES', '16777216'],
+        ['AGENT_MAX_PENDING_PODS', '5000'],
         ['LEASE_NAME', 'gpuhooks-agent']
       ]
     )
+    const fixed = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]))
+    t.same(readAgentConfig(fixed).passes, readAgentConfig({}).passes, "the chart's pass bounds are the agent's own defaults")
     t.same(
       env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom,
       { fieldRef: { fieldPath: 'metadata.namespace' } },

@@ -2868,6 +2868,12 @@ spec:
             - {name: LOG_LEVEL, value: "info"}
             - {name: WATCH_NAMESPACE, value: ""}
             - {name: RESYNC_SECONDS, value: "15"}
+            - {name: AGENT_PASS_TIMEOUT_SECONDS, value: "60"}
+            - {name: AGENT_PASS_WORKERS, value: "4"}
+            - {name: AGENT_NAMESPACE_PASS_WORKERS, value: "2"}
+            - {name: AGENT_MAX_ANSWER_BYTES, value: "8388608"}
+            - {name: AGENT_MAX_PASS_BYTES, value: "16777216"}
+            - {name: AGENT_MAX_PENDING_PODS, value: "5000"}
             - name: POD_NAME
               valueFrom: {fieldRef: {fieldPath: metadata.name}}
             - {name: LEASE_NAME, value: "gpuhooks-agent"}
