@@ -32,8 +32,10 @@ export interface WorkloadApi {
   getNode(name: string): Promise<unknown>
   /** The Lease `kube-node-lease/<node>`, or undefined when there is none. */
   getNodeLease(node: string): Promise<unknown>
-  /** Pods of every namespace matching a field selector. */
+  /** Pods of every namespace matching a field selector, in one answer. */
   listPods(fieldSelector: string): Promise<unknown[]>
+  /** One page of them: at most `limit` Pods, after `continueToken`, and the token of the next page if there is one. */
+  listPodPage(fieldSelector: string, limit: number, continueToken?: string): Promise<{ items: unknown[]; continue?: string }>
   /** A JSON merge patch of a Node. */
   patchNode(name: string, patch: unknown): Promise<void>
   /** Deletes a Node only if it is still the one seen (uid and resourceVersion preconditions). */

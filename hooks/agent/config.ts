@@ -19,7 +19,7 @@
  * | `AGENT_PASS_WORKERS` | 4 | passes at once, each for a different workload cluster (kubeconfig Secret) |
  * | `AGENT_NAMESPACE_PASS_WORKERS` | 2 | of those, passes at once for the CellNodeSets of one namespace |
  * | `AGENT_MAX_ANSWER_BYTES` | 8 MiB | the largest answer read from a workload cluster |
- * | `AGENT_MAX_PASS_BYTES` | 16 MiB | all a pass reads from its workload cluster, and all one round's pending Pod list reads |
+ * | `AGENT_MAX_PASS_BYTES` | 16 MiB | all a pass reads from its workload cluster (the round's pending Pod list included, when this pass lists it) |
  * | `AGENT_MAX_PENDING_PODS` | 5000 | unbound pending Pods listed per workload cluster and round; past it the list is truncated |
  * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (docs/workload.md fixes them; tests shorten them) |
  */

@@ -28,6 +28,7 @@ import { isRecord, ownValue } from '../k8s/objects.ts'
 import { ClientCache, plain, statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
 import type { PassBounds } from './config.ts'
 import { LaneScheduler, type Lane } from './lanes.ts'
+import { newRound, secretRefOf, type Round } from './round.ts'
 import { abandonOn, type WorkloadConnection } from './workload-client.ts'
 import { ByteBudget, type ReadLimits } from './workload-http.ts'
 import type { Clock } from './clock.ts'
@@ -35,7 +36,9 @@ import type { ReducedKubeconfig } from './kubeconfig.ts'
 import { HeartbeatTracker, type LivenessWindows } from './liveness.ts'
 import type { AgentMetrics } from './metrics.ts'
 import { EventLimiter, type EventLimits } from './event-limiter.ts'
+import type { PodList } from './core.ts'
 import { runPass, type PassReport } from './pass.ts'
+import { listPendingPods } from './snapshot.ts'
 import { poolEvents } from './pool-events.ts'
 import { poolGauges } from './pool-gauges.ts'
 import type { WorkQueue } from './queue.ts'
@@ -54,7 +57,7 @@ export interface ControllerDeps {
   /** Builds the connection to a workload cluster from a reduced kubeconfig. */
   workloadClient(config: ReducedKubeconfig): WorkloadConnection
   /** The deadline, the workers and the byte budget of passes (config.ts). */
-  bounds: Pick<PassBounds, 'timeoutMs' | 'workers' | 'namespaceWorkers' | 'maxPassBytes'>
+  bounds: Pick<PassBounds, 'timeoutMs' | 'workers' | 'namespaceWorkers' | 'maxPassBytes' | 'maxPendingPods'>
   /** True while this replica may run passes. */
   active(): boolean
   clock: Clock
@@ -180,11 +183,17 @@ export class AgentController {
       pass.abort(new Error(`the pass took longer than ${timeoutMs / 1000} s (AGENT_PASS_TIMEOUT_SECONDS) and was abandoned`))
     )
     const limits: ReadLimits = { signal: pass.signal, budget: new ByteBudget(maxPassBytes) }
+    // The workload cluster this pass reads, as its client was asked for: the round's pending list is shared under it.
+    let cluster = ''
     try {
       const report = await runPass(plain(object), {
         infra: this.deps.infra,
         secret: (ns, secretName) => round.secret(ns, secretName),
-        workload: (secretKey, resourceVersion, config) => this.workload(secretKey, resourceVersion, config, limits),
+        workload: (secretKey, resourceVersion, config) => {
+          cluster = `${secretKey}@${resourceVersion}`
+          return this.workload(secretKey, resourceVersion, config, limits)
+        },
+        pendingPods: (api) => round.pendingPods(cluster, () => this.listPending(cluster, api)),
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,
         clock: () => new Date(this.deps.clock.now())
@@ -207,6 +216,19 @@ export class AgentController {
       end()
       this.queue.done(key)
     }
+  }
+
+  /** Lists a cluster's unbound pending Pods; a list cut at a bound is counted and logged, once per round. */
+  private async listPending(cluster: string, api: WorkloadApi): Promise<PodList> {
+    const list = await listPendingPods(api, this.deps.bounds.maxPendingPods)
+    if (list.truncated === true) {
+      this.deps.metrics.errors.inc({ reason: 'PendingPodsTruncated' })
+      this.deps.log.warn(
+        { cluster: cluster.slice(0, cluster.lastIndexOf('@')), listed: list.items.length, max: this.deps.bounds.maxPendingPods },
+        'pending Pods truncated: only those listed count as demand'
+      )
+    }
+    return list
   }
 
   /**
@@ -310,29 +332,4 @@ export class AgentController {
     if (tracker === undefined) this.trackers.set(key, (tracker = new HeartbeatTracker(this.deps.windows.startupMs)))
     return tracker
   }
-}
-
-/** What the passes of one lane's round share: the Secret, read once. */
-interface Round {
-  secret(namespace: string, name: string): Promise<unknown>
-}
-
-function newRound(infra: InfraApi): Round {
-  const secrets = new Map<string, Promise<unknown>>()
-  return {
-    secret(namespace, name) {
-      const key = `${namespace}/${name}`
-      let read = secrets.get(key)
-      if (read === undefined) secrets.set(key, (read = infra.getSecret(namespace, name)))
-      return read
-    }
-  }
-}
-
-/** `namespace/name` of the kubeconfig Secret a CellNodeSet names, if it names one. */
-function secretRefOf(cns: unknown): string | undefined {
-  const metadata = isRecord(cns) ? cns.metadata : undefined
-  const name = ownValue(ownValue(isRecord(cns) ? cns.spec : undefined, 'kubeconfigSecretRef'), 'name')
-  const namespace = ownValue(metadata, 'namespace')
-  return typeof name === 'string' && name !== '' && typeof namespace === 'string' ? `${namespace}/${name}` : undefined
 }

@@ -40,6 +40,8 @@ export interface PodList {
   /** False when the list failed: nothing is known about these Pods. */
   read: boolean
   items: unknown[]
+  /** The list stopped at a bound (AGENT_MAX_PENDING_PODS, the answer or pass bytes): more Pods may exist. */
+  truncated?: boolean
 }
 
 /** One Node of the workload cluster as the snapshot saw it. */
@@ -212,6 +214,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   if (cns.spec.demand !== undefined) {
     const demand = snapshot.unbound.read ? readDemand(snapshot.unbound.items, cns.spec.demand) : { pendingPods: 0, shapes: [] }
     status.demand = { read: snapshot.unbound.read, pendingPods: demand.pendingPods, shapes: demand.shapes }
+    if (snapshot.unbound.truncated === true) status.demand.truncated = true
   }
   const swept = [...(previous.swept ?? []), ...(options.sweptThisPass ?? []), ...planned].slice(-MAX_SWEPT)
   if (swept.length > 0) status.swept = swept

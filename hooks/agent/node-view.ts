@@ -87,7 +87,8 @@ export function allocationsOf(node: string, bound: PodList, unbound: PodList): N
     const toAllocate = podDeviceCount(annotations[HAMI_TO_ALLOCATE_ANNOTATION])
     if (toAllocate === undefined || toAllocate > 0) inFlight = true
   }
-  return { read: bound.read && unbound.read, pods: holding, inFlight }
+  // A truncated list of pending Pods may miss one HAMi has annotated for this Node: unread, so a drain waits.
+  return { read: bound.read && unbound.read && unbound.truncated !== true, pods: holding, inFlight }
 }
 
 /**

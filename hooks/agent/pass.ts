@@ -12,7 +12,7 @@ import { readCellNodeSet as readStored } from '../api/cellnodeset-reader.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { applyNodeActions } from './actions.ts'
 import { statusCode, type InfraApi, type WorkloadApi } from './clients.ts'
-import { decide, type CellNodeSetInput, type Decision } from './core.ts'
+import { decide, type CellNodeSetInput, type Decision, type PodList } from './core.ts'
 import { checkPoolOwner, kubeconfigFromSecret, type Reduced, type ReducedKubeconfig } from './kubeconfig.ts'
 import type { HeartbeatTracker, LivenessWindows } from './liveness.ts'
 import { errorText } from './reachability.ts'
@@ -25,6 +25,11 @@ export interface PassDeps {
   secret(namespace: string, name: string): Promise<unknown>
   /** The workload client for a Secret at a resourceVersion, built from the reduced kubeconfig. */
   workload(secretKey: string, resourceVersion: string, config: ReducedKubeconfig): WorkloadApi
+  /**
+   * The unbound pending Pods of the pass's workload cluster (snapshot.ts, `listPendingPods`),
+   * read with `api` unless another pass of the round has read them already.
+   */
+  pendingPods(api: WorkloadApi): Promise<PodList>
   /** The heartbeat memory of one CellNodeSet. */
   tracker(cnsKey: string): HeartbeatTracker
   windows?: LivenessWindows
@@ -93,7 +98,14 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
         ? secret.metadata.resourceVersion
         : ''
     api = deps.workload(`${ref.namespace}/${ref.name}`, rv, reduced.config)
-    snapshot = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
+    const workload = api
+    snapshot = await readSnapshot(
+      workload,
+      cns.spec,
+      deps.tracker(key),
+      () => deps.clock().getTime(),
+      () => deps.pendingPods(workload)
+    )
   }
   report.reachable = snapshot.reachability.reason
   const options = deps.windows === undefined ? {} : { windows: deps.windows }
@@ -112,7 +124,14 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
         message: `${failure.action.type} ${actionNodeName(failure.action)}: ${failure.error}`
       })
     }
-    const after = await readSnapshot(api, cns.spec, deps.tracker(key), () => deps.clock().getTime())
+    const workload = api
+    const after = await readSnapshot(
+      workload,
+      cns.spec,
+      deps.tracker(key),
+      () => deps.clock().getTime(),
+      () => deps.pendingPods(workload)
+    )
     const second = decide(cns, after, deps.clock(), { ...options, sweptThisPass: outcome.swept })
     // The second look's Node actions wait for the next pass; its finalizer decision sees the sweep done.
     decision = { ...second, actions: second.actions.filter((a) => a.type === 'addFinalizer' || a.type === 'removeFinalizer') }

@@ -49,6 +49,15 @@ export function workloadConnection(config: ReducedKubeconfig, settings: Transpor
           const what = `list Pods ${fieldSelector}`
           return itemsOf(what, await http.call({ what, method: 'GET', path: '/api/v1/pods', query: { fieldSelector } }, limits))
         },
+        async listPodPage(fieldSelector, limit, continueToken) {
+          const what = `list Pods ${fieldSelector}`
+          const query = { fieldSelector, limit, continue: continueToken }
+          const answer = await http.call({ what, method: 'GET', path: '/api/v1/pods', query }, limits)
+          const metadata = typeof answer === 'object' && answer !== null ? (answer as { metadata?: unknown }).metadata : undefined
+          const next = typeof metadata === 'object' && metadata !== null ? (metadata as { continue?: unknown }).continue : undefined
+          const items = itemsOf(what, answer)
+          return typeof next === 'string' && next !== '' ? { items, continue: next } : { items }
+        },
         async patchNode(name, patch) {
           await http.call(
             {
@@ -104,6 +113,7 @@ export function abandonOn(api: WorkloadApi, signal: AbortSignal): WorkloadApi {
     getNode: (name) => race(() => api.getNode(name)),
     getNodeLease: (node) => race(() => api.getNodeLease(node)),
     listPods: (fieldSelector) => race(() => api.listPods(fieldSelector)),
+    listPodPage: (fieldSelector, limit, continueToken) => race(() => api.listPodPage(fieldSelector, limit, continueToken)),
     patchNode: (name, patch) => race(() => api.patchNode(name, patch)),
     deleteNode: (name, preconditions) => race(() => api.deleteNode(name, preconditions))
   }

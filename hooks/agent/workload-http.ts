@@ -47,12 +47,16 @@ export interface TransportSettings {
   maxAnswerBytes: number
 }
 
-/** A failed call: `code` is the HTTP status when there was one, `body` a Kubernetes Status as JSON text. */
+/**
+ * A failed call: `code` is the HTTP status when there was one, `body` a Kubernetes Status as JSON
+ * text, `bound` the bound that stopped the read (the answer's size, or the pass's budget).
+ */
 export class WorkloadHttpError extends Error {
   constructor(
     message: string,
     readonly code?: number,
-    readonly body?: string
+    readonly body?: string,
+    readonly bound?: 'answer' | 'pass'
   ) {
     super(message)
     this.name = 'WorkloadHttpError'
@@ -197,11 +201,21 @@ function receive(
 }
 
 function tooLarge(what: string, bound: number): WorkloadHttpError {
-  return new WorkloadHttpError(`${what}: the answer is larger than ${bound} bytes (AGENT_MAX_ANSWER_BYTES); it was not read`)
+  return new WorkloadHttpError(
+    `${what}: the answer is larger than ${bound} bytes (AGENT_MAX_ANSWER_BYTES); it was not read`,
+    undefined,
+    undefined,
+    'answer'
+  )
 }
 
 function overBudget(what: string): WorkloadHttpError {
-  return new WorkloadHttpError(`${what}: the pass has read all it may from this cluster (AGENT_MAX_PASS_BYTES); the rest was not read`)
+  return new WorkloadHttpError(
+    `${what}: the pass has read all it may from this cluster (AGENT_MAX_PASS_BYTES); the rest was not read`,
+    undefined,
+    undefined,
+    'pass'
+  )
 }
 
 /** An error answer: its Kubernetes Status kept (message clipped) for the caller, any other text dropped. */

@@ -240,6 +240,12 @@ export const CellNodeSetStatusSchema = Type.Object(
           pendingPods: Type.Integer({ description: 'Pending Pods that count as demand for this pool.' }),
           shapes: Type.Optional(
             Type.Array(DemandShapeSchema, { maxItems: 50, description: 'Grouped by request, largest first, at most 50.' })
+          ),
+          truncated: Type.Optional(
+            Type.Boolean({
+              description:
+                'True when the list of pending Pods stopped at the agent bound (AGENT_MAX_PENDING_PODS, or the bytes a pass may read): only the Pods listed were counted.'
+            })
           )
         },
         { description: 'Pods pending for lack of GPU that could run on a pool Node.' }

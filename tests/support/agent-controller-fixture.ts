@@ -117,6 +117,7 @@ export const emptyWorkload: WorkloadApi = {
   getNode: async () => undefined,
   getNodeLease: async () => undefined,
   listPods: async () => [],
+  listPodPage: async () => ({ items: [] }),
   patchNode: async () => {},
   deleteNode: async () => {}
 }
@@ -125,7 +126,7 @@ export const emptyWorkload: WorkloadApi = {
 export interface SetupOptions {
   active?: boolean
   resyncMs?: number
-  bounds?: Partial<Pick<PassBounds, 'timeoutMs' | 'workers' | 'namespaceWorkers' | 'maxPassBytes'>>
+  bounds?: Partial<Pick<PassBounds, 'timeoutMs' | 'workers' | 'namespaceWorkers' | 'maxPassBytes' | 'maxPendingPods'>>
 }
 
 /** A running controller over fake clusters; `state.workloadFor` picks a workload cluster by its server. */
@@ -158,7 +159,7 @@ export function setup(options: SetupOptions = {}) {
       const api = state.workloadFor?.(config.server) ?? state.workload
       return { api: () => api, close: () => {} }
     },
-    bounds: { timeoutMs: 60_000, workers: 4, namespaceWorkers: 2, maxPassBytes: 1 << 20, ...options.bounds },
+    bounds: { timeoutMs: 60_000, workers: 4, namespaceWorkers: 2, maxPassBytes: 1 << 20, maxPendingPods: 1000, ...options.bounds },
     active: () => state.active,
     clock,
     resyncMs: options.resyncMs ?? 60_000,

@@ -22,6 +22,7 @@ function silent(): WorkloadApi & { asked: number } {
     getNode: () => never<unknown>(),
     getNodeLease: () => never<unknown>(),
     listPods: () => never<unknown[]>(),
+    listPodPage: () => never<{ items: unknown[] }>(),
     patchNode: () => never<void>(),
     deleteNode: () => never<void>()
   }

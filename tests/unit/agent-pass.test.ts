@@ -4,7 +4,7 @@ import t from 'tap'
 import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
 import { HeartbeatTracker } from '../../hooks/agent/liveness.ts'
 import { runPass, type PassDeps } from '../../hooks/agent/pass.ts'
-import { readSnapshot, UNBOUND_PENDING } from '../../hooks/agent/snapshot.ts'
+import { listPendingPods, readSnapshot, UNBOUND_PENDING } from '../../hooks/agent/snapshot.ts'
 
 const POOL_UID = 'uid-pool'
 const NOW = Date.parse('2026-11-30T12:00:00Z')
@@ -33,9 +33,17 @@ class FakeWorkload implements WorkloadApi {
   }
   async listPods(fieldSelector: string): Promise<unknown[]> {
     this.calls.push(`listPods ${fieldSelector}`)
-    if (fieldSelector === UNBOUND_PENDING) return this.pods.filter((p) => !p.spec.nodeName && p.status.phase === 'Pending')
     const node = fieldSelector.replace('spec.nodeName=', '')
     return this.pods.filter((p) => p.spec.nodeName === node)
+  }
+  /** Pages of the pending Pods; the continue token is the index of the next Pod. */
+  async listPodPage(fieldSelector: string, limit: number, continueToken?: string): Promise<{ items: unknown[]; continue?: string }> {
+    this.calls.push(`listPodPage ${fieldSelector} limit=${limit}${continueToken === undefined ? '' : ` continue=${continueToken}`}`)
+    if (fieldSelector !== UNBOUND_PENDING) throw new Error(`unexpected ${fieldSelector}`)
+    const pending = this.pods.filter((p) => !p.spec.nodeName && p.status.phase === 'Pending')
+    const from = Number(continueToken ?? 0)
+    const next = from + limit
+    return next < pending.length ? { items: pending.slice(from, next), continue: String(next) } : { items: pending.slice(from) }
   }
   async patchNode(name: string, patch: unknown): Promise<void> {
     this.calls.push(`patchNode ${name} ${JSON.stringify(patch)}`)
@@ -114,11 +122,22 @@ const node = (name: string, instance: string): Record<string, any> => ({
   status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2001-01-01T00:00:00Z' }] }
 })
 
+/** One snapshot at `now`, the pending Pods listed with the same client. */
+const observe = (workload: WorkloadApi, spec: Parameters<typeof readSnapshot>[1], tracker: HeartbeatTracker, now: number) =>
+  readSnapshot(
+    workload,
+    spec,
+    tracker,
+    () => now,
+    () => listPendingPods(workload, 5000)
+  )
+
 function deps(workload: FakeWorkload, infra: FakeInfra, clock: { now: number }, tracker = new HeartbeatTracker()): PassDeps {
   return {
     infra,
     secret: (namespace, name) => infra.getSecret(namespace, name),
     workload: () => workload,
+    pendingPods: (api) => listPendingPods(api, 5000),
     tracker: () => tracker,
     clock: () => new Date(clock.now)
   }
@@ -128,13 +147,13 @@ t.test('Pods are read by field selector per Node and pending-unbound, never all 
   const workload = new FakeWorkload()
   workload.nodes.set('pool-0', node('pool-0', 'g0'))
   workload.leases.set('pool-0', 'r1')
-  await readSnapshot(workload, { poolUID: POOL_UID, nodes: [{ name: 'pool-0' }, { name: 'pool-1' }] }, new HeartbeatTracker(), () => NOW)
+  await observe(workload, { poolUID: POOL_UID, nodes: [{ name: 'pool-0' }, { name: 'pool-1' }] }, new HeartbeatTracker(), NOW)
   t.same(workload.calls, [
     `listNodes cells.kubeswift.io/pool-uid=${POOL_UID}`,
     'getNode pool-1',
     'getNodeLease pool-0',
     'listPods spec.nodeName=pool-0',
-    'listPods spec.nodeName=,status.phase=Pending'
+    'listPodPage spec.nodeName=,status.phase=Pending limit=500'
   ])
 })
 
@@ -310,7 +329,10 @@ t.test('an unreadable Lease falls back to the Ready heartbeat; a failed Pod list
   workload.listPods = async () => {
     throw new Error('timeout')
   }
-  const snapshot = await readSnapshot(workload, { poolUID: POOL_UID }, new HeartbeatTracker(), () => NOW)
+  workload.listPodPage = async () => {
+    throw new Error('timeout')
+  }
+  const snapshot = await observe(workload, { poolUID: POOL_UID }, new HeartbeatTracker(), NOW)
   t.equal(snapshot.reachability.reason, 'Reachable')
   t.same(snapshot.nodes[0]?.beats, { watchedSince: NOW, heartbeat: { value: '2001-01-01T00:00:00Z', changedAt: NOW } })
   t.same(snapshot.nodes[0]?.pods, { read: false, items: [] })
@@ -322,15 +344,15 @@ t.test('a failed Node read is classified, and every heartbeat is watched afresh 
   const tracker = new HeartbeatTracker()
   workload.nodes.set('pool-0', node('pool-0', 'g0'))
   workload.leases.set('pool-0', 'r1')
-  await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW)
+  await observe(workload, { poolUID: POOL_UID }, tracker, NOW)
   workload.down = Object.assign(new Error('Unauthorized'), { code: 401 })
-  const down = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 30_000)
+  const down = await observe(workload, { poolUID: POOL_UID }, tracker, NOW + 30_000)
   t.same(down.reachability, {
     reason: 'CredentialInvalid',
     message: "HTTP 401: the workload cluster refused the kubeconfig's credential: Unauthorized"
   })
   workload.down = undefined
-  const back = await readSnapshot(workload, { poolUID: POOL_UID }, tracker, () => NOW + 60_000)
+  const back = await observe(workload, { poolUID: POOL_UID }, tracker, NOW + 60_000)
   t.same(
     back.nodes[0]?.beats,
     {

@@ -721,6 +721,11 @@ spec:
                       type: object
                     maxItems: 50
                     type: array
+                  truncated:
+                    description: 'True when the list of pending Pods stopped at the
+                      agent bound (AGENT_MAX_PENDING_PODS, or the bytes a pass may
+                      read): only the Pods listed were counted.'
+                    type: boolean
                 required:
                 - read
                 - pendingPods
