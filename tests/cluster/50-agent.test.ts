@@ -5,8 +5,7 @@
 // annotations, Pods). The agent runs as a real process with the liveness windows shortened by
 // its documented environment variables (a Lease unchanged 8 s instead of 90 s, renewed by the test every second), so the sweeps
 // happen within the test without any timed assertion: everything is polled for.
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import {
   createUnschedulablePod,
@@ -19,16 +18,15 @@ import {
   WORK_NAMESPACE,
   type AgentProcess
 } from './support/agent.ts'
-import { cellNodeSetRef, presentRow } from './support/cellpool.ts'
+import { passesOf, prepareAgentInfra, untilAgent } from './support/agent-infra.ts'
+import { presentRow } from './support/cellpool.ts'
 import { startCluster } from './support/cluster.ts'
-import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
 import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'tenant'
 const GROUP = 'cells.kubeswift.io/v1alpha1'
 const FINALIZER = 'cells.kubeswift.io/workload-nodes'
@@ -52,34 +50,7 @@ t.teardown(async () => {
 })
 
 // --- infrastructure cluster: CRDs, the pool (a stand-in CRD), the Secret, the CellNodeSet ---
-const POOL_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'gpucellpools.cells.kubeswift.io' },
-  spec: {
-    group: 'cells.kubeswift.io',
-    scope: 'Namespaced',
-    names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }
-      }
-    ]
-  }
-}
-const POOL_CRD_FILE = join(cluster.dir, 'gpucellpools-stand-in.json')
-writeFileSync(POOL_CRD_FILE, JSON.stringify(POOL_CRD))
-await installCrds(cluster, [
-  join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
-  join(ROOT, 'crds', 'cellinfrastructures.cells.kubeswift.io.yaml'),
-  POOL_CRD_FILE
-])
-await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-
-const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)
+const { cnsRef, createPool, createSecret, createCellNodeSet } = await prepareAgentInfra(cluster, kube, NS)
 const podRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'pods', namespace: WORK_NAMESPACE, name })
 
 async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loose> {
@@ -89,40 +60,6 @@ async function getOrUndefined(client: KubeClient, ref: ResourceRef): Promise<Loo
     if (isReason(error, 'NotFound')) return undefined
     throw error
   }
-}
-
-async function createPool(name: string): Promise<string> {
-  const created = await kube.create(
-    { apiVersion: GROUP, resource: 'gpucellpools', namespace: NS },
-    { apiVersion: GROUP, kind: 'GPUCellPool', metadata: { name, namespace: NS }, spec: {} }
-  )
-  return String((created.body as Loose).metadata.uid)
-}
-
-async function createSecret(name: string, optIn: boolean, kubeconfig: string): Promise<void> {
-  await kube.create(
-    { apiVersion: 'v1', resource: 'secrets', namespace: NS },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace: NS, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
-      data: { value: Buffer.from(kubeconfig).toString('base64') }
-    }
-  )
-}
-
-async function createCellNodeSet(pool: string, poolUID: string, secret: string, spec: Loose = {}): Promise<void> {
-  await kube.create(cnsRef(pool), {
-    apiVersion: GROUP,
-    kind: 'CellNodeSet',
-    metadata: {
-      name: pool,
-      namespace: NS,
-      labels: { 'cells.kubeswift.io/pool': pool, 'cells.kubeswift.io/pool-uid': poolUID },
-      ownerReferences: [{ apiVersion: GROUP, kind: 'GPUCellPool', name: pool, uid: poolUID, controller: true, blockOwnerDeletion: true }]
-    },
-    spec: { kubeconfigSecretRef: { name: secret, key: 'value' }, poolUID, nodes: [], ...spec }
-  })
 }
 
 /** Writes spec fields as the cellpool hook would (a merge patch of the spec). */
@@ -165,7 +102,6 @@ await createCellNodeSet('pool-a', POOL_A_UID, 'wl-kubeconfig', {
 // --- the agent, a real process ---
 agent = await startAgent(cluster.kubeconfig, cluster.dir)
 const { port: agentPort, log: agentLog } = agent
-const agentLogTail = (): string => agent?.logTail() ?? '(no agent)'
 const metric = async (line: string): Promise<string | undefined> => {
   try {
     const text = await (await fetch(`http://127.0.0.1:${agentPort}/metrics`)).text()
@@ -174,19 +110,11 @@ const metric = async (line: string): Promise<string | undefined> => {
     return undefined
   }
 }
-/** How many passes the agent has logged for a CellNodeSet (debug level logs every pass). */
-const passes = (name: string): number =>
-  readFileSync(agentLog, 'utf8')
-    .split('\n')
-    .filter((l) => l.includes(`"cellNodeSet":"tenant/${name}"`) && l.includes('"msg":"pass"')).length
+/** How many passes the agent has logged for a CellNodeSet of the namespace. */
+const passes = (name: string): number => (agent === undefined ? 0 : passesOf(agent, `${NS}/${name}`))
 /** Polls until `check` answers, with the agent's log in the failure message. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  try {
-    return await eventually(what, check, timeoutMs)
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\nagent log:\n${agentLogTail()}`)
-  }
-}
+const until = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs?: number): Promise<T> =>
+  untilAgent(agent, what, check, timeoutMs)
 
 t.test('the agent starts: probes answer, it leads, adds its finalizer and reports an empty pool', async (t) => {
   await until('/readyz 200', async () => {
