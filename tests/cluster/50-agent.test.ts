@@ -5,10 +5,11 @@
 // annotations, Pods). The agent runs as a real process with the liveness windows shortened by
 // its documented environment variables (a Lease unchanged 8 s instead of 90 s, renewed by the test every second), so the sweeps
 // happen within the test without any timed assertion: everything is polled for.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import {
+  createKubeconfigSecret,
   createUnschedulablePod,
   grantAgentAccess,
   Kubelets,
@@ -17,9 +18,10 @@ import {
   setPodStatus,
   startAgent,
   WORK_NAMESPACE,
+  writeStandInPoolCrd,
   type AgentProcess
 } from './support/agent.ts'
-import { cellNodeSetRef, presentRow } from './support/cellpool.ts'
+import { cellNodeSetRef, presentRow, withoutRecord } from './support/cellpool.ts'
 import { startCluster } from './support/cluster.ts'
 import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
@@ -52,26 +54,7 @@ t.teardown(async () => {
 })
 
 // --- infrastructure cluster: CRDs, the pool (a stand-in CRD), the Secret, the CellNodeSet ---
-const POOL_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'gpucellpools.cells.kubeswift.io' },
-  spec: {
-    group: 'cells.kubeswift.io',
-    scope: 'Namespaced',
-    names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }
-      }
-    ]
-  }
-}
-const POOL_CRD_FILE = join(cluster.dir, 'gpucellpools-stand-in.json')
-writeFileSync(POOL_CRD_FILE, JSON.stringify(POOL_CRD))
+const POOL_CRD_FILE = writeStandInPoolCrd(cluster.dir)
 await installCrds(cluster, [
   join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
   join(ROOT, 'crds', 'cellinfrastructures.cells.kubeswift.io.yaml'),
@@ -100,15 +83,7 @@ async function createPool(name: string): Promise<string> {
 }
 
 async function createSecret(name: string, optIn: boolean, kubeconfig: string): Promise<void> {
-  await kube.create(
-    { apiVersion: 'v1', resource: 'secrets', namespace: NS },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace: NS, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
-      data: { value: Buffer.from(kubeconfig).toString('base64') }
-    }
-  )
+  await createKubeconfigSecret(kube, NS, name, kubeconfig, optIn)
 }
 
 async function createCellNodeSet(pool: string, poolUID: string, secret: string, spec: Loose = {}): Promise<void> {
@@ -153,6 +128,8 @@ const POOL_LABELS = (instance: string): Record<string, string> => ({
   'cells.kubeswift.io/pool-uid': POOL_A_UID,
   'cells.kubeswift.io/instance': instance
 })
+/** What a cell's kubelet registers: the pool uid from its bootstrap's --node-labels, and no instance (not known yet then). */
+const REGISTERED = { 'cells.kubeswift.io/pool-uid': POOL_A_UID }
 await createSecret('wl-kubeconfig', true, workload.agentKubeconfig())
 await createCellNodeSet('pool-a', POOL_A_UID, 'wl-kubeconfig', {
   demand: {
@@ -224,7 +201,7 @@ t.test('join → capacity → Ready rows', async (t) => {
   })
   t.same(before, { name: 'pool-a-0', present: false })
 
-  await kubelets.join('pool-a-0', POOL_LABELS('guest-0'))
+  await kubelets.join('pool-a-0', REGISTERED)
   const node = await until('the Node labelled, annotated and tainted', async () => {
     const n = await getOrUndefined(wl, nodeRef('pool-a-0'))
     return n?.metadata?.labels?.team === 'ml' && (n.spec.taints ?? []).some((x: Loose) => x.key === 'gpu') ? n : undefined
@@ -240,7 +217,10 @@ t.test('join → capacity → Ready rows', async (t) => {
     'kubernetes.io/hostname': 'pool-a-0'
   })
   t.equal(node.metadata.annotations['example.com/note'], 'cell')
-  t.same(JSON.parse(node.metadata.annotations['cells.kubeswift.io/managed']), {
+  t.equal(node.metadata.annotations['cells.kubeswift.io/managed'], undefined, 'nothing recorded on the Node, which its kubelet may write')
+  t.same(row(await cns(), 'pool-a-0').applied, {
+    uid: node.metadata.uid,
+    instance: 'guest-0',
     labels: [
       'cells.kubeswift.io/cell',
       'cells.kubeswift.io/cell-index',
@@ -262,7 +242,11 @@ t.test('join → capacity → Ready rows', async (t) => {
     const r = row(await cns(), 'pool-a-0')
     return r?.registration === 'Parsed' ? r : undefined
   })
-  t.same(ready, presentRow('pool-a-0', 'guest-0', POOL_A_UID), 'the row of a live, Ready Node with the device HAMi registered')
+  t.same(
+    withoutRecord(ready),
+    presentRow('pool-a-0', 'guest-0', POOL_A_UID),
+    'the row of a live, Ready Node with the device HAMi registered'
+  )
   t.equal((await cns()).status.nodeCount, 1)
   // Passes run every second; a settled Node is not written again (only HAMi's annotation moved it).
   const after = await getOrUndefined(wl, nodeRef('pool-a-0'))
@@ -436,14 +420,14 @@ t.test("stale and orphan Nodes are swept; live ones never; another pool's Node i
     const c = await cns()
     return row(c, 'pool-a-1')?.present === false ? c : undefined
   })
-  t.match(row(c, 'pool-a-2'), { present: true, conflict: true, live: true, instance: 'guest-old-2' })
+  t.match(row(c, 'pool-a-2'), { present: true, conflict: true, live: true, instance: '' })
   t.match(row(c, 'pool-a-2').message, /guest-old-2/)
   t.match(row(c, 'pool-a-3'), { present: true, conflict: true, poolUID: 'uid-of-another-pool' })
   t.equal(c.status.nodeCount, 3, 'pool-a-0, pool-a-2 and the live orphan pool-a-7 carry the pool uid')
   t.same(swept.status.swept.map((s: Loose) => s.name).sort(), ['pool-a-1', 'pool-a-8'])
   const other = await getOrUndefined(wl, nodeRef('pool-a-3'))
   t.equal(other.metadata.labels.team, undefined, "another pool's Node is not written")
-  t.equal(other.metadata.annotations?.['cells.kubeswift.io/managed'], undefined)
+  t.equal(row(c, 'pool-a-3').applied, undefined, "nothing recorded for another pool's Node")
   t.ok(other, "another pool's Node is not deleted, though it does not heartbeat")
   const grown = (await getOrUndefined(wl, nodeRef('pool-a-2'))).metadata.labels
   t.equal(grown.team, undefined, 'a Node of another instance is not written')
