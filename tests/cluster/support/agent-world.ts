@@ -53,7 +53,9 @@ export async function startAgentWorld(namespace: string, pool: string): Promise<
   const kube = new KubeClient(loadKubeconfig(cluster.kubeconfig))
   const workload = await startWorkloadCluster(cluster, binDir)
   const clients: KubeClient[] = [kube]
-  await installCrds(cluster, [join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'), writeStandInPoolCrd(cluster.dir)])
+  // The agent's informers include CellInfrastructures: it runs no pass before they have synced.
+  const crds = ['cellnodesets', 'cellinfrastructures'].map((plural) => join(ROOT, 'crds', `${plural}.cells.kubeswift.io.yaml`))
+  await installCrds(cluster, [...crds, writeStandInPoolCrd(cluster.dir)])
   await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
   const created = await kube.create(
     { apiVersion: CELLS, resource: 'gpucellpools', namespace },
