@@ -166,6 +166,9 @@ t.test('finding 3: a record the kubelet forges makes the agent remove nothing', 
   t.equal(after.spec.unschedulable, true, "the admin's cordon stays")
   t.equal(after.metadata.labels['cells.kubeswift.io/instance'], 'guest-0', 'the instance label stays')
   t.same(row(await cns(), 'pool-b-0').applied.taints, [{ key: 'gpu', effect: 'NoSchedule' }], 'the record claims only its own taint')
+  // A cordon, unlike the taint and the label, is the kubelet's to lift (NodeRestriction does not check it).
+  await cell0.client.patch(nodeRef('pool-b-0'), { spec: { unschedulable: false } }, 'merge')
+  t.not((await nodeOf('pool-b-0')).spec.unschedulable, true, 'the kubelet uncordoned its own Node')
 })
 
 t.test('finding 4: a Node that registers already claiming the guest is not the cell', async (t) => {
@@ -193,7 +196,10 @@ t.test('finding 4: a Node that registers already claiming the guest is not the c
   t.equal(node.metadata.labels['node-role.kubernetes.io/gpu-cell'], undefined, 'no role label written')
   t.equal(node.metadata.labels.team, undefined, 'no pool label written')
   // The API server's TaintNodesByCondition puts not-ready on a new Node; the pool's taint is not there.
-  t.notOk((node.spec.taints ?? []).some((x: Loose) => x.key === 'gpu'), "the pool's taint not written")
+  t.notOk(
+    (node.spec.taints ?? []).some((x: Loose) => x.key === 'gpu'),
+    "the pool's taint not written"
+  )
   t.equal(row(await cns(), 'pool-b-1').applied, undefined, 'nothing recorded for it')
 
   // It stops heartbeating: deleted as stale; the guest's own kubelet then registers and is adopted.
