@@ -22,7 +22,7 @@ import {
 import type { PodList } from './core.ts'
 import { ensurePatch, nextClaims, NO_CLAIMS, wantedOf, withoutRestricted, type NodePatch } from './ensure.ts'
 import { nodeStatusRow, registeredByProvider, type NodeView } from './node-view.ts'
-import { priorRecord, vouchedInstance } from './record.ts'
+import { priorRecord, recordable, vouchedInstance } from './record.ts'
 
 /** What the core needs to decide one listed Node. */
 export interface ListedInput {
@@ -72,7 +72,8 @@ export function decideListed(input: ListedInput): ListedDecision {
 
   const label = view.labels[INSTANCE_LABEL]
   const ours = prior !== undefined && wanted !== '' && prior.instance === wanted
-  const fresh = prior === undefined && wanted !== '' && wanted.length <= MAX_INSTANCE_LENGTH && label === undefined && view.live
+  const fresh =
+    prior === undefined && recordable(view) && wanted !== '' && wanted.length <= MAX_INSTANCE_LENGTH && label === undefined && view.live
   if (ours || fresh) {
     const { entry: allowed, refused } = withoutRestricted(entry)
     const { want, tooMany } = wantedOf(allowed, pool, poolUID)

@@ -15,7 +15,7 @@
  * `cells.kubeswift.io/managed` annotation (where those releases kept their record) lists is ever
  * removed, and a cordon it lists is left for an admin to clear.
  */
-import { INSTANCE_LABEL, type Applied, type CellNodeStatus } from '../api/cellnodeset.ts'
+import { INSTANCE_LABEL, MAX_UID_LENGTH, type Applied, type CellNodeStatus } from '../api/cellnodeset.ts'
 import { NO_CLAIMS } from './ensure.ts'
 import type { NodeView } from './node-view.ts'
 
@@ -26,10 +26,19 @@ import type { NodeView } from './node-view.ts'
  */
 export function priorRecord(view: NodeView, stored: CellNodeStatus | undefined, instance: string, hasStatus: boolean): Applied | undefined {
   if (stored?.applied !== undefined) return stored.applied.uid === view.uid ? stored.applied : undefined
-  if (instance === '' || view.uid === '' || view.labels[INSTANCE_LABEL] !== instance) return undefined
+  if (!recordable(view) || instance === '' || view.labels[INSTANCE_LABEL] !== instance) return undefined
   const reportedBefore = stored !== undefined && stored.present && stored.instance === instance
   if (hasStatus && !reportedBefore) return undefined
   return { uid: view.uid, instance, ...NO_CLAIMS }
+}
+
+/**
+ * True when the record can name `view`: a Node without a uid, or with one longer than the
+ * record's schema holds (only a server that is not a real API server sends either), is never
+ * adopted, since a status the API server refuses would freeze the pool.
+ */
+export function recordable(view: NodeView): boolean {
+  return view.uid !== '' && view.uid.length <= MAX_UID_LENGTH
 }
 
 /**

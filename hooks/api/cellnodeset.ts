@@ -175,6 +175,8 @@ export const MAX_WRITTEN_TAINTS = 32
 export const MAX_KEY_LENGTH = 317
 /** The longest instance the agent adopts a Node for: a label value. */
 export const MAX_INSTANCE_LENGTH = 63
+/** The longest Node uid the record holds (the API server's are 36 characters). */
+export const MAX_UID_LENGTH = 128
 
 const recordedKeys = (what: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH }), {
@@ -193,7 +195,7 @@ export const AppliedSchema = Type.Object(
   {
     uid: Type.String({
       minLength: 1,
-      maxLength: 128,
+      maxLength: MAX_UID_LENGTH,
       description: 'The uid of the Node object: a Node registered again under the name is another object, to which nothing here applies.'
     }),
     instance: Type.String({

@@ -245,6 +245,21 @@ t.test('finding 4: only the Node object the agent adopted counts as the cell', a
   })
 })
 
+t.test('a Node whose uid the record cannot hold is never adopted, so the status stays one the API server takes', async (t) => {
+  for (const uid of ['', 'u'.repeat(129)]) {
+    const decisions = passes(
+      cns([entry()], { nodes: [{ name: 'pool-a-0', present: false }] }),
+      snap([node({ uid, labels: REGISTERED })]),
+      2
+    )
+    for (const d of decisions) {
+      t.same(nodeActions(d.actions), [], `uid of ${uid.length} characters: nothing written`)
+      t.equal(d.status.nodes?.[0]?.applied, undefined)
+      admitted(t, d.status)
+    }
+  }
+})
+
 t.test('a Node carrying the pool uid under a name no cell has is not the pool', async (t) => {
   const stranger = (beats: NodeHeartbeats): ObservedNode =>
     node({ name: 'gpu-worker-7', labels: { 'cells.kubeswift.io/pool-uid': POOL_UID }, beats })
