@@ -8,6 +8,7 @@
  * Node is never deleted, and a Node without this pool's uid label is never written.
  */
 import {
+  cellIndexOf,
   INSTANCE_LABEL,
   POOL_UID_LABEL,
   WORKLOAD_NODES_FINALIZER,
@@ -22,9 +23,10 @@ import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { apiTime } from '../k8s/time.ts'
 import { readDemand } from './demand.ts'
-import { desiredLabels, ensurePatch, withoutRestricted, type NodePatch } from './ensure.ts'
+import type { NodePatch } from './ensure.ts'
+import { decideListed } from './listed.ts'
 import { DEFAULT_WINDOWS, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
-import { isFreshRegistration, nodeStatusRow, registeredByProvider, viewNode, type NodeView } from './node-view.ts'
+import { viewNode, type NodeView } from './node-view.ts'
 
 /** The most Nodes `status.swept` keeps. */
 export const MAX_SWEPT = 20
@@ -141,51 +143,43 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   }
 
   const rows: CellNodeStatus[] = []
+  let pending = false
+  const storedRows = new Map((previous.nodes ?? []).map((row) => [row.name, row]))
   for (const entry of cns.spec.nodes ?? []) {
     const view = byName.get(entry.name)
     if (view === undefined) {
       rows.push({ name: entry.name, present: false })
       continue
     }
-    const row = nodeStatusRow(view, snapshot.unbound)
-    rows.push(row)
-    if (deleting) continue
-    const nodePool = view.labels[POOL_UID_LABEL]
-    if (nodePool !== poolUID && !registeredByProvider(view, entry)) {
-      row.conflict = true
-      row.message =
-        nodePool === undefined
-          ? `Node ${view.name} lacks the label ${POOL_UID_LABEL}: it was not registered by this pool's cell; nothing is written to it`
-          : `Node ${view.name} carries ${POOL_UID_LABEL}=${nodePool}, another pool's Node (two pools of one name on one workload cluster?); nothing is written to it`
-      continue
-    }
-    const instance = view.labels[INSTANCE_LABEL] ?? ''
-    const wanted = entry.instance ?? ''
-    if (wanted !== '' && (instance === wanted || isFreshRegistration(view))) {
-      const { entry: allowed, refused } = withoutRestricted(entry)
-      if (refused.length > 0) {
-        row.message = joinMessages(
-          row.message,
-          `not written: ${refused.join(', ')} (a pool may not set what NodeRestriction keeps from a kubelet, or what Kubernetes' controllers own)`
-        )
-      }
-      const patch = ensurePatch(view, allowed, desiredLabels(allowed, pool, poolUID))
-      if (patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch })
-    } else if (!view.live) {
-      sweep(view, 'Stale')
-    } else {
-      row.conflict = true
-      row.message = `Node ${view.name} belongs to instance ${instance === '' ? '(none)' : instance}, not ${wanted === '' ? "this cell's guest (not created yet)" : wanted}, and its kubelet is still live; it is deleted once it stops heartbeating`
-    }
+    const decision = decideListed({
+      entry,
+      view,
+      stored: storedRows.get(entry.name),
+      hasStatus: cns.status !== undefined,
+      pool,
+      poolUID,
+      deleting,
+      unbound: snapshot.unbound
+    })
+    rows.push(decision.row)
+    if (decision.patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch: decision.patch })
+    if (decision.stale) sweep(view, 'Stale')
+    pending ||= decision.pending
   }
 
+  // The pool's Nodes are those named as its cells (docs/security.md, "Which Node is a cell's"): a
+  // Node of another name carrying the pool's uid label set it on itself, and is left alone.
+  const specNames = new Set((cns.spec.nodes ?? []).map((e) => e.name))
+  const ofPool = (view: NodeView): boolean =>
+    view.labels[POOL_UID_LABEL] === poolUID && (specNames.has(view.name) || cellIndexOf(pool, view.name) !== undefined)
+  const foreignNodes = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !ofPool(v)).length
   // Orphans: the pool's Nodes no entry names (every one, while the CellNodeSet is being deleted).
   for (const view of views) {
-    if (view.labels[POOL_UID_LABEL] !== poolUID || listed.has(view.name)) continue
+    if (!ofPool(view) || listed.has(view.name)) continue
     if (!view.live) sweep(view, 'Orphan')
   }
   const deleted = new Set(planned.map((s) => s.name))
-  const nodeCount = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !deleted.has(v.name)).length
+  const nodeCount = views.filter((v) => ofPool(v) && !deleted.has(v.name)).length
 
   if (!deleting && !hasFinalizer) actions.push({ type: 'addFinalizer' })
   const conditions = stampConditions(
@@ -195,7 +189,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     undefined
   )
   if (deleting && hasFinalizer) {
-    const left = views.filter((v) => v.labels[POOL_UID_LABEL] === poolUID && !deleted.has(v.name)).map((v) => v.name)
+    const left = views.filter((v) => ofPool(v) && !deleted.has(v.name)).map((v) => v.name)
     if (left.length === 0 && planned.length === 0) {
       actions.push({ type: 'removeFinalizer', nodesLeft: [], why: 'no Node of the pool is left' })
     } else {
@@ -204,12 +198,14 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
     }
   }
 
-  const nodeWrites = actions.some((a) => a.type === 'patchNode' || a.type === 'deleteNode')
+  // A claim not yet carried out is an action of the spec not yet done, like a Node write.
+  const nodeWrites = pending || actions.some((a) => a.type === 'patchNode' || a.type === 'deleteNode')
   const status: CellNodeSetStatus = {}
   const observedGeneration = nodeWrites ? previous.observedGeneration : generation
   if (observedGeneration !== undefined) status.observedGeneration = observedGeneration
   status.conditions = conditions
   status.nodeCount = nodeCount
+  if (foreignNodes > 0) status.foreignNodes = foreignNodes
   status.nodes = rows
   if (cns.spec.demand !== undefined) {
     const demand = snapshot.unbound.read ? readDemand(snapshot.unbound.items, cns.spec.demand) : { pendingPods: 0, shapes: [] }
@@ -238,14 +234,18 @@ function releaseReason(cns: CellNodeSetInput, conditions: Condition[], now: numb
   return undefined
 }
 
-/** Two sentences of a row's message, either of which may be absent. */
-function joinMessages(first: string | undefined, second: string): string {
-  return first === undefined || first === '' ? second : `${first}; ${second}`
-}
-
 /** Fixed key order, so a status written twice is byte-identical. */
 function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
-  const order: (keyof CellNodeSetStatus)[] = ['observedGeneration', 'observedTime', 'conditions', 'nodeCount', 'nodes', 'demand', 'swept']
+  const order: (keyof CellNodeSetStatus)[] = [
+    'observedGeneration',
+    'observedTime',
+    'conditions',
+    'nodeCount',
+    'foreignNodes',
+    'nodes',
+    'demand',
+    'swept'
+  ]
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
   return out

@@ -2,10 +2,12 @@
  * What a listed Node must carry, and the smallest merge patch that gets it there (docs/workload.md
  * steps 1 and 2).
  *
- * The agent records what it set in the Node annotation `cells.kubeswift.io/managed`
- * (`{labels, annotations, taints, cordoned}`), so that a key it set and no longer wants is
- * removed, while whatever someone else put on the Node is never touched. A Node already as
- * required gets no patch at all.
+ * The agent keeps what it set on a Node in its record (`status.nodes[].applied`, record.ts), never
+ * on the Node, whose kubelet may write its own annotations. The record is written ahead: a pass
+ * first records what it is about to set (a claim), and writes onto the Node only what the record
+ * already held when the pass began. So whatever the agent has set is recorded, even when a status
+ * write fails after a Node write, and a key is removed only while the record names it. Whatever
+ * someone else put on the Node is never touched. A Node already as required gets no patch at all.
  */
 import {
   CELL_INDEX_LABEL,
@@ -13,6 +15,9 @@ import {
   cellIndexOf,
   INSTANCE_LABEL,
   MANAGED_ANNOTATION,
+  MAX_KEY_LENGTH,
+  MAX_WRITTEN_KEYS,
+  MAX_WRITTEN_TAINTS,
   POOL_LABEL,
   POOL_UID_LABEL,
   type CellNode,
@@ -21,12 +26,29 @@ import {
 import { restrictedLabelReason, restrictedTaintReason } from '../k8s/node-keys.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
 
-/** What the agent set on a Node, as recorded in {@link MANAGED_ANNOTATION}. */
-export interface Managed {
+/** A taint by what identifies it on a Node: its key and effect. */
+export interface TaintKey {
+  key: string
+  effect: Taint['effect']
+}
+
+/** What the agent's record says it set, or sets next, on a Node. */
+export interface Claims {
   labels: string[]
   annotations: string[]
-  taints: { key: string; effect: string }[]
+  taints: TaintKey[]
   cordoned: boolean
+}
+
+/** A record that claims nothing. */
+export const NO_CLAIMS: Claims = { labels: [], annotations: [], taints: [], cordoned: false }
+
+/** What a listed Node must carry, after the keys the agent refuses are left out. */
+export interface Wanted {
+  labels: Record<string, string>
+  annotations: Record<string, string>
+  taints: Taint[]
+  cordon: boolean
 }
 
 /** A merge patch for a Node: `null` removes a key. */
@@ -46,38 +68,6 @@ export interface NodeFacts {
   taints: unknown[]
   unschedulable: boolean
   resourceVersion?: string
-}
-
-/** Reads the managed record; anything unreadable is an empty record (the agent then removes nothing). */
-export function readManaged(value: string | undefined): Managed {
-  const empty: Managed = { labels: [], annotations: [], taints: [], cordoned: false }
-  if (value === undefined) return empty
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(value)
-  } catch {
-    return empty
-  }
-  if (!isRecord(parsed)) return empty
-  const keys = (list: unknown): string[] => (Array.isArray(list) ? list.filter((k): k is string => typeof k === 'string') : [])
-  const taints = Array.isArray(parsed.taints)
-    ? parsed.taints
-        .filter(isRecord)
-        .flatMap((t) => (typeof t.key === 'string' && typeof t.effect === 'string' ? [{ key: t.key, effect: t.effect }] : []))
-    : []
-  return { labels: keys(parsed.labels), annotations: keys(parsed.annotations), taints, cordoned: parsed.cordoned === true }
-}
-
-/** The record as written: sorted, so an unchanged record is byte-identical. */
-export function writeManaged(managed: Managed): string {
-  return JSON.stringify({
-    labels: [...managed.labels].sort(),
-    annotations: [...managed.annotations].sort(),
-    taints: [...managed.taints]
-      .map((t) => ({ key: t.key, effect: t.effect }))
-      .sort((a, b) => a.key.localeCompare(b.key) || a.effect.localeCompare(b.effect)),
-    cordoned: managed.cordoned
-  })
 }
 
 /**
@@ -117,37 +107,82 @@ export function withoutRestricted(entry: CellNode): { entry: CellNode; refused: 
   return { entry: out, refused }
 }
 
-const taintKey = (t: { key: string; effect: string }): string => `${t.key}\u0000${t.effect}`
+/**
+ * What a listed Node must carry (the entry's labels overlaid with the cell labels, its
+ * annotations, taints and cordon), within what the record can hold: a key longer than a
+ * qualified name, and keys past {@link MAX_WRITTEN_KEYS} labels or annotations or
+ * {@link MAX_WRITTEN_TAINTS} taints (the cell labels first, then by key), are left out and named,
+ * since a key the agent cannot record it must not write.
+ */
+export function wantedOf(entry: CellNode, pool: string, poolUID: string): { want: Wanted; tooMany: string[] } {
+  const tooMany: string[] = []
+  const cell = new Set([POOL_LABEL, POOL_UID_LABEL, CELL_LABEL, CELL_INDEX_LABEL, INSTANCE_LABEL])
+  const bound = (what: string, map: Record<string, string>, first: ReadonlySet<string>): Record<string, string> => {
+    const keys = Object.keys(map).sort((a, b) => Number(first.has(b)) - Number(first.has(a)) || (a < b ? -1 : a > b ? 1 : 0))
+    const kept: [string, string][] = []
+    for (const key of keys) {
+      if (key.length > MAX_KEY_LENGTH) tooMany.push(`${what} of ${key.length} characters (a key has at most ${MAX_KEY_LENGTH})`)
+      else if (kept.length >= MAX_WRITTEN_KEYS) tooMany.push(`${what} ${key} (past ${MAX_WRITTEN_KEYS} ${what}s)`)
+      else kept.push([key, map[key] as string])
+    }
+    return recordOf(kept)
+  }
+  const labels = bound('label', desiredLabels(entry, pool, poolUID), cell)
+  const annotations = bound(
+    'annotation',
+    recordOf(Object.entries(entry.annotations ?? {}).filter(([k]) => k !== MANAGED_ANNOTATION)),
+    new Set()
+  )
+  const taints: Taint[] = []
+  for (const taint of entry.taints ?? []) {
+    if (taint.key.length > MAX_KEY_LENGTH) tooMany.push(`taint of ${taint.key.length} characters (a key has at most ${MAX_KEY_LENGTH})`)
+    else if (taints.length >= MAX_WRITTEN_TAINTS) tooMany.push(`taint ${taint.key}:${taint.effect} (past ${MAX_WRITTEN_TAINTS} taints)`)
+    else taints.push(taint)
+  }
+  return { want: { labels, annotations, taints, cordon: entry.cordon === true }, tooMany }
+}
+
+const taintId = (t: { key: string; effect: string }): string => `${t.key}\u0000${t.effect}`
+
+/** The Node's taints that have a string key and effect, by key and effect. */
+function taintIds(taints: readonly unknown[]): Set<string> {
+  const ids = new Set<string>()
+  for (const t of taints)
+    if (isRecord(t) && typeof t.key === 'string' && typeof t.effect === 'string') ids.add(taintId({ key: t.key, effect: t.effect }))
+  return ids
+}
 
 /**
- * The merge patch that makes `node` carry `entry` (labels from {@link desiredLabels}), or
- * undefined when it already does. Taints are a list, which a merge patch replaces whole, so a
- * taint change sends the full list with the Node's resourceVersion: a concurrent change makes
- * the API server refuse the patch (409) rather than lose it.
+ * The merge patch that makes `node` carry what is both wanted and claimed, and removes what is
+ * claimed and no longer wanted; undefined when there is nothing to write. What is wanted but not
+ * yet claimed waits for the record to hold it ({@link nextClaims}). Taints are a list, which a
+ * merge patch replaces whole, so a taint change sends the full list with the Node's
+ * resourceVersion: a concurrent change makes the API server refuse the patch (409) rather than
+ * lose it. The annotation of earlier releases ({@link MANAGED_ANNOTATION}) goes with any patch.
  */
-export function ensurePatch(node: NodeFacts, entry: CellNode, labels: Record<string, string>): NodePatch | undefined {
-  const before = readManaged(node.annotations[MANAGED_ANNOTATION])
-  const patch: NodePatch = {}
-  const metadata: NonNullable<NodePatch['metadata']> = {}
-
-  const mapPatch = (have: Record<string, string>, want: Record<string, string>, owned: string[]): Record<string, string | null> => {
+export function ensurePatch(node: NodeFacts, want: Wanted, claims: Claims): NodePatch | undefined {
+  const mapPatch = (
+    have: Record<string, string>,
+    wanted: Record<string, string>,
+    claimed: readonly string[]
+  ): Record<string, string | null> => {
+    const mine = new Set(claimed)
     // Built with own data properties: a key such as `__proto__` stays a key of the patch.
-    const set = Object.entries(want).filter(([key, value]) => !Object.hasOwn(have, key) || have[key] !== value)
-    const removed = owned.filter((key) => !Object.hasOwn(want, key) && Object.hasOwn(have, key)).map((key) => [key, null] as const)
+    const set = Object.entries(wanted).filter(([key, value]) => mine.has(key) && (!Object.hasOwn(have, key) || have[key] !== value))
+    const removed = claimed.filter((key) => !Object.hasOwn(wanted, key) && Object.hasOwn(have, key)).map((key) => [key, null] as const)
     return recordOf<string | null>([...set, ...removed])
   }
-  const wantAnnotations = recordOf(Object.entries(entry.annotations ?? {}).filter(([key]) => key !== MANAGED_ANNOTATION))
-  const labelPatch = mapPatch(node.labels, labels, before.labels)
+  const labelPatch = mapPatch(node.labels, want.labels, claims.labels)
   const annotationPatch = mapPatch(
     node.annotations,
-    wantAnnotations,
-    before.annotations.filter((k) => k !== MANAGED_ANNOTATION)
+    want.annotations,
+    claims.annotations.filter((k) => k !== MANAGED_ANNOTATION)
   )
 
-  // Taints: drop the ones the agent set and no longer wants, set the wanted ones by key and effect.
+  // Taints: drop the claimed ones no longer wanted, set the wanted claimed ones by key and effect.
+  const claimed = new Set(claims.taints.map(taintId))
   const wanted = new Map<string, Taint>()
-  for (const taint of entry.taints ?? []) wanted.set(taintKey(taint), taint)
-  const owned = new Set(before.taints.map(taintKey))
+  for (const taint of want.taints) if (claimed.has(taintId(taint))) wanted.set(taintId(taint), taint)
   const next: unknown[] = []
   const placed = new Set<string>()
   for (const taint of node.taints) {
@@ -155,50 +190,68 @@ export function ensurePatch(node: NodeFacts, entry: CellNode, labels: Record<str
       next.push(taint)
       continue
     }
-    const key = taintKey({ key: taint.key, effect: taint.effect })
-    const want = wanted.get(key)
-    if (want !== undefined) {
-      if (placed.has(key)) continue
-      placed.add(key)
-      next.push((taint.value ?? '') === (want.value ?? '') ? taint : plainTaint(want))
-    } else if (!owned.has(key)) {
+    const id = taintId({ key: taint.key, effect: taint.effect })
+    const wantedTaint = wanted.get(id)
+    if (wantedTaint !== undefined) {
+      if (placed.has(id)) continue
+      placed.add(id)
+      next.push((taint.value ?? '') === (wantedTaint.value ?? '') ? taint : plainTaint(wantedTaint))
+    } else if (!claimed.has(id)) {
       next.push(taint)
     }
   }
-  for (const [key, taint] of wanted) if (!placed.has(key)) next.push(plainTaint(taint))
+  for (const [id, taint] of wanted) if (!placed.has(id)) next.push(plainTaint(taint))
   const taintsChanged = JSON.stringify(next) !== JSON.stringify(node.taints)
 
-  // Cordon: set when asked; cleared only when the agent's record says it set it.
-  let cordoned = before.cordoned
+  // Cordon: set when asked and claimed; cleared only when the record says the agent set it.
   let unschedulable: boolean | null | undefined
-  if (entry.cordon === true) {
-    if (!node.unschedulable) {
-      unschedulable = true
-      cordoned = true
-    }
-  } else if (cordoned) {
-    if (node.unschedulable) unschedulable = null
-    cordoned = false
-  }
+  if (want.cordon && claims.cordoned && !node.unschedulable) unschedulable = true
+  else if (!want.cordon && claims.cordoned && node.unschedulable) unschedulable = null
 
-  const record = writeManaged({
-    labels: Object.keys(labels),
-    annotations: Object.keys(wantAnnotations),
-    taints: [...wanted.values()].map((t) => ({ key: t.key, effect: t.effect })),
-    cordoned
-  })
-  if (node.annotations[MANAGED_ANNOTATION] !== record) annotationPatch[MANAGED_ANNOTATION] = record
-
-  if (Object.keys(labelPatch).length > 0) metadata.labels = labelPatch
-  if (Object.keys(annotationPatch).length > 0) metadata.annotations = annotationPatch
   const spec: NonNullable<NodePatch['spec']> = {}
   if (taintsChanged) spec.taints = next
   if (unschedulable !== undefined) spec.unschedulable = unschedulable
-  if (Object.keys(metadata).length === 0 && Object.keys(spec).length === 0) return undefined
+  if (Object.keys(labelPatch).length === 0 && Object.keys(annotationPatch).length === 0 && Object.keys(spec).length === 0) return undefined
+  if (Object.hasOwn(node.annotations, MANAGED_ANNOTATION)) annotationPatch[MANAGED_ANNOTATION] = null
+  const metadata: NonNullable<NodePatch['metadata']> = {}
   if (taintsChanged && node.resourceVersion !== undefined) metadata.resourceVersion = node.resourceVersion
+  if (Object.keys(labelPatch).length > 0) metadata.labels = labelPatch
+  if (Object.keys(annotationPatch).length > 0) metadata.annotations = annotationPatch
+  const patch: NodePatch = {}
   if (Object.keys(metadata).length > 0) patch.metadata = metadata
   if (Object.keys(spec).length > 0) patch.spec = spec
   return patch
+}
+
+/**
+ * What the record claims after this pass: everything wanted, and what it claimed before that the
+ * Node still carries (a key to remove stays recorded until it is seen gone). The cordon is
+ * claimed when asked for while the Node is schedulable (so the cordon the agent then sets is its
+ * own, and one an admin set before is not), and kept while the Node stays unschedulable. Keys to
+ * remove past what the record holds are forgotten, so left on the Node: the safe side.
+ */
+export function nextClaims(claims: Claims, want: Wanted, node: NodeFacts): Claims {
+  const keys = (wanted: Record<string, string>, claimed: readonly string[], have: Record<string, string>): string[] => {
+    const keep = Object.keys(wanted).sort()
+    const pending = claimed.filter((k) => !Object.hasOwn(wanted, k) && Object.hasOwn(have, k)).sort()
+    return [...keep, ...[...new Set(pending)].slice(0, 2 * MAX_WRITTEN_KEYS - keep.length)].sort()
+  }
+  const onNode = taintIds(node.taints)
+  const wantedIds = new Set(want.taints.map(taintId))
+  const taints = new Map<string, TaintKey>()
+  for (const t of want.taints) taints.set(taintId(t), { key: t.key, effect: t.effect })
+  for (const t of claims.taints) {
+    if (taints.size >= 2 * MAX_WRITTEN_TAINTS) break
+    if (!wantedIds.has(taintId(t)) && onNode.has(taintId(t))) taints.set(taintId(t), { key: t.key, effect: t.effect })
+  }
+  return {
+    labels: keys(want.labels, claims.labels, node.labels),
+    annotations: keys(want.annotations, claims.annotations, node.annotations),
+    taints: [...taints.values()].sort((a, b) =>
+      a.key < b.key ? -1 : a.key > b.key ? 1 : a.effect < b.effect ? -1 : a.effect > b.effect ? 1 : 0
+    ),
+    cordoned: want.cordon ? claims.cordoned || !node.unschedulable : claims.cordoned && node.unschedulable
+  }
 }
 
 function plainTaint(taint: Taint): Taint {

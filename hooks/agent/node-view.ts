@@ -3,14 +3,7 @@
  * whatever the snapshot listed, and the status row a present Node gets (its liveness, its HAMi
  * registration and allocations). Pure, like the core (docs/workload.md, "What the agent does").
  */
-import {
-  HAMI_REGISTER_ANNOTATION,
-  INSTANCE_LABEL,
-  MANAGED_ANNOTATION,
-  POOL_UID_LABEL,
-  type CellNode,
-  type CellNodeStatus
-} from '../api/cellnodeset.ts'
+import { HAMI_REGISTER_ANNOTATION, POOL_UID_LABEL, type CellNode, type CellNodeStatus } from '../api/cellnodeset.ts'
 import { isRecord, recordOf } from '../k8s/objects.ts'
 import type { ObservedNode, PodList } from './core.ts'
 import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
@@ -92,19 +85,6 @@ export function allocationsOf(node: string, bound: PodList, unbound: PodList): N
 }
 
 /**
- * A live Node as its kubelet registered it, not yet written by the agent: no instance label and
- * no managed record. The kubelet cannot carry the instance label itself: its `--node-labels` come
- * from the bootstrap Secret, rendered before the guest (and so its uid) exists. The pool creates
- * the guest only after this agent has reported the Node name absent, so such a Node is the
- * guest's own registration, and the agent adopts it by writing the entry's labels, the instance
- * among them. A Node that carries another instance, or that the agent has written before, is
- * never adopted; one that is not live is stale as before.
- */
-export function isFreshRegistration(view: NodeView): boolean {
-  return view.live && !Object.hasOwn(view.labels, INSTANCE_LABEL) && !Object.hasOwn(view.annotations, MANAGED_ANNOTATION)
-}
-
-/**
  * A Cluster API cell's Node as its kubelet registered it: no pool-uid label (the user's
  * bootstrap config template gives it none), and the providerID of the cell's Machine, which the
  * infrastructure provider writes onto the Node it boots. The pool labels are then written as for
@@ -115,13 +95,16 @@ export function registeredByProvider(view: NodeView, entry: CellNode): boolean {
   return providerID !== '' && view.providerID === providerID && !Object.hasOwn(view.labels, POOL_UID_LABEL)
 }
 
-/** The status row of a present Node. */
-export function nodeStatusRow(view: NodeView, unbound: PodList): CellNodeStatus {
+/**
+ * The status row of a present Node; `instance` is the one the agent vouches for (record.ts,
+ * `vouchedInstance`), never the label as the Node carries it.
+ */
+export function nodeStatusRow(view: NodeView, unbound: PodList, instance: string): CellNodeStatus {
   const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
   const row: CellNodeStatus = {
     name: view.name,
     present: true,
-    instance: view.labels[INSTANCE_LABEL] ?? '',
+    instance,
     poolUID: view.labels[POOL_UID_LABEL] ?? '',
     live: view.live,
     ready: view.ready,

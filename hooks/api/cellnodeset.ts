@@ -44,7 +44,11 @@ export function cellIndexOf(pool: string, name: string): number | undefined {
 
 /** Label on a cell's Node: the uid of the SwiftGuest (VM) whose kubelet registered it. */
 export const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
-/** Node annotation in which the agent records what it set: `{labels, annotations, taints, cordoned}` as JSON. */
+/**
+ * Node annotation in which releases before the record in `status.nodes[].applied` kept what the
+ * agent set. A Node's kubelet may write it, so nothing in it is read; the agent drops it whenever
+ * it writes the Node (docs/workload.md, "The record").
+ */
 export const MANAGED_ANNOTATION = 'cells.kubeswift.io/managed'
 /** Label an admin puts on a kubeconfig Secret to let the agent use it (the opt-in). */
 export const WORKLOAD_KUBECONFIG_LABEL = 'cells.kubeswift.io/workload-kubeconfig'
@@ -163,12 +167,78 @@ export const CellDeviceSchema = Type.Object(
 )
 export type CellDevice = Static<typeof CellDeviceSchema>
 
+/** At most this many labels, and as many annotations, the agent writes onto one Node; more are refused, named. */
+export const MAX_WRITTEN_KEYS = 128
+/** At most this many taints the agent writes onto one Node. */
+export const MAX_WRITTEN_TAINTS = 32
+/** The longest label, annotation or taint key the record holds: a qualified name, prefix 253, `/`, name 63. */
+export const MAX_KEY_LENGTH = 317
+/** The longest instance the agent adopts a Node for: a label value. */
+export const MAX_INSTANCE_LENGTH = 63
+/** The longest Node uid the record holds (the API server's are 36 characters). */
+export const MAX_UID_LENGTH = 128
+
+const recordedKeys = (what: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH }), {
+    maxItems: 2 * MAX_WRITTEN_KEYS,
+    description:
+      `The ${what} keys the agent set, or set next, on the Node, and those it set and has yet to see gone ` +
+      `(at most ${MAX_WRITTEN_KEYS} wanted and as many to remove).`
+  })
+
+/**
+ * What the agent wrote onto one Node object, kept in the status (which only the agent writes) and
+ * not on the Node (whose kubelet may write its own annotations): only what is recorded here is
+ * ever removed again, and only a Node object recorded here counts as the cell's.
+ */
+export const AppliedSchema = Type.Object(
+  {
+    uid: Type.String({
+      minLength: 1,
+      maxLength: MAX_UID_LENGTH,
+      description: 'The uid of the Node object: a Node registered again under the name is another object, to which nothing here applies.'
+    }),
+    instance: Type.String({
+      minLength: 1,
+      maxLength: MAX_INSTANCE_LENGTH,
+      description: 'The instance the agent adopted this Node object for (the label cells.kubeswift.io/instance it writes).'
+    }),
+    labels: recordedKeys('label'),
+    annotations: recordedKeys('annotation'),
+    taints: Type.Array(
+      Type.Object(
+        {
+          key: Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'The taint key.' }),
+          effect: StringEnum(TAINT_EFFECTS, { description: 'The taint effect.' })
+        },
+        { description: 'A taint, by key and effect.' }
+      ),
+      {
+        maxItems: 2 * MAX_WRITTEN_TAINTS,
+        description: `The taints the agent set, or sets next, and those it set and has yet to see gone (at most ${MAX_WRITTEN_TAINTS} wanted).`
+      }
+    ),
+    cordoned: Type.Boolean({ description: 'The agent made the Node unschedulable, or does next; it clears only a cordon it recorded.' })
+  },
+  {
+    description:
+      'What the agent wrote, or writes next, onto this Node object. It writes only what this record already held when its pass ' +
+      'began, so that nothing it set goes unrecorded.'
+  }
+)
+export type Applied = Static<typeof AppliedSchema>
+
 /** What the agent saw of one listed Node. */
 export const CellNodeStatusSchema = Type.Object(
   {
     name: Type.String({ description: 'The Node name (the spec entry).' }),
     present: Type.Boolean({ description: 'A Node of this name exists in the workload cluster.' }),
-    instance: Type.Optional(Type.String({ description: 'The Node label cells.kubeswift.io/instance.' })),
+    instance: Type.Optional(
+      Type.String({
+        description:
+          'The Node label cells.kubeswift.io/instance when the agent wrote it onto this Node object (applied.instance); empty otherwise.'
+      })
+    ),
     poolUID: Type.Optional(Type.String({ description: 'The Node label cells.kubeswift.io/pool-uid.' })),
     live: Type.Optional(Type.Boolean({ description: 'The kubelet still heartbeats (judged by the agent clock).' })),
     ready: Type.Optional(Type.Boolean({ description: 'The Node Ready condition is True.' })),
@@ -188,7 +258,8 @@ export const CellNodeStatusSchema = Type.Object(
       )
     ),
     conflict: Type.Optional(Type.Boolean({ description: 'The Node belongs to another VM or pool; the agent writes nothing to it.' })),
-    message: Type.Optional(Type.String({ description: 'What a person should know about this Node.' }))
+    message: Type.Optional(Type.String({ description: 'What a person should know about this Node.' })),
+    applied: Type.Optional(AppliedSchema)
   },
   { description: 'What the agent saw of one listed Node.' }
 )
@@ -231,7 +302,19 @@ export const CellNodeSetStatusSchema = Type.Object(
         description: 'Reachable (reasons Reachable, CredentialInvalid, Forbidden, Unreachable).'
       })
     ),
-    nodeCount: Type.Optional(Type.Integer({ description: 'Nodes in the workload cluster carrying the pool uid label.' })),
+    nodeCount: Type.Optional(
+      Type.Integer({
+        description: 'Nodes in the workload cluster named as cells of the pool (<pool>-<index>) and carrying the pool uid label.'
+      })
+    ),
+    foreignNodes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'Nodes carrying the pool uid label under a name no cell of the pool has (a kubelet may set that label on itself): ' +
+          'never written, counted or deleted by the agent.'
+      })
+    ),
     nodes: Type.Optional(Type.Array(CellNodeStatusSchema, { ...listMap('name'), description: 'One row per spec.nodes entry.' })),
     demand: Type.Optional(
       Type.Object(

@@ -18,6 +18,7 @@
  */
 import t from 'tap'
 import { nodeRef, runAllocatedPod, WORK_NAMESPACE } from './support/agent.ts'
+import { appliedOf } from './support/cellpool.ts'
 import { capiRefs } from './support/clusterapi.ts'
 import { KINDS, standInRef } from './support/clusterapi-providers.ts'
 import { startClusterApiCellsWorld } from './support/clusterapi-cells.ts'
@@ -110,13 +111,13 @@ t.test('scale-down: a GPU Pod holds the drain; then the Machine goes, released, 
   await runAllocatedPod(wl, 'trainer', 'cells-1', { 'nvidia.com/gpu': '1' })
   await kube.patch(poolRef('cells'), { spec: { replicas: 1 } }, 'merge')
   await until('cells', 'cells-1 Draining', (p) => cellOf(p, 'cells-1')?.phase === 'Draining')
-  const cordoned = await until('cells', 'the agent to cordon cells-1', () => true).then(() =>
+  await until('cells', 'the agent to cordon cells-1', () => true).then(() =>
     w.until('the Node cordoned', async () => {
       const node = await work.must(nodeRef('cells-1'))
       return node.spec.unschedulable === true ? node : undefined
     })
   )
-  t.equal(JSON.parse(cordoned.metadata.annotations['cells.kubeswift.io/managed']).cordoned, true, "the agent's cordon")
+  t.equal((await appliedOf(infra.must, NS, 'cells', 'cells-1'))?.cordoned, true, "the agent's cordon, in its record")
   const held = await until('cells', 'the row to count the GPU Pod', (p) => /allocation|Pod/i.test(String(cellOf(p, 'cells-1')?.message)))
   t.equal(cellOf(held, 'cells-1').phase, 'Draining', 'the GPU Pod holds the drain')
   t.equal((await machine('cells-1')).metadata.deletionTimestamp, undefined, 'the Machine is not deleted while the Pod runs')

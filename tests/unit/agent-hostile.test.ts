@@ -8,13 +8,12 @@ import { ensurePatch } from '../../hooks/agent/ensure.ts'
 import { parseRegistration, podDeviceCount } from '../../hooks/agent/hami.ts'
 import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
 import type { NodeHeartbeats } from '../../hooks/agent/liveness.ts'
-import type { CellNode } from '../../hooks/api/cellnodeset.ts'
+import type { Applied, CellNode } from '../../hooks/api/cellnodeset.ts'
 
 const NOW = new Date('2026-11-30T12:00:00Z')
 const MS = NOW.getTime()
 const POOL_UID = 'uid-pool-a'
 const GUEST = 'uid-guest-0'
-const MANAGED = 'cells.kubeswift.io/managed'
 const REGISTER = 'hami.io/node-nvidia-register'
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty'] as const
 const LIVE: NodeHeartbeats = { watchedSince: MS - 3_600_000, lease: { value: 'r', changedAt: MS - 10_000 } }
@@ -27,8 +26,15 @@ const cellLabels = (name: string): Record<string, string> => ({
   'cells.kubeswift.io/pool-uid': POOL_UID
 })
 const CELL_KEYS = Object.keys(cellLabels('x')).sort()
-const managed = (m: { labels?: string[]; annotations?: string[] }): string =>
-  JSON.stringify({ labels: m.labels ?? [], annotations: m.annotations ?? [], taints: [], cordoned: false })
+/** The agent's record of Node `name` as an earlier pass stored it. */
+const record = (name: string, labels: string[], annotations: string[] = []): Applied => ({
+  uid: `uid-${name}`,
+  instance: GUEST,
+  labels,
+  annotations,
+  taints: [],
+  cordoned: false
+})
 
 /** JSON text turned into data the way a client reads it: `__proto__` becomes an own key. */
 const parsed = <T>(value: unknown): T => JSON.parse(JSON.stringify(value)) as T
@@ -54,9 +60,12 @@ const entry = (name: string, more: Partial<CellNode> = {}): CellNode => ({
   cordon: false,
   ...more
 })
-const cns = (nodes: CellNode[]): CellNodeSetInput => ({
+const cns = (nodes: CellNode[], records: Applied[] = []): CellNodeSetInput => ({
   metadata: { name: 'pool-a', namespace: 'ns', generation: 3, finalizers: ['cells.kubeswift.io/workload-nodes'] },
-  spec: { kubeconfigSecretRef: { name: 'wl', key: 'value' }, poolUID: POOL_UID, nodes }
+  spec: { kubeconfigSecretRef: { name: 'wl', key: 'value' }, poolUID: POOL_UID, nodes },
+  ...(records.length === 0
+    ? {}
+    : { status: { nodes: records.map((applied) => ({ name: applied.uid.slice(4), present: true, instance: GUEST, applied })) } })
 })
 const snap = (nodes: ObservedNode[], unbound: unknown[] = []): WorkloadSnapshot => ({
   reachability: { reason: 'Reachable', message: '' },
@@ -69,7 +78,6 @@ t.test('Nodes named after prototype members are listed, observed and left alone 
   const names = ['constructor', 'toString', 'hasOwnProperty', 'valueOf']
   const nodes = names.map((n) =>
     node(n, cellLabels(n), {
-      [MANAGED]: managed({ labels: CELL_KEYS }),
       [REGISTER]: '[{"id":"GPU-0","type":"A100","devmem":81920,"devcore":100,"health":true}]'
     })
   )
@@ -95,13 +103,13 @@ t.test(
 
 t.test('label and annotation keys named after prototype members are set, kept and removed as any other key', async (t) => {
   const labels = { ...cellLabels('pool-a-0'), toString: 'user', hasOwnProperty: 'old' }
-  const annotations = {
-    constructor: 'admin',
-    [MANAGED]: managed({ labels: [...CELL_KEYS, 'hasOwnProperty'].sort(), annotations: ['valueOf'] }),
-    valueOf: 'set-by-agent'
-  }
+  const annotations = { constructor: 'admin', valueOf: 'set-by-agent' }
+  const claimed = [...CELL_KEYS, 'cells.kubeswift.io/cell-index', 'constructor', 'hasOwnProperty'].sort()
   const decision = decide(
-    cns([entry('pool-a-0', { labels: { constructor: 'wanted' }, annotations: { toString: 'note' } })]),
+    cns(
+      [entry('pool-a-0', { labels: { constructor: 'wanted' }, annotations: { toString: 'note' } })],
+      [record('pool-a-0', claimed, ['toString', 'valueOf'])]
+    ),
     snap([node('pool-a-0', labels, annotations)]),
     NOW
   )
@@ -112,21 +120,22 @@ t.test('label and annotation keys named after prototype members are set, kept an
       patch: {
         metadata: {
           labels: { constructor: 'wanted', 'cells.kubeswift.io/cell-index': '0', hasOwnProperty: null },
-          annotations: {
-            toString: 'note',
-            valueOf: null,
-            [MANAGED]: managed({ labels: [...CELL_KEYS, 'cells.kubeswift.io/cell-index', 'constructor'].sort(), annotations: ['toString'] })
-          }
+          annotations: { toString: 'note', valueOf: null }
         }
       }
     }
   ])
+  t.strictSame(decision.status.nodes?.[0]?.applied?.labels, claimed, 'the record holds the keys as strings in a list')
 })
 
 t.test('a __proto__ key is an ordinary key: wanted, it is set; set by the agent and unwanted, it is removed', async (t) => {
   const wantedLabels = parsed<Record<string, string>>(JSON.parse('{"__proto__":"on"}'))
   t.ok(Object.hasOwn(wantedLabels, '__proto__'), 'the fixture carries an own __proto__ key')
-  const set = ensurePatch({ labels: {}, annotations: {}, taints: [], unschedulable: false }, entry('pool-a-0'), wantedLabels)
+  const set = ensurePatch(
+    { labels: {}, annotations: {}, taints: [], unschedulable: false },
+    { labels: wantedLabels, annotations: {}, taints: [], cordon: false },
+    { labels: ['__proto__'], annotations: [], taints: [], cordoned: false }
+  )
   const setLabels = set?.metadata?.labels ?? {}
   t.ok(Object.hasOwn(setLabels, '__proto__'), 'the patch sets __proto__ as a key')
   t.equal(Object.getPrototypeOf(setLabels), Object.prototype, 'the patch object keeps its prototype')
@@ -137,10 +146,12 @@ t.test('a __proto__ key is an ordinary key: wanted, it is set; set by the agent 
       .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
       .join(',')}}`
   ) as Record<string, string>
-  const nodeAnnotations = JSON.parse(
-    `{"__proto__":"a",${JSON.stringify(MANAGED)}:${JSON.stringify(managed({ labels: [...CELL_KEYS, '__proto__'].sort(), annotations: ['__proto__'] }))}}`
-  ) as Record<string, string>
-  const decision = decide(cns([entry('cell-x')]), snap([node('cell-x', nodeLabels, nodeAnnotations)]), NOW)
+  const nodeAnnotations = JSON.parse('{"__proto__":"a"}') as Record<string, string>
+  const decision = decide(
+    cns([entry('cell-x')], [record('cell-x', [...CELL_KEYS, '__proto__'].sort(), ['__proto__'])]),
+    snap([node('cell-x', nodeLabels, nodeAnnotations)]),
+    NOW
+  )
   const [action] = nodeActions(decision.actions)
   const patch = (
     action as { patch?: { metadata?: { labels?: Record<string, unknown>; annotations?: Record<string, unknown> } } } | undefined
@@ -148,7 +159,7 @@ t.test('a __proto__ key is an ordinary key: wanted, it is set; set by the agent 
   t.strictSame(JSON.parse(JSON.stringify(patch?.metadata?.labels ?? {})), JSON.parse('{"__proto__":null}'), 'the label is removed')
   t.strictSame(
     JSON.parse(JSON.stringify(patch?.metadata?.annotations ?? {})),
-    JSON.parse(`{"__proto__":null,${JSON.stringify(MANAGED)}:${JSON.stringify(managed({ labels: CELL_KEYS }))}}`),
+    JSON.parse('{"__proto__":null}'),
     'the annotation is removed'
   )
 })
@@ -182,7 +193,7 @@ t.test('HAMi scheduling annotations naming a Node called constructor count on th
     status: { phase: 'Pending' }
   }
   const labelsOf = (n: string): Record<string, string> => cellLabels(n)
-  const nodes = ['constructor', 'toString'].map((n) => node(n, labelsOf(n), { [MANAGED]: managed({ labels: CELL_KEYS }) }))
+  const nodes = ['constructor', 'toString'].map((n) => node(n, labelsOf(n), {}))
   const decision = decide(cns([entry('constructor'), entry('toString')]), snap(nodes, [pending]), NOW)
   t.strictSame(
     (decision.status.nodes ?? []).map((r) => [r.name, r.allocations]),

@@ -4,9 +4,9 @@
  * and the pools, kubeconfig Secrets and CellNodeSets as the cellpool hook would have them; and
  * the agent's log read back (its passes, a wait that shows the log when it fails).
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { AgentProcess } from './agent.ts'
+import { createKubeconfigSecret, writeStandInPoolCrd, type AgentProcess } from './agent.ts'
 import { cellNodeSetRef } from './cellpool.ts'
 import type { TestCluster } from './cluster.ts'
 import { eventually, installCrds } from './env.ts'
@@ -31,26 +31,7 @@ export interface AgentInfra {
 
 /** Installs the CRDs and makes `namespace` in `cluster`; answers the makers of the namespace's objects. */
 export async function prepareAgentInfra(cluster: TestCluster, kube: KubeClient, namespace: string): Promise<AgentInfra> {
-  const poolCrd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'gpucellpools.cells.kubeswift.io' },
-    spec: {
-      group: 'cells.kubeswift.io',
-      scope: 'Namespaced',
-      names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }
-        }
-      ]
-    }
-  }
-  const poolCrdFile = join(cluster.dir, 'gpucellpools-stand-in.json')
-  writeFileSync(poolCrdFile, JSON.stringify(poolCrd))
+  const poolCrdFile = writeStandInPoolCrd(cluster.dir)
   await installCrds(cluster, [
     join(ROOT, 'crds', 'cellnodesets.cells.kubeswift.io.yaml'),
     join(ROOT, 'crds', 'cellinfrastructures.cells.kubeswift.io.yaml'),
@@ -67,17 +48,7 @@ export async function prepareAgentInfra(cluster: TestCluster, kube: KubeClient, 
       )
       return String((created.body as Loose).metadata.uid)
     },
-    createSecret: async (name, optIn, kubeconfig) => {
-      await kube.create(
-        { apiVersion: 'v1', resource: 'secrets', namespace },
-        {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name, namespace, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
-          data: { value: Buffer.from(kubeconfig).toString('base64') }
-        }
-      )
-    },
+    createSecret: (name, optIn, kubeconfig) => createKubeconfigSecret(kube, namespace, name, kubeconfig, optIn),
     createCellNodeSet: async (pool, poolUID, secret, spec = {}) => {
       await kube.create(cnsRef(pool), {
         apiVersion: GROUP,

@@ -4,7 +4,7 @@
  * environment variables, and the kubelets and HAMi's device plugin as the test plays them.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { freePorts } from '../../support/ports.ts'
@@ -64,6 +64,55 @@ export async function grantAgentAccess(wl: KubeClient): Promise<void> {
     )
   }
   await wl.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WORK_NAMESPACE } })
+}
+
+/**
+ * Writes a stand-in GPUCellPool CRD (an open schema) into `dir` and answers its path: enough for
+ * the agent's owner check, where a scenario writes the CellNodeSet itself as the hook would.
+ */
+export function writeStandInPoolCrd(dir: string): string {
+  const file = join(dir, 'gpucellpools-stand-in.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gpucellpools.cells.kubeswift.io' },
+      spec: {
+        group: 'cells.kubeswift.io',
+        scope: 'Namespaced',
+        names: { plural: 'gpucellpools', singular: 'gpucellpool', kind: 'GPUCellPool' },
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }
+          }
+        ]
+      }
+    })
+  )
+  return file
+}
+
+/** A kubeconfig Secret `name` in `namespace` (key `value`), with the admin's opt-in label when `optIn`. */
+export async function createKubeconfigSecret(
+  kube: KubeClient,
+  namespace: string,
+  name: string,
+  kubeconfig: string,
+  optIn = true
+): Promise<void> {
+  await kube.create(
+    { apiVersion: 'v1', resource: 'secrets', namespace },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace, labels: optIn ? { 'cells.kubeswift.io/workload-kubeconfig': 'true' } : {} },
+      data: { value: Buffer.from(kubeconfig).toString('base64') }
+    }
+  )
 }
 
 /** The agent as a running process. */

@@ -88,6 +88,29 @@ export const cellNodeSetRef = (namespace: string, name: string): ResourceRef => 
   name
 })
 
+/**
+ * The agent's record of what it wrote onto Node `cell` (docs/workload.md, "The record"): the
+ * `applied` of its row in the CellNodeSet `pool`, read with `must`; undefined without one.
+ */
+export async function appliedOf(
+  must: (ref: ResourceRef) => Promise<JsonObject>,
+  namespace: string,
+  pool: string,
+  cell: string
+): Promise<JsonObject | undefined> {
+  const status = (await must(cellNodeSetRef(namespace, pool))).status
+  const rows = isObject(status) && Array.isArray(status.nodes) ? status.nodes.filter(isObject) : []
+  const applied = rows.find((r) => r.name === cell)?.applied
+  return isObject(applied) ? applied : undefined
+}
+
+/** A status row as compared with {@link presentRow}: without the agent's record, which each scenario checks on its own. */
+export function withoutRecord(row: JsonObject | undefined): JsonObject | undefined {
+  if (row === undefined) return undefined
+  const { applied: _applied, ...rest } = row
+  return rest
+}
+
 const str = (v: Json | undefined): string => (typeof v === 'string' ? v : '')
 const obj = (v: Json | undefined): JsonObject => (isObject(v) ? v : {})
 

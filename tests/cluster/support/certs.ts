@@ -134,6 +134,30 @@ async function openssl(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * A client certificate for `subject` (`/O=<group>/CN=<user>`) and its key, signed by the cluster
+ * CA in `dir`, written to `<name>.crt` and `<name>.key` there: how a test speaks as one kubelet
+ * (`/O=system:nodes/CN=system:node:<node>`, what the Node authorizer and NodeRestriction key on).
+ */
+export async function makeClientCert(dir: string, name: string, subject: string): Promise<{ cert: string; key: string }> {
+  const ca: ClusterCerts = {
+    caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
+    serverCert: '',
+    serverKey: '',
+    adminCert: '',
+    adminKey: '',
+    serviceAccountKey: '',
+    serviceAccountPub: ''
+  }
+  const files = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) }
+  await signedCert(dir, ca, files.cert, files.key, subject, [
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=clientAuth'
+  ])
+  return files
+}
+
 /** The files of {@link makeWebhookCerts}. */
 export interface WebhookCerts {
   caCert: string

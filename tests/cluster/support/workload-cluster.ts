@@ -4,9 +4,11 @@
  *
  * It shares the test cluster's CA and serving certificate, and adds a static token for the
  * workload agent's identity (`gpuhooks-workload-agent`, no groups), so that the agent's access is
- * exactly what deploy/agent-rbac/workload-cluster.yaml grants. It can be stopped and started
- * again on the same port, to play an outage. No controller manager: nothing is garbage collected
- * and no kubelet runs; the test plays the kubelets.
+ * exactly what deploy/agent-rbac/workload-cluster.yaml grants. It authorizes as a real cluster
+ * does, with the Node authorizer before RBAC and the NodeRestriction admission plugin, so a test
+ * that speaks as a kubelet (`kubelet(name)`) has exactly a kubelet's rights. It can be stopped and
+ * started again on the same port, to play an outage. No controller manager: nothing is garbage
+ * collected and no kubelet runs; the test plays the kubelets.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -14,6 +16,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePorts } from '../../support/ports.ts'
+import { makeClientCert } from './certs.ts'
 import type { TestCluster } from './cluster.ts'
 import { KubeClient, type KubeConnection } from './kube.ts'
 import { startProcess, stopProcess, tailLog, type ManagedProcess } from './processes.ts'
@@ -25,6 +28,8 @@ export interface WorkloadCluster {
   admin: KubeClient
   /** The agent's bearer token (user gpuhooks-workload-agent). */
   agentToken: string
+  /** A client speaking as the kubelet of Node `name`: a certificate for system:node:<name> in system:nodes. */
+  kubelet(name: string): Promise<KubeClient>
   /** A kubeconfig for the agent: server, CA data and token only, as the agent accepts. */
   agentKubeconfig(): string
   log: string
@@ -101,7 +106,8 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
     '--service-account-issuer=https://workload.cluster.local',
     `--service-account-key-file=${file('sa.pub')}`,
     `--service-account-signing-key-file=${file('sa.key')}`,
-    '--authorization-mode=RBAC',
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
     // No controller manager creates the default ServiceAccount the test's Pods would need.
     '--disable-admission-plugins=ServiceAccount',
     '--enable-priority-and-fairness=false',
@@ -135,6 +141,10 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
     agentToken,
     log,
     agentKubeconfig: () => tokenKubeconfig(server, ca, agentToken),
+    async kubelet(name) {
+      const files = await makeClientCert(dir, `kubelet-${name}`, `/O=system:nodes/CN=system:node:${name}`)
+      return new KubeClient({ server, ca, cert: readFileSync(files.cert), key: readFileSync(files.key) })
+    },
     async stop() {
       if (proc !== undefined) await stopProcess(proc)
     },
