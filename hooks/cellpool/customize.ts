@@ -21,9 +21,9 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { customizeRequestSchema, type CustomizeResponse, type RelatedResourceRule } from '../metacontroller/schemas.ts'
-import { CellPoolParentSchema, joinSecretName } from './request.ts'
-import { DRA_API_VERSION } from './inventory.ts'
-import { resolvePool } from './resolve.ts'
+import { CellPoolParentSchema, joinSecretName } from './request/request.ts'
+import { DRA_API_VERSION } from './request/inventory.ts'
+import { resolvePool } from './request/resolve.ts'
 
 /** Customize request of the cellpool controller: the pool as sync reads it (a namespace and an open spec). */
 export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolParentSchema)

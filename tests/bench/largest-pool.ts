@@ -8,20 +8,20 @@
  * both), and two more cells are prepared behind them (their seed profiles): the most an answer builds.
  */
 import { cellName, CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
-import { type CellIdentity } from '../../hooks/cellpool/cell-names.ts'
-import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/children.ts'
-import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
+import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/build/bootstrap.ts'
+import { type CellIdentity } from '../../hooks/cellpool/request/cell-names.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/build/children.ts'
+import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/provisioners/swift-guest.ts'
 import {
   MAX_BOOTSTRAP_BYTES,
   MAX_GUEST_TEMPLATE_BYTES,
   MAX_NODE_SET_DESIRED_BYTES,
   nodeSetBytes,
   WIDEST_CELL_INDEX
-} from '../../hooks/cellpool/limits.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
-import { resolvePool } from '../../hooks/cellpool/resolve.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+} from '../../hooks/cellpool/model/limits.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/request/request.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { DEFAULT_BODY_LIMIT } from '../../hooks/server/app.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'

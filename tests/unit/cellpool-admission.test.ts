@@ -1,6 +1,6 @@
 import t from 'tap'
 import { admissionRequests } from '../support/admission.ts'
-import { reviewCellPool } from '../../hooks/cellpool/admission.ts'
+import { reviewCellPool } from '../../hooks/cellpool/rules/admission.ts'
 import { customize } from '../../hooks/cellpool/customize.ts'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'

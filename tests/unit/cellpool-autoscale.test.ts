@@ -11,7 +11,7 @@ import {
   type AutoscaleCell,
   type AutoscaleConfig,
   type AutoscaleInput
-} from '../../hooks/cellpool/autoscale.ts'
+} from '../../hooks/cellpool/plan/autoscale.ts'
 import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago } from './fixtures/cellpool.ts'
 

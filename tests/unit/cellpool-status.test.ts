@@ -15,8 +15,8 @@ import {
   resyncAfter,
   type CellRow,
   type PoolStatusInput
-} from '../../hooks/cellpool/status.ts'
-import type { AutoscaleResult } from '../../hooks/cellpool/autoscale.ts'
+} from '../../hooks/cellpool/answer/status.ts'
+import type { AutoscaleResult } from '../../hooks/cellpool/plan/autoscale.ts'
 
 if (!FormatRegistry.Has('date-time'))
   FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v))

@@ -1,0 +1,168 @@
+/**
+ * What keeps a pool from creating cells (docs/cellpool.md, "Cells and their children"; docs/metacontroller.md
+ * rule 5): an invalid spec, a missing join Secret or key, a join template that does not render, a
+ * CellNodeSet that would outgrow its bound. While one holds, the answer keeps every observed child
+ * of a name the pool gives exactly as it is, so nothing a user has is deleted because of it.
+ */
+import { isRecord, type KubeObject } from '../../k8s/objects.ts'
+import { keepAsIs } from '../../metacontroller/keep.ts'
+import { type CompositeResponse, asChildren } from '../../metacontroller/schemas.ts'
+import { heldAutoscale } from './autoscale-input.ts'
+import { bootstrapValues, renderBootstrap } from '../build/bootstrap.ts'
+import { usesClusterApi } from '../rules/clusterapi-rules.ts'
+import type { Cell } from '../cells/cell.ts'
+import { keptChildren } from '../build/children.ts'
+import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX, nodeSetProblems } from '../model/limits.ts'
+import type { DecidedCell } from '../cells/phases.ts'
+import type { PoolView } from '../request/request.ts'
+import type { ResolvedPool } from '../request/resolve.ts'
+import { MAX_BUILDING } from './creation.ts'
+import type { CellPlan } from './scaling.ts'
+import { statusRow, viewStatus, withoutStop, type CellRow } from '../answer/status.ts'
+import { poolProblems } from '../rules/validate.ts'
+import type { WorkloadState } from '../request/workload.ts'
+
+/** Why the pool creates no cell and keeps every child as it is. */
+export interface Blocking {
+  reason: 'SpecInvalid' | 'ProvisionerChanged' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid' | 'CellNodeSetTooLarge'
+  message: string
+}
+
+/** The join template (decoded) or why it cannot be had. */
+export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: string } | Blocking {
+  const ref = `Secret ${view.namespace}/${pool.joinSecretName}`
+  const field = 'spec.bootstrap.joinSecretRef.name'
+  const secret = view.joinSecret
+  if (secret === undefined) {
+    return {
+      reason: 'JoinSecretMissing',
+      message: `${field} ${pool.joinSecretName}: ${ref} does not exist; no cell is created until it does.`
+    }
+  }
+  const data = secret.data
+  const value = isRecord(data) && Object.hasOwn(data, pool.joinSecretKey) ? data[pool.joinSecretKey] : undefined
+  if (typeof value !== 'string' || value === '') {
+    const keys = isRecord(data) ? Object.keys(data).sort() : []
+    const has = keys.length > 0 ? `it has ${keys.join(', ')}` : 'it has no keys'
+    return {
+      reason: 'JoinSecretMissing',
+      message: `${ref} has no key ${pool.joinSecretKey} (spec.bootstrap.joinSecretKey; ${has}); no cell is created until it does.`
+    }
+  }
+  return { template: Buffer.from(value, 'base64').toString('utf8') }
+}
+
+/** The first reason, if any, that keeps every child as it is. */
+export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking: Blocking | undefined; template: string } {
+  const problems = poolProblems(view.name, view.spec)
+  if (problems.length > 0) {
+    return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
+  }
+  const changed = provisionerChanged(view)
+  if (changed !== undefined) return { blocking: changed, template: '' }
+  // The objects labelled as the pool's cells may outnumber its spec (a scale-down, or a tenant's own).
+  const oversized = nodeSetProblems(
+    view.name,
+    pool,
+    view.cells.size + MAX_BUILDING,
+    MAX_NODE_SET_BYTES,
+    'spec.replicas',
+    `${view.cells.size} cells have children, and ${MAX_BUILDING} more may be created`
+  )
+  if (oversized.length > 0) {
+    return {
+      blocking: { reason: 'CellNodeSetTooLarge', message: `${oversized.map((p) => withoutStop(p.message)).join('; ')}.` },
+      template: ''
+    }
+  }
+  // A Cluster API pool with a bootstrap config template renders no join template.
+  if (pool.clusterApi?.bootstrapTemplate !== undefined) return { blocking: undefined, template: '' }
+  const join = joinTemplate(view, pool)
+  // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
+  if ('reason' in join) return { blocking: join, template: '' }
+  // The widest cell name and index: a template within the bounds for it is within them for every cell.
+  const rendered = renderBootstrap(join.template, bootstrapValues(view.name, view.uid, pool, WIDEST_CELL_INDEX))
+  // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
+  if ('problem' in rendered) {
+    return {
+      blocking: {
+        reason: 'BootstrapTemplateInvalid',
+        message: `Secret ${view.namespace}/${pool.joinSecretName} key ${pool.joinSecretKey}: ${withoutStop(rendered.problem)}; no cell is created from it.`
+      },
+      template: ''
+    }
+  }
+  return { blocking: undefined, template: join.template }
+}
+
+/** Cells of the other provisioner are observed (request.ts `otherProvisioner`): none is deleted for it. */
+function provisionerChanged(view: PoolView): Blocking | undefined {
+  const others = view.otherProvisioner
+  if (others.length === 0) return undefined
+  const named = others.slice(0, 4).map((o) => `${o.kind} ${o.metadata.name ?? ''}`)
+  if (others.length > named.length) named.push(`${others.length - named.length} more`)
+  const provisioner = usesClusterApi(view.spec) ? 'ClusterAPI' : 'SwiftGuest'
+  return {
+    reason: 'ProvisionerChanged',
+    message:
+      `spec.cell.provisioner ${provisioner}: the pool has cells another provisioner made (${named.join(', ')}); ` +
+      'they are kept as they are, and no cell is created until spec.cell.provisioner names the provisioner that made them again.'
+  }
+}
+
+/**
+ * The answer while the pool is blocked: every observed child exactly as it is, status rows from
+ * observation with removal and failure rows carried over as they were.
+ */
+export function blockedAnswer(
+  view: PoolView,
+  pool: ResolvedPool,
+  cells: readonly Cell[],
+  workload: WorkloadState,
+  blocking: Blocking,
+  now: Date
+): CompositeResponse {
+  const children: KubeObject[] = []
+  for (const c of cells) children.push(...keptChildren(c.observed))
+  if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
+  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure.object))
+  children.push(...view.otherProvisioner.map(keepAsIs))
+  children.push(...view.strays.map(keepAsIs))
+  const rows: CellRow[] = cells.map((c) => {
+    const prev = c.previous
+    const carried = prev !== undefined && (prev.phase === 'Draining' || prev.phase === 'Deleting' || prev.phase === 'Failed')
+    const plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash' | 'failure'> = {
+      index: c.index,
+      name: c.name,
+      phase: carried ? prev.phase : c.seen.phase,
+      reason: carried ? prev.reason : c.seen.reason,
+      message: carried ? prev.message : c.seen.message,
+      lastTransitionTime: carried ? (prev.lastTransitionTime ?? c.seen.lastTransitionTime) : c.seen.lastTransitionTime,
+      readyOnce: c.seen.readyOnce,
+      failureCount: (prev?.failureCount ?? 0) + (!carried && c.seen.failedNow ? 1 : 0),
+      building: false,
+      templateHash: c.templateHash
+    }
+    if (c.seen.failure !== undefined) plan.failure = c.seen.failure
+    return statusRow(plan, c)
+  })
+  const desired = pool.autoscaling.enabled ? (view.previous.desiredReplicas ?? pool.replicas) : pool.replicas
+  const status = viewStatus(view, workload, now, {
+    rows,
+    desired,
+    progressing: {
+      type: 'Progressing',
+      status: 'False',
+      reason: blocking.reason,
+      message: `${withoutStop(blocking.message)}; existing cells are kept as they are.`
+    },
+    updated: {
+      type: 'Updated',
+      status: 'Unknown',
+      reason: blocking.reason,
+      message: 'Whether cells are up to date is known once the pool is not blocked.'
+    },
+    autoscale: heldAutoscale(view, pool, desired, blocking)
+  })
+  return { children: asChildren(children), status }
+}

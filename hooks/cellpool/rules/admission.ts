@@ -1,0 +1,94 @@
+/**
+ * The GPUCellPool admission check (`POST /admission/cellpool`, docs/cellpool.md "Admission").
+ *
+ * CREATE and UPDATE are checked with every rule of {@link poolProblems}, all problems at once, each
+ * naming the field. The guestTemplate denylist among them is a security control: a cell's launcher
+ * pod is privileged in the infrastructure cluster. Fields accepted for gpucellpool manifests but
+ * not acted on (`spreadPolicy: Pack`, `cell.clusterAPI`, `capacity.hami.deviceClassName`) pass
+ * with a warning that says so.
+ *
+ * Choice where the spec is silent: an UPDATE that leaves the spec and name as stored is not checked
+ * against the spec rules, so metadata writes (Metacontroller removing its finalizer from a deleted
+ * pool, a label) are never blocked by a rule the object was admitted without (webhook off, an older
+ * release). Spec equality is canonical JSON (key order does not count).
+ *
+ * An UPDATE may not change `spec.cell.provisioner` while the stored pool has cells (its status
+ * counts any, or lists a row): a cell's machine is of its provisioner's kind (a SwiftGuest, or a
+ * Machine with its KubeSwiftMachine), and under the other provisioner nothing would drain and
+ * remove it in order. The pool is scaled to 0 first, or a new pool is made. The sync hook holds
+ * such cells as they are if the change gets past admission anyway (blocking.ts).
+ */
+import type { AdmissionRequest, Verdict } from '../../admission/review.ts'
+import { canonicalJson } from '../../k8s/hash.ts'
+import { isRecord } from '../../k8s/objects.ts'
+import { usesClusterApi } from './clusterapi-rules.ts'
+import { poolProblems } from './validate.ts'
+
+/** The verdict on one AdmissionReview request for a GPUCellPool. */
+export function reviewCellPool(request: AdmissionRequest): Verdict {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { problems: [] }
+  const object: unknown = request.object
+  if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no GPUCellPool object to check`] }
+  const name = nameOf(object) ?? request.name ?? ''
+  const old: unknown = request.oldObject
+  if (
+    request.operation === 'UPDATE' &&
+    isRecord(old) &&
+    canonicalJson(old.spec) === canonicalJson(object.spec) &&
+    nameOf(old) === nameOf(object)
+  ) {
+    return { problems: [] }
+  }
+  const problems = poolProblems(name, object.spec).map((p) => p.message)
+  if (request.operation === 'UPDATE' && isRecord(old)) problems.push(...provisionerChangeProblems(old, object))
+  return { problems, warnings: notActedOn(object.spec) }
+}
+
+/** The provisioner a spec names, as the hooks read it (SwiftGuest unless ClusterAPI). */
+function provisionerName(spec: unknown): string {
+  return usesClusterApi(spec) ? 'ClusterAPI' : 'SwiftGuest'
+}
+
+/** How many cells the stored pool's status says it has (status.replicas, else its rows). */
+function storedCells(old: Record<string, unknown>): number {
+  const status = isRecord(old.status) ? old.status : {}
+  const replicas = typeof status.replicas === 'number' && Number.isFinite(status.replicas) ? status.replicas : 0
+  const rows = Array.isArray(status.cells) ? status.cells.length : 0
+  return Math.max(replicas, rows)
+}
+
+/** A change of provisioner on a pool that has cells (see the header). */
+function provisionerChangeProblems(old: Record<string, unknown>, object: Record<string, unknown>): string[] {
+  const before = provisionerName(old.spec)
+  const after = provisionerName(object.spec)
+  const cells = storedCells(old)
+  if (before === after || cells === 0) return []
+  return [
+    `spec.cell.provisioner: may not change from ${before} to ${after} while the pool has cells (${cells} in its status); ` +
+      'their machines are made by the provisioner that built them; scale the pool to 0 and wait until it has no cell, or create a new pool'
+  ]
+}
+
+/** Warnings for fields this version accepts and ignores. */
+function notActedOn(spec: unknown): string[] {
+  const s = isRecord(spec) ? spec : {}
+  const cell = isRecord(s.cell) ? s.cell : {}
+  const capacity = isRecord(s.capacity) ? s.capacity : {}
+  const hami = isRecord(capacity.hami) ? capacity.hami : {}
+  const warnings: string[] = []
+  if (cell.spreadPolicy === 'Pack') {
+    warnings.push('spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints')
+  }
+  if (cell.clusterAPI !== undefined && cell.provisioner !== 'ClusterAPI') {
+    warnings.push('spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI')
+  }
+  if (hami.deviceClassName !== undefined) {
+    warnings.push('spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks')
+  }
+  return warnings
+}
+
+function nameOf(object: Record<string, unknown>): string | undefined {
+  const metadata = object.metadata
+  return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
+}
