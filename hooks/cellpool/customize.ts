@@ -19,15 +19,11 @@
  * no Secret, and one without a DRA claim or template name no DRA inventory (an empty `names` list
  * is not a rule worth sending); the sync hook reports the spec error.
  */
-import type { Static } from '@sinclair/typebox'
-import { customizeRequestSchema, type CustomizeResponse, type RelatedResourceRule } from '../metacontroller/schemas.ts'
-import { CellPoolParentSchema, joinSecretName } from './request/request.ts'
+import type { CustomizeResponse, RelatedResourceRule } from '../metacontroller/schemas.ts'
+import { joinSecretName } from './request/request.ts'
 import { DRA_API_VERSION } from './request/inventory.ts'
 import { resolvePool } from './request/resolve.ts'
-
-/** Customize request of the cellpool controller: the pool as sync reads it (a namespace and an open spec). */
-export const CellPoolCustomizeRequestSchema = customizeRequestSchema(CellPoolParentSchema)
-export type CellPoolCustomizeRequest = Static<typeof CellPoolCustomizeRequestSchema>
+import type { CellPoolCustomizeRequest } from './model/request.ts'
 
 /**
  * Relates the join Secret named by `spec.bootstrap.joinSecretRef.name`, in the pool's namespace,

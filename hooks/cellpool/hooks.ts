@@ -15,18 +15,20 @@ import { autoscaleDeadline } from './plan/autoscale.ts'
 import { autoscaleConfig, autoscaleFor } from './plan/autoscale-input.ts'
 import { blockedAnswer, blockingProblem } from './plan/blocking.ts'
 import { hasChildren, readCells } from './cells/cell.ts'
-import type { CellIdentity } from './request/cell-names.ts'
 import { buildBudget, buildCellNode, buildCellNodeSet, cellChildren } from './build/children.ts'
-import { answerCellInfrastructure, withProviderID } from './provisioners/clusterapi-children.ts'
+import { answerCellInfrastructure, readCellInfrastructure, withProviderID } from './provisioners/clusterapi-children.ts'
 import { phaseConfig } from './cells/phases.ts'
 import { freeForPool, physicalGPUsCondition, poolInventory } from './plan/physical-gpus.ts'
-import { provisionerOf } from './model/provisioner.ts'
-import { readPool, type CellPoolSyncRequest } from './request/request.ts'
+import { readPool } from './request/request.ts'
 import { resolvePool } from './request/resolve.ts'
 import { planScaling } from './plan/scaling.ts'
-import { resyncAfter, statusRow, viewStatus, type CellRow } from './answer/status.ts'
+import { resyncAfter, statusRow, viewStatus } from './answer/status.ts'
 import { witnessed } from './cells/witness.ts'
 import { workloadOf } from './request/workload.ts'
+import type { CellIdentity } from './model/provisioner.ts'
+import { provisionerOf } from './provisioners/choose.ts'
+import type { CellPoolSyncRequest } from './model/request.ts'
+import type { CellRow } from './model/answer.ts'
 
 /** The sync hook. */
 export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse {
@@ -87,7 +89,13 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   if (pool.clusterApi !== undefined) {
     const indices = [...new Set([...cells.map((c) => c.index), ...plan.cells.map((d) => d.index)])].sort((a, b) => a - b)
     const machines = indices.map((index) => ({ index, machine: byIndex.get(index)?.observed?.guest }))
-    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    const common = {
+      pool,
+      poolName: view.name,
+      namespace: view.namespace,
+      poolUID: view.uid,
+      observed: view.cellInfrastructure === undefined ? undefined : readCellInfrastructure(view.cellInfrastructure)
+    }
     children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
   }
   children.push(...view.strays.map(keepAsIs))

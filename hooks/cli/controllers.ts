@@ -17,10 +17,10 @@ import { sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
 import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/sync.ts'
-import { CellPoolCustomizeRequestSchema, customize as cellPoolCustomize } from '../cellpool/customize.ts'
-import { CellPoolSyncRequestSchema } from '../cellpool/request/request.ts'
+import { customize as cellPoolCustomize } from '../cellpool/customize.ts'
 import { sync as cellPoolSync } from '../cellpool/hooks.ts'
 import { finalize as cellPoolFinalize } from '../cellpool/plan/teardown.ts'
+import { CellPoolCustomizeRequestSchema, CellPoolSyncRequestSchema } from '../cellpool/model/request.ts'
 
 /** One controller as the render CLI drives it. */
 export interface RenderController {

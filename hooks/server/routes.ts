@@ -11,8 +11,7 @@ import { sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { reviewInstance } from '../instance/admission.ts'
 import { reviewCellPool } from '../cellpool/rules/admission.ts'
-import { CellPoolCustomizeRequestSchema, customize as cellpoolCustomize } from '../cellpool/customize.ts'
-import { CellPoolSyncRequestSchema } from '../cellpool/request/request.ts'
+import { customize as cellpoolCustomize } from '../cellpool/customize.ts'
 import { sync as cellpoolSync } from '../cellpool/hooks.ts'
 import { finalize as cellpoolFinalize } from '../cellpool/plan/teardown.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
@@ -20,6 +19,7 @@ import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/
 import { INSTANCE_CHILD_RULE } from '../instance/answer-rule.ts'
 import { ISOLATION_ATTACHMENT_RULE } from '../isolation/answer-rule.ts'
 import { CELL_POOL_CHILD_RULE } from '../cellpool/request/answer-rule.ts'
+import { CellPoolCustomizeRequestSchema, CellPoolSyncRequestSchema } from '../cellpool/model/request.ts'
 
 /** All routes of the service. */
 export const routes: readonly HookRoute[] = [

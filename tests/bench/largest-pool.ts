@@ -9,17 +9,14 @@
  */
 import { cellName, CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
 import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/build/bootstrap.ts'
-import { type CellIdentity } from '../../hooks/cellpool/request/cell-names.ts'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/build/children.ts'
 import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/provisioners/swift-guest.ts'
 import {
   MAX_BOOTSTRAP_BYTES,
   MAX_GUEST_TEMPLATE_BYTES,
   MAX_NODE_SET_DESIRED_BYTES,
-  nodeSetBytes,
   WIDEST_CELL_INDEX
 } from '../../hooks/cellpool/model/limits.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request/request.ts'
 import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { DEFAULT_BODY_LIMIT } from '../../hooks/server/app.ts'
@@ -27,6 +24,9 @@ import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'
 import { controllerObject } from './instance.ts'
 import { applied, CREATED, STARTED, storedChild, uid, type Owner } from './stored.ts'
+import type { CellIdentity } from '../../hooks/cellpool/model/provisioner.ts'
+import { nodeSetBytes } from '../../hooks/cellpool/build/sizes.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/model/request.ts'
 
 const NS = 'gpu-cells'
 const POOL = 'a100-inference'

@@ -7,10 +7,9 @@
 // Metacontroller write a CellNodeSet's spec.
 import { join } from 'node:path'
 import t from 'tap'
-import type { CellIdentity } from '../../hooks/cellpool/request/cell-names.ts'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/build/children.ts'
 import { buildGuest, buildSeedProfile } from '../../hooks/cellpool/provisioners/swift-guest.ts'
-import { MAX_BOOTSTRAP_BYTES, MAX_NODE_SET_BYTES, nodeSetBytes, nodeSetEntryBytes } from '../../hooks/cellpool/model/limits.ts'
+import { MAX_BOOTSTRAP_BYTES, MAX_NODE_SET_BYTES } from '../../hooks/cellpool/model/limits.ts'
 import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { LAST_APPLIED_ANNOTATION } from '../../hooks/metacontroller/observed.ts'
@@ -20,6 +19,8 @@ import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
 import { startScenario } from './support/scenario.ts'
 import { celMessages, documents, objectAt } from './support/manifests.ts'
 import type { ResourceRef } from './support/kube.ts'
+import type { CellIdentity } from '../../hooks/cellpool/model/provisioner.ts'
+import { nodeSetBytes, nodeSetEntryBytes } from '../../hooks/cellpool/build/sizes.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'pools'

@@ -4,9 +4,10 @@ import { cellLabels } from '../../hooks/cellpool/request/cell-names.ts'
 import { cellName } from '../../hooks/api/cellnodeset.ts'
 import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, hamiResources } from '../../hooks/cellpool/build/children.ts'
 import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/provisioners/swift-guest.ts'
-import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/request/resolve.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { reversedKeys } from '../support/fields.ts'
 import { patched, poolSpec } from './fixtures/cellpool.ts'
+import type { ResolvedPool } from '../../hooks/cellpool/model/resolved-pool.ts'
 
 const ID = { poolName: 'inference', namespace: 'ml', poolUID: 'uid-1', index: 2 }
 const LABELS = {

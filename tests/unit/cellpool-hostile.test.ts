@@ -9,8 +9,8 @@ import { customize } from '../../hooks/cellpool/customize.ts'
 import { reviewCellPool } from '../../hooks/cellpool/rules/admission.ts'
 import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request/request.ts'
 import { CNS_KEY, JOIN_TEMPLATE, NS, PoolWorld, SECRET_KEY, T0, poolObject, poolSpec, request } from './fixtures/cellpool.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/model/request.ts'
 
 const LAST_APPLIED = 'metacontroller.k8s.io/last-applied-configuration'
 type Answer = ReturnType<typeof sync>

@@ -11,14 +11,14 @@ import { Value } from '@sinclair/typebox/value'
 import { GPUCellPoolStatusSchema } from '../../hooks/api/gpucellpool.ts'
 import { autoscale } from '../../hooks/cellpool/plan/autoscale.ts'
 import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request/request.ts'
-import type { Cell } from '../../hooks/cellpool/cells/cell.ts'
 import { planScaling } from '../../hooks/cellpool/plan/scaling.ts'
 import { sync } from '../../hooks/cellpool/hooks.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
 import { CNS_KEY, GUEST_KEY, JOIN_TEMPLATE, OBSERVED, PoolWorld, T0, foreignNode, joinSecret, poolSpec } from './fixtures/cellpool.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/model/request.ts'
+import type { Cell } from '../../hooks/cellpool/model/cell.ts'
 
 const RUNS = { numRuns: 40 }
 

@@ -14,50 +14,28 @@
  * - What the reader could not read (a child or related object of an unexpected shape) is named in
  *   the `Progressing` message, after its own reason.
  */
-import type { CellFailure, CellStatus, GPUCellPoolStatus } from '../../api/gpucellpool.ts'
+import type { CellStatus, GPUCellPoolStatus } from '../../api/gpucellpool.ts'
+import { withoutStop } from '../rules/wording.ts'
 import { stampConditions, type ConditionInput } from '../../k8s/conditions.ts'
-import { scalingActiveCondition, type AutoscaleResult } from '../plan/autoscale.ts'
-import { hasChildren, type Cell } from '../cells/cell.ts'
-import { CREATING_PHASES, type DecidedCell } from '../cells/phases.ts'
-import type { PoolView } from '../request/request.ts'
-import type { CellPlan } from '../plan/scaling.ts'
-import type { WorkloadState } from '../request/workload.ts'
+import { scalingActiveCondition } from '../plan/autoscale.ts'
+import { hasChildren } from '../cells/cell.ts'
+import { CREATING_PHASES } from '../cells/phases.ts'
+import type { CellRow, DecidedStatus } from '../model/answer.ts'
+import type { Cell, DecidedCell } from '../model/cell.ts'
+import type { PoolView } from '../model/pool.ts'
+import type { CellPlan } from '../model/plan.ts'
+import type { WorkloadState } from '../model/workload.ts'
 
-/** One status row as decided, with what was observed of the cell. */
-export interface CellRow extends DecidedCell {
-  templateHash?: string
-  guestUID?: string
-  hostNode?: string
-  devices?: readonly string[]
-  nodeIP?: string
-  /** The cell's Node in the workload cluster, once its row shows it present for this guest. */
-  nodeName?: string
-  /** At least one child of the cell is observed. */
-  owned: boolean
-  /** Why a Failed cell failed. */
-  failure?: CellFailure
-}
-
-/** Everything the status is computed from. */
-export interface PoolStatusInput {
+/** Everything the status is computed from: what an answer decided, and what the request says. */
+export interface PoolStatusInput extends DecidedStatus {
   pool: string
   generation: number | undefined
   previousConditions: unknown
   now: Date
-  rows: readonly CellRow[]
-  desired: number
-  progressing: ConditionInput
-  updated: ConditionInput
   workload: WorkloadState
-  autoscale: AutoscaleResult | undefined
-  /** Condition PhysicalGPUsAvailable (physical-gpus.ts), when the sync decided it. */
-  physicalGPUs?: ConditionInput
   /** What could not be read, one sentence each. */
   readProblems: readonly string[]
 }
-
-/** What an answer decided for the status; the rest of {@link PoolStatusInput} comes from the request. */
-export type DecidedStatus = Pick<PoolStatusInput, 'rows' | 'desired' | 'progressing' | 'updated' | 'autoscale' | 'physicalGPUs'>
 
 /**
  * The status of an answer: what it decided, with the pool's name, generation, previous
@@ -140,9 +118,6 @@ export function reachableCondition(workload: WorkloadState): ConditionInput {
   if (workload.observed) return { type: 'WorkloadClusterReachable', status: 'True', reason: 'Reachable', message: workload.message }
   return { type: 'WorkloadClusterReachable', status: 'False', reason: workload.reason, message: workload.message }
 }
-
-/** `s` without its closing full stop, to be continued in a longer sentence. */
-export const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
 
 /** The whole status. */
 export function poolStatus(input: PoolStatusInput): GPUCellPoolStatus {

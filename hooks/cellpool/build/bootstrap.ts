@@ -20,8 +20,8 @@ import type { Taint } from '../../api/cellnodeset.ts'
 import { cellLabels } from '../request/cell-names.ts'
 import { cellName } from '../../api/cellnodeset.ts'
 import { kubeletMaySetLabel } from '../../k8s/node-keys.ts'
-import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, bytesText } from '../model/limits.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
+import { KiB, MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS, MiB } from '../model/limits.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
 
 /** The per-cell values of the tokens. */
 export interface BootstrapValues {
@@ -178,4 +178,11 @@ export function bootstrapValues(poolName: string, poolUID: string, pool: Resolve
     cellIndex: index,
     nodeTaints: nodeTaintsToken(pool.workload.taints)
   }
+}
+
+/** A byte count as a bound's message shows it (here and build/sizes.ts): `262144 bytes (256 KiB)`. */
+export function bytesText(bytes: number): string {
+  if (bytes >= MiB && bytes % (MiB / 2) === 0) return `${bytes} bytes (${bytes / MiB} MiB)`
+  if (bytes >= KiB && bytes % KiB === 0) return `${bytes} bytes (${bytes / KiB} KiB)`
+  return `${bytes} bytes`
 }

@@ -36,12 +36,12 @@ import { MANAGED_BY, MANAGED_BY_LABEL } from '../../k8s/labels.ts'
 import { sortedRecord, type KubeObject } from '../../k8s/objects.ts'
 import { keepAsIs } from '../../metacontroller/keep.ts'
 import { bootstrapValues, renderBootstrap } from './bootstrap.ts'
-import type { ObservedCell } from '../cells/cell.ts'
-import { bootstrapSecretName, cellLabels, type CellIdentity } from '../request/cell-names.ts'
+import { bootstrapSecretName, cellLabels } from '../request/cell-names.ts'
 import { MAX_BUILT_PER_ANSWER } from '../model/limits.ts'
-import type { CellProvisioner } from '../model/provisioner.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
-import type { CellPlan } from '../plan/scaling.ts'
+import type { CellProvisioner, CellIdentity } from '../model/provisioner.ts'
+import type { ObservedCell } from '../model/cell.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { CellPlan } from '../model/plan.ts'
 
 /** Keys of the bootstrap Secret; both hold the same bytes (KubeSwift reads `user-data`). */
 export const BOOTSTRAP_KEYS = ['user-data', 'value'] as const

@@ -1,80 +1,15 @@
 /**
- * The cell record: everything the hooks know of one cell of a pool in one request, built once
- * (`readCells`) from the request as read (request.ts), for the sync hook and the finalize hook
- * alike.
- *
- * A cell is an index with observed children, or a Failed row of the previous status without
- * children (an index waiting for its rebuild). What it is made of:
- * - its observed children by role (provisioner.ts: `secret`, `seed`, `guest`), and the machine
- *   read as a {@link GuestView};
- * - what the previous status remembers of it (`status.cells[]`), for this build only: a row that
- *   describes another machine (another uid) keeps only its failure count;
- * - its CellNodeSet row, and whether that row describes this machine's Node (`ownRow`);
- * - what its CellNodeSet entry witnesses of this machine (witness.ts), which adds to what the
- *   previous status remembers: a pool older than its children cannot forget that the machine was
- *   Ready once;
- * - its phase (phases.ts), from all of the above.
- *
- * Scaling (scaling.ts) decides from cells; the status row of a cell (status.ts) is the decision
- * together with what was observed of it.
+ * The cell record (model/cell.ts) built once per request from the request as read
+ * (request/request.ts), for the sync hook and the finalize hook alike: each index with an
+ * observed child, and each Failed row of the previous status without one.
  */
-import type { CellNodeStatus } from '../../api/cellnodeset.ts'
-import type { CellStatus } from '../../api/gpucellpool.ts'
-import type { KubeObject } from '../../k8s/objects.ts'
 import { cellIndexOf, cellName } from '../../api/cellnodeset.ts'
-import { rowOfGuest, type PhaseConfig } from './observed-phase.ts'
-import { cellPhase, type CellPhaseResult, type PreviousCell } from './phases.ts'
-import type { GuestView } from '../model/provisioner.ts'
-import type { PoolView } from '../request/request.ts'
-import type { WorkloadState } from '../request/workload.ts'
-import { witnessOf, type CellWitness } from './witness.ts'
-
-/** The observed children of one cell, by role (provisioner.ts). */
-export interface ObservedCell {
-  index: number
-  name: string
-  secret?: KubeObject
-  seed?: KubeObject
-  guest?: KubeObject
-  /** The machine read defensively. */
-  guestView?: GuestView
-}
-
-/** Which of a cell's children are observed. */
-export interface CellChildren {
-  secret: boolean
-  seed: boolean
-  guest: boolean
-}
-
-/** One cell (see the header). */
-export interface Cell {
-  index: number
-  name: string
-  /** The phase observation and history give (phases.ts); Failed when the cell failed. */
-  seen: CellPhaseResult
-  /** What the previous status remembers of this build. */
-  previous: PreviousCell | undefined
-  /** Which children are observed. */
-  children: CellChildren
-  /** The observed machine carries a deletion timestamp. */
-  guestDeleting: boolean
-  /** What the current build was made from: the machine's template hash, else the previous row's. */
-  templateHash: string | undefined
-  /** The cell's CellNodeSet row, whatever instance it names. */
-  row: CellNodeStatus | undefined
-  /** The row counts for this machine (its instance equals the machine's uid). */
-  ownRow: CellNodeStatus | undefined
-  /** What the cell's CellNodeSet entry witnesses of this machine (witness.ts). */
-  witness: CellWitness
-  /** The observed children; absent for a cell only planned (a new index). */
-  observed?: ObservedCell
-  /** The previous status row as stored, whatever build it describes. */
-  stored?: StoredRow
-}
-
-/** A row of the previous `status.cells`, as read (request.ts). */
-export type StoredRow = PreviousCell & Pick<CellStatus, 'name' | 'index'>
+import type { Cell, PhaseConfig, PreviousCell, StoredRow } from '../model/cell.ts'
+import type { PoolView } from '../model/pool.ts'
+import type { WorkloadState } from '../model/workload.ts'
+import { rowOfGuest } from './observed-phase.ts'
+import { cellPhase } from './phases.ts'
+import { witnessOf } from './witness.ts'
 
 /** At least one child of the cell is observed. */
 export function hasChildren(cell: Pick<Cell, 'children'>): boolean {

@@ -11,23 +11,12 @@
  */
 import type { CellDevice, CellNodeStatus } from '../../api/cellnodeset.ts'
 import type { CellPhase } from '../../api/gpucellpool.ts'
+import type { PhaseConfig } from '../model/cell.ts'
 import type { GuestCondition, GuestView } from '../model/provisioner.ts'
-import type { WorkloadState } from '../request/workload.ts'
+import type { WorkloadState } from '../model/workload.ts'
 
 /** Reason of a waiting phase whose clock is stopped because the workload cluster is unobserved. */
 export const UNOBSERVED_REASON = 'WorkloadUnobserved'
-
-/** Budgets and expectations from the resolved spec. */
-export interface PhaseConfig {
-  /** `bootstrap.readyTimeout`, seconds. */
-  bootstrapReadyTimeoutSeconds: number
-  /** `capacity.readyTimeout`, seconds. */
-  capacityReadyTimeoutSeconds: number
-  /** `capacity.hami.expectedDevicesPerCell`, default `gpu.count`. */
-  expectedDevices: number
-  /** `cell.nodeIPFrom`. */
-  nodeIPFrom: string | undefined
-}
 
 /** A phase as observation alone gives it, before budgets and history. */
 export interface ObservedPhase {

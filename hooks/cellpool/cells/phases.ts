@@ -14,13 +14,14 @@
  *   has no budget; its transition time is stamped when its machine is created.
  */
 import type { CellNodeStatus } from '../../api/cellnodeset.ts'
-import { CELL_PHASES, type CellFailure, type CellPhase, type CellStatus } from '../../api/gpucellpool.ts'
-import { observedPhase, UNOBSERVED_REASON, type PhaseConfig } from './observed-phase.ts'
+import { CELL_PHASES, type CellFailure, type CellPhase } from '../../api/gpucellpool.ts'
+import type { CellPhaseResult, PhaseConfig, PreviousCell } from '../model/cell.ts'
+import { observedPhase, UNOBSERVED_REASON } from './observed-phase.ts'
 import type { GuestView } from '../model/provisioner.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
 import { apiTime } from '../../k8s/time.ts'
 import { formatSeconds, parseTime } from '../time.ts'
-import type { WorkloadState } from '../request/workload.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { WorkloadState } from '../model/workload.ts'
 
 /** The budgets and expectations phases need, from the resolved spec. */
 export function phaseConfig(pool: ResolvedPool): PhaseConfig {
@@ -53,41 +54,6 @@ export const REGRESSED_REASON = 'Regressed'
  * waiting for one of the machines being created to turn Ready (scaling.ts `orderCreation`).
  */
 export const QUEUED_REASON = 'MachineQueued'
-
-/** A cell as decided for this answer: what its scaling plan and its status row both carry. */
-export type DecidedCell = Required<
-  Pick<CellStatus, 'name' | 'index' | 'phase' | 'reason' | 'message' | 'lastTransitionTime' | 'readyOnce' | 'failureCount'>
->
-
-/**
- * What the pool's previous status remembers of a cell (`status.cells[]`, read by request.ts):
- * the decided fields, with the transition time, the machine's uid and the template hash only
- * when they were stored.
- */
-export type PreviousCell = Omit<DecidedCell, 'name' | 'index' | 'lastTransitionTime'> & {
-  lastTransitionTime: string | undefined
-  guestUID: string | undefined
-  templateHash: string | undefined
-  /** Why the cell failed, when it is Failed and the status says. */
-  failure?: CellFailure
-}
-
-/** The phase of a cell with its history applied. */
-export interface CellPhaseResult {
-  phase: CellPhase
-  reason: string
-  message: string
-  nodeIP?: string
-  readyOnce: boolean
-  /** Kept from the previous status unless the phase changed (or its clock paused or resumed). */
-  lastTransitionTime: string
-  /** When the phase's budget runs out (only while it runs). */
-  deadline?: Date
-  /** This call turned the cell Failed. */
-  failedNow: boolean
-  /** Why a Failed cell failed; its `message` is the failure's. */
-  failure?: CellFailure
-}
 
 /**
  * The phase of a cell of the current build: observation, then its history (docs/cellpool.md

@@ -35,19 +35,9 @@
  */
 import type { CellNode } from '../../api/cellnodeset.ts'
 import type { CellPhase } from '../../api/gpucellpool.ts'
-import type { Cell } from './cell.ts'
+import type { Cell, CellWitness } from '../model/cell.ts'
 import { sortKeys } from '../build/children.ts'
 import type { GuestView } from '../model/provisioner.ts'
-
-/** What the cell's CellNodeSet entry witnesses of its current machine. */
-export interface CellWitness {
-  /** The entry names this machine: it is the last answer's entry for it. */
-  named: boolean
-  /** The machine was Ready once. */
-  readyOnce: boolean
-  /** The last answer asked for the machine's Node to be cordoned. */
-  cordon: boolean
-}
 
 /** No witness: no entry, or one of another machine. */
 export const NO_WITNESS: CellWitness = Object.freeze({ named: false, readyOnce: false, cordon: false })

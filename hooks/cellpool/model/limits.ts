@@ -30,19 +30,17 @@
  *   240 KiB in the sync hook. With a dozen labels, a few annotations and a taint an entry is
  *   about 600 bytes: some 300 cells in one pool.
  *
+ * A failed cell is rebuilt at its index after a backoff, a bounded number of times (plan/scaling.ts).
+ *
  * The sync hook also renders at most {@link MAX_BUILT_PER_ANSWER} bootstrap Secrets and builds at
  * most as many SwiftGuests per answer; the rest follow in the next syncs, which the new children
  * trigger. With these, an answer is the observed children it keeps (at most the request), the
  * status (a row per cell), at most 240 KiB of CellNodeSet and a few new children of at most a few
  * hundred KiB each.
  */
-import { canonicalJson } from '../../k8s/hash.ts'
-import { buildCellNode, buildCellNodeSet } from '../build/children.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
-import type { PoolProblem } from '../rules/validate.ts'
-
-const KiB = 1024
-const MiB = 1024 * KiB
+/** A kibibyte and a mebibyte, in bytes. */
+export const KiB = 1024
+export const MiB = 1024 * KiB
 
 /** The largest bootstrap data of one cell, in bytes, as rendered. */
 export const MAX_BOOTSTRAP_BYTES = 64 * KiB
@@ -64,104 +62,11 @@ export const MAX_BUILT_PER_ANSWER = 2
 /** The highest cell index: a cell name's index has at most five digits. */
 export const WIDEST_CELL_INDEX = 99999
 
-/** A byte count as a message shows it: `262144 bytes (256 KiB)`. */
-export function bytesText(bytes: number): string {
-  if (bytes >= MiB && bytes % (MiB / 2) === 0) return `${bytes} bytes (${bytes / MiB} MiB)`
-  if (bytes >= KiB && bytes % KiB === 0) return `${bytes} bytes (${bytes / KiB} KiB)`
-  return `${bytes} bytes`
-}
-
-/** Bytes of the keys and values of a map of strings; other values count as nothing (the schema check reports them). */
-function mapBytes(map: unknown): number {
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) return 0
-  let bytes = 0
-  for (const [key, value] of Object.entries(map))
-    bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0)
-  return bytes
-}
-
-/** The node labels and annotations past {@link MAX_NODE_METADATA_BYTES}, as a problem. */
-export function nodeMetadataProblems(labels: unknown, annotations: unknown): PoolProblem[] {
-  const bytes = mapBytes(labels) + mapBytes(annotations)
-  if (bytes <= MAX_NODE_METADATA_BYTES) return []
-  const field = 'spec.workloadCluster.node'
-  return [
-    {
-      field,
-      message:
-        `${field}.labels and .annotations take ${bytes} bytes of keys and values, past the bound of ${bytesText(MAX_NODE_METADATA_BYTES)}: ` +
-        "every cell's Node carries them, and the pool's CellNodeSet once per cell"
-    }
-  ]
-}
-
-/** A guestTemplate past {@link MAX_GUEST_TEMPLATE_BYTES}, as a problem. */
-export function guestTemplateSizeProblems(template: unknown): PoolProblem[] {
-  if (typeof template !== 'object' || template === null) return []
-  const bytes = Buffer.byteLength(canonicalJson(template))
-  if (bytes <= MAX_GUEST_TEMPLATE_BYTES) return []
-  const field = 'spec.cell.guestTemplate'
-  return [
-    {
-      field,
-      message: `${field} takes ${bytes} bytes as JSON, past the bound of ${bytesText(MAX_GUEST_TEMPLATE_BYTES)}: every cell's SwiftGuest carries a copy`
-    }
-  ]
-}
-
-/** A uid's length (a UUID), for the estimates below. */
-const UID = '00000000-0000-4000-8000-000000000000'
-
-/**
- * Bytes of one CellNodeSet entry at its largest: the widest cell name, a guest uid, the pool's
- * node labels, annotations and taints. Builds that one entry, whose size the metadata bound caps.
- */
-export function nodeSetEntryBytes(poolName: string, pool: ResolvedPool): number {
-  const entry = buildCellNode(pool, { poolName, namespace: '', poolUID: UID, index: WIDEST_CELL_INDEX }, UID, false)
-  // A comma between entries.
-  return Buffer.byteLength(JSON.stringify(entry)) + 1
-}
-
-/**
- * Bytes of a pool's CellNodeSet with `cells` entries at their largest: the object without entries
- * (its demand carries the node labels and taints once more) plus one entry per cell.
- */
-export function nodeSetBytes(poolName: string, pool: ResolvedPool, cells: number): { entry: number; total: number } {
-  const empty = buildCellNodeSet(poolName, 'n'.repeat(63), UID, pool, [], true)
-  const entry = nodeSetEntryBytes(poolName, pool)
-  return { entry, total: Buffer.byteLength(JSON.stringify(empty)) + cells * entry }
-}
-
-/**
- * The CellNodeSet a pool of `cells` cells needs past `bound`, as a problem of `field` (which
- * `what` describes), or nothing.
- */
-export function nodeSetProblems(
-  poolName: string,
-  pool: ResolvedPool,
-  cells: number,
-  bound: number,
-  field: string,
-  what: string
-): PoolProblem[] {
-  const { entry, total } = nodeSetBytes(poolName, pool, cells)
-  if (total <= bound) return []
-  const base = total - cells * entry
-  return [
-    {
-      field,
-      message:
-        `${what}: each cell's CellNodeSet entry takes up to ${entry} bytes (the node labels, annotations and taints), so the pool's CellNodeSet ` +
-        `would take ${total}, past the bound of ${bytesText(bound)} (Metacontroller records it in an annotation, and an object takes 256 KiB of them); ` +
-        `at most ${Math.max(0, Math.floor((bound - base) / entry))} cells with these node labels, annotations and taints`
-    }
-  ]
-}
-
-/** The desired size of a pool against {@link MAX_NODE_SET_DESIRED_BYTES} (a spec rule). */
-export function desiredNodeSetProblems(poolName: string, pool: ResolvedPool): PoolProblem[] {
-  const autoscaling = pool.autoscaling.enabled
-  const cells = autoscaling ? pool.autoscaling.maxReplicas : pool.replicas
-  const field = autoscaling ? 'spec.autoscaling.maxReplicas' : 'spec.replicas'
-  return nodeSetProblems(poolName, pool, cells, MAX_NODE_SET_DESIRED_BYTES, field, `${field} ${cells}`)
-}
+/** First backoff before a Failed index is rebuilt. */
+export const BACKOFF_START_SECONDS = 30
+/** Longest backoff. */
+export const BACKOFF_MAX_SECONDS = 30 * 60
+/** Failures of one index after which it is not rebuilt any more. */
+export const MAX_INDEX_FAILURES = 5
+/** Failures in all after which a pool none of whose cells was ever Ready stops creating. */
+export const MAX_POOL_FAILURES_NEVER_READY = 3

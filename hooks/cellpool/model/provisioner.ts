@@ -8,17 +8,21 @@
  * provisioner (a Cluster API Machine) is a second implementation of it, not a second pool.
  *
  * A cell's children have three roles, created in this order and removed in the reverse one:
- * - `secret`: the bootstrap Secret `<cell>-bootstrap` (children.ts), for every provisioner;
+ * - `secret`: the bootstrap Secret `<cell>-bootstrap` (build/children.ts), for every provisioner;
  * - `seed`: what the machine refers to and must exist before it (SwiftGuest: the SwiftSeedProfile);
  * - `guest`: the machine itself, whose uid is the cell's incarnation and the instance its Node
  *   carries (SwiftGuest: the SwiftGuest `<cell>`).
  */
 import type { KubeObject } from '../../k8s/objects.ts'
-import { CLUSTER_API } from '../provisioners/clusterapi.ts'
-import { usesClusterApi } from '../rules/clusterapi-rules.ts'
-import { SWIFT_GUEST } from '../provisioners/swift-guest.ts'
-import type { CellIdentity } from '../request/cell-names.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
+import type { ResolvedPool } from './resolved-pool.ts'
+
+/** Which cell of which pool a builder makes a child for. */
+export interface CellIdentity {
+  poolName: string
+  namespace: string
+  poolUID: string
+  index: number
+}
 
 /** A condition of the machine's status. */
 export interface GuestCondition {
@@ -83,14 +87,4 @@ export interface CellProvisioner {
   buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject
   /** The hash of what a cell is built from: a cell whose machine carries another one is outdated. */
   templateHash(pool: ResolvedPool): string
-}
-
-/** The provisioner a pool's spec names: ClusterAPI, else SwiftGuest (the default). */
-export function provisionerOf(spec: unknown): CellProvisioner {
-  return usesClusterApi(spec) ? CLUSTER_API : SWIFT_GUEST
-}
-
-/** The provisioner that is not `provisioner`. */
-export function otherProvisioner(provisioner: CellProvisioner): CellProvisioner {
-  return provisioner === CLUSTER_API ? SWIFT_GUEST : CLUSTER_API
 }

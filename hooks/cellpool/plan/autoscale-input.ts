@@ -3,17 +3,19 @@
  * sees, the demand the CellNodeSet reports, and the autoscaler's memory from the previous status.
  */
 import { isRecord } from '../../k8s/objects.ts'
-import { autoscale, type AutoscaleCell, type AutoscaleConfig, type AutoscaleResult } from './autoscale.ts'
-import type { Blocking } from './blocking.ts'
-import { hasChildren, type Cell } from '../cells/cell.ts'
-import type { PoolView } from '../request/request.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
+import { autoscale } from './autoscale.ts'
+import { hasChildren } from '../cells/cell.ts'
 import { isIdle } from '../cells/drain.ts'
 import { CREATING_PHASES } from '../cells/phases.ts'
-import { withoutStop } from '../answer/status.ts'
-import type { WorkloadState } from '../request/workload.ts'
 import { parseTime } from '../time.ts'
 import { leavingOrSeen } from '../cells/witness.ts'
+import type { AutoscaleCell, AutoscaleConfig, AutoscaleResult } from '../model/autoscale.ts'
+import type { Blocking } from '../model/problems.ts'
+import type { Cell } from '../model/cell.ts'
+import type { PoolView } from '../model/pool.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { WorkloadState } from '../model/workload.ts'
+import { withoutStop } from '../rules/wording.ts'
 
 /**
  * The autoscaler's view of the cells: removal phases carried from the previous status, or from the

@@ -9,24 +9,21 @@ import { keepAsIs } from '../../metacontroller/keep.ts'
 import { type CompositeResponse, asChildren } from '../../metacontroller/schemas.ts'
 import { heldAutoscale } from './autoscale-input.ts'
 import { bootstrapValues, renderBootstrap } from '../build/bootstrap.ts'
-import { usesClusterApi } from '../rules/clusterapi-rules.ts'
-import type { Cell } from '../cells/cell.ts'
 import { keptChildren } from '../build/children.ts'
-import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX, nodeSetProblems } from '../model/limits.ts'
-import type { DecidedCell } from '../cells/phases.ts'
-import type { PoolView } from '../request/request.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
+import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX } from '../model/limits.ts'
 import { MAX_BUILDING } from './creation.ts'
-import type { CellPlan } from './scaling.ts'
-import { statusRow, viewStatus, withoutStop, type CellRow } from '../answer/status.ts'
+import { statusRow, viewStatus } from '../answer/status.ts'
 import { poolProblems } from '../rules/validate.ts'
-import type { WorkloadState } from '../request/workload.ts'
-
-/** Why the pool creates no cell and keeps every child as it is. */
-export interface Blocking {
-  reason: 'SpecInvalid' | 'ProvisionerChanged' | 'JoinSecretMissing' | 'BootstrapTemplateInvalid' | 'CellNodeSetTooLarge'
-  message: string
-}
+import { usesClusterApi } from '../request/resolve.ts'
+import type { Cell, DecidedCell } from '../model/cell.ts'
+import { nodeSetProblems } from '../build/sizes.ts'
+import type { PoolView } from '../model/pool.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { CellPlan } from '../model/plan.ts'
+import type { CellRow } from '../model/answer.ts'
+import type { Blocking } from '../model/problems.ts'
+import type { WorkloadState } from '../model/workload.ts'
+import { withoutStop } from '../rules/wording.ts'
 
 /** The join template (decoded) or why it cannot be had. */
 export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: string } | Blocking {
@@ -125,7 +122,7 @@ export function blockedAnswer(
   const children: KubeObject[] = []
   for (const c of cells) children.push(...keptChildren(c.observed))
   if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
-  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure.object))
+  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure))
   children.push(...view.otherProvisioner.map(keepAsIs))
   children.push(...view.strays.map(keepAsIs))
   const rows: CellRow[] = cells.map((c) => {

@@ -5,8 +5,7 @@
  * names by the time a machine turns Ready and the next one is created in the same sync.
  */
 import { CREATING_PHASES, QUEUED_REASON } from '../cells/phases.ts'
-import type { StepContext } from './scaling.ts'
-import type { Slot } from './transitions.ts'
+import type { StepContext, Slot } from '../model/plan.ts'
 
 /** Most machines being created at once (a machine exists or is answered, its cell not yet Ready once). */
 export const MAX_CREATING = 2

@@ -21,8 +21,8 @@
 import type { ConditionInput } from '../../k8s/conditions.ts'
 import type { TypedObjects } from '../../metacontroller/schemas.ts'
 import { draInventory, GPU_DRIVER, type Inventory } from '../request/inventory.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
-import type { Slot } from './transitions.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { Slot } from '../model/plan.ts'
 
 export const PHYSICAL_GPUS_CONDITION = 'PhysicalGPUsAvailable'
 export const INSUFFICIENT_PHYSICAL_GPU = 'InsufficientPhysicalGPU'

@@ -4,8 +4,8 @@
  */
 import type { ConditionInput } from '../../k8s/conditions.ts'
 import { creating, MAX_BUILDING } from './creation.ts'
-import { MAX_INDEX_FAILURES, type ScalingInput } from './scaling.ts'
-import type { Slot } from './transitions.ts'
+import { MAX_INDEX_FAILURES } from '../model/limits.ts'
+import type { ScalingInput, Slot } from '../model/plan.ts'
 
 function names(ws: readonly Slot[]): string {
   return ws.map((w) => w.plan.name).join(', ')

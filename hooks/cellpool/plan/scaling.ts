@@ -18,117 +18,22 @@
  * - A drain whose row is missing (the Node is gone) waits like any other: the row must show the
  *   cordon carried out. Deleting the SwiftGuest by hand forces it (README).
  */
-import type { CellNodeStatus } from '../../api/cellnodeset.ts'
 import type { ConditionInput } from '../../k8s/conditions.ts'
-import type { CellFailure } from '../../api/gpucellpool.ts'
-import { hasChildren, type Cell } from '../cells/cell.ts'
+import { hasChildren } from '../cells/cell.ts'
 import { drainComplete, isIdle } from '../cells/drain.ts'
-import type { DecidedCell, PreviousCell } from '../cells/phases.ts'
 import { creating, MAX_BUILDING, orderCreation } from './creation.ts'
 import { progressingCondition, updatedCondition } from './scaling-conditions.ts'
 import { holdGuestsForGPU, waitsForGPU } from './physical-gpus.ts'
 import { apiTime } from '../../k8s/time.ts'
 import { formatSeconds, parseTime } from '../time.ts'
-import { backToService, build, drain, drainedReason, heldFailed, newSlot, removal, startingSlot, type Slot } from './transitions.ts'
-import type { WorkloadState } from '../request/workload.ts'
-
-/** First backoff before a Failed index is rebuilt. */
-export const BACKOFF_START_SECONDS = 30
-/** Longest backoff. */
-export const BACKOFF_MAX_SECONDS = 30 * 60
-/** Failures of one index after which it is not rebuilt any more. */
-export const MAX_INDEX_FAILURES = 5
-/** Failures in all after which a pool none of whose cells was ever Ready stops creating. */
-export const MAX_POOL_FAILURES_NEVER_READY = 3
-/** Why a cell is being removed. */
-export type RemovalReason = 'ScaleDown' | 'RollingUpdate' | 'Failed' | 'MachineDeleted'
-
-/** Everything a scaling decision depends on. */
-export interface ScalingInput {
-  /** The pool's name: cell `i` is `<pool>-<i>`. */
-  pool: string
-  cells: readonly Cell[]
-  desired: number
-  workload: WorkloadState
-  /** Hash of what a cell is built from now. */
-  templateHash: string
-  updatePolicy: 'Manual' | 'RollingUpdate'
-  /** The autoscaler chose this idle cell for a scale-down. */
-  cellToDrain?: string
-  /** The pool's spec changed since the last status: failure counts start again. */
-  specChanged: boolean
-  now: Date
-  /**
-   * What the provisioner makes a cell from besides its machine (default both): the machine is
-   * created only once they are observed.
-   */
-  prerequisites?: { secret: boolean; seed: boolean }
-  /**
-   * A machine someone deleted is drained before it goes (Cluster API: the pool's deletion hooks
-   * hold it), and its index waits for it, as a rolling update's does.
-   */
-  drainDeletedGuest?: boolean
-  /** The CellNodeSet's rows by Node name, for cells that have no children yet. */
-  rows?: ReadonlyMap<string, CellNodeStatus>
-  /** Physical GPUs free for the pool's cells (physical-gpus.ts); undefined: unknown, no check. */
-  freeGPUs?: number
-  /** The previous status rows by cell name: what a new build at an index keeps of it (transitions.ts, `newSlot`). */
-  earlierRows?: ReadonlyMap<string, Pick<PreviousCell, 'phase' | 'reason' | 'failureCount' | 'lastTransitionTime'>>
-}
-
-/** What sync answers for a cell. */
-export type CellAnswer =
-  /** Secret and seed profile as built now, the guest kept (or built when `createGuest`). */
-  | 'serve'
-  /** Every observed child exactly as it is. */
-  | 'hold'
-  /** The guest left out; seed profile and Secret kept as they are until the guest is gone. */
-  | 'remove'
-  /** No child: a Failed index waiting for its rebuild, or a row about to disappear. */
-  | 'none'
-
-/** The plan for one cell. */
-export interface CellPlan extends DecidedCell {
-  answer: CellAnswer
-  /** Answer a freshly built guest (creation order satisfied). */
-  createGuest: boolean
-  /** Its CellNodeSet entry asks for a cordon. */
-  cordon: boolean
-  /** The cell is a new build started by this sync (its children are created now). */
-  building: boolean
-  /** Keep a status row for it. */
-  keepRow: boolean
-  templateHash: string | undefined
-  /** When this cell next needs a sync (a budget, a drain's 30 s, a backoff). */
-  deadline?: Date
-  /** Why a Failed cell failed (phases.ts); its status row keeps it. */
-  failure?: CellFailure
-}
-
-/** The whole plan. */
-export interface ScalingPlan {
-  cells: CellPlan[]
-  progressing: ConditionInput
-  updated: ConditionInput
-  /** Cells not built this sync for want of a free physical GPU. */
-  heldBackForGPU: number
-  /** Serving cells that wait for a GPU (physical-gpus.ts). */
-  waitingForGPU: number
-}
+import { backToService, build, drain, drainedReason, heldFailed, newSlot, removal, startingSlot } from './transitions.ts'
+import { BACKOFF_MAX_SECONDS, BACKOFF_START_SECONDS, MAX_INDEX_FAILURES, MAX_POOL_FAILURES_NEVER_READY } from '../model/limits.ts'
+import type { ScalingInput, ScalingPlan, Slot, StepContext } from '../model/plan.ts'
 
 /** Backoff before rebuilding an index that failed `failures` times: 30 s, doubling, at most 30 min. */
 export function backoffSeconds(failures: number): number {
   if (failures <= 0) return 0
   return Math.min(BACKOFF_START_SECONDS * 2 ** Math.min(failures - 1, 20), BACKOFF_MAX_SECONDS)
-}
-
-/** What every step reads: the input, its time as a stamp, whether the workload cluster is observed. */
-export interface StepContext {
-  input: ScalingInput
-  nowStamp: string
-  observed: boolean
-  /** Cells held back for want of a free physical GPU (scaleUp). */
-  heldBackForGPU: number
 }
 
 /** Slots that count toward the desired number: serving, a Failed index holding its place, a drain for an update. */

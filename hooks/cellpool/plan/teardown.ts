@@ -24,21 +24,24 @@ import type { KubeObject } from '../../k8s/objects.ts'
 import { keepAsIs } from '../../metacontroller/keep.ts'
 import { type CompositeResponse, asChildren } from '../../metacontroller/schemas.ts'
 import { hasChildren, readCells } from '../cells/cell.ts'
-import type { CellIdentity } from '../request/cell-names.ts'
 import { buildCellNode, buildCellNodeSet } from '../build/children.ts'
 import { phaseConfig } from '../cells/phases.ts'
-import { answerCellInfrastructure, withProviderID } from '../provisioners/clusterapi-children.ts'
+import { answerCellInfrastructure, readCellInfrastructure, withProviderID } from '../provisioners/clusterapi-children.ts'
 import { CLUSTER_API } from '../provisioners/clusterapi.ts'
-import { otherProvisioner, provisionerOf, type CellProvisioner } from '../model/provisioner.ts'
-import { readPool, type CellPoolSyncRequest, type PoolView } from '../request/request.ts'
+import type { CellProvisioner, CellIdentity } from '../model/provisioner.ts'
+import { readPool } from '../request/request.ts'
 import { drainComplete } from '../cells/drain.ts'
-import { resyncAfter, statusRow, viewStatus, type CellRow } from '../answer/status.ts'
+import { resyncAfter, statusRow, viewStatus } from '../answer/status.ts'
 import { apiTime } from '../../k8s/time.ts'
 import { formatSeconds, parseTime } from '../time.ts'
 import { workloadOf } from '../request/workload.ts'
 import { witnessed } from '../cells/witness.ts'
 import { resolvePool } from '../request/resolve.ts'
 import { poolProblems } from '../rules/validate.ts'
+import { otherProvisioner, provisionerOf } from '../provisioners/choose.ts'
+import type { CellPoolSyncRequest } from '../model/request.ts'
+import type { PoolView } from '../model/pool.ts'
+import type { CellRow } from '../model/answer.ts'
 
 /** The finalize hook. */
 export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
@@ -112,7 +115,13 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
   // stays while any Machine is observed.
   if (provisioner === CLUSTER_API && guestsObserved) {
     const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
-    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    const common = {
+      pool,
+      poolName: view.name,
+      namespace: view.namespace,
+      poolUID: view.uid,
+      observed: view.cellInfrastructure === undefined ? undefined : readCellInfrastructure(view.cellInfrastructure)
+    }
     children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
   }
   // The other provisioner's machines while this one's go (see teardownView): kept, drained later.

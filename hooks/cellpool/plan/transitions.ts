@@ -8,23 +8,14 @@
  * `drainUpdate` (cordoned, waiting for its GPU allocations to end), `removing` (its machine, then
  * its other children, are left out of the answer) and `gone` (nothing left, no row).
  */
-import { hasChildren, type Cell } from '../cells/cell.ts'
+import { hasChildren } from '../cells/cell.ts'
 import { cellName } from '../../api/cellnodeset.ts'
-import type { CellPlan, RemovalReason, ScalingInput } from './scaling.ts'
 import { apiTime } from '../../k8s/time.ts'
 import { QUEUED_REASON } from '../cells/phases.ts'
 import { parseTime } from '../time.ts'
 import { drainRestarts, drainWitnessed, NO_WITNESS } from '../cells/witness.ts'
-
-/** What a cell is to the pool this sync (see the header). */
-export type Role = 'serve' | 'failed' | 'drainScaleDown' | 'drainUpdate' | 'removing' | 'gone'
-
-/** One cell of the partition: what was read of it, its plan so far, its role. */
-export interface Slot {
-  cell: Cell
-  plan: CellPlan
-  role: Role
-}
+import type { Cell } from '../model/cell.ts'
+import type { CellPlan, RemovalReason, Role, ScalingInput, Slot } from '../model/plan.ts'
 
 /** The slot in `role` with `change` applied to its plan; a move clears the plan's deadline unless it keeps it. */
 function moved(slot: Slot, role: Role, change: Partial<CellPlan>, keepDeadline = false): Slot {

@@ -17,16 +17,11 @@ import {
 } from '../../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../../k8s/hash.ts'
 import { asRecord, asText, isRecord, ownValue, setOwn, type KubeObject } from '../../k8s/objects.ts'
-import { bootstrapSecretName, type CellIdentity } from '../request/cell-names.ts'
+import { bootstrapSecretName, seedProfileName } from '../request/cell-names.ts'
 import { cellName } from '../../api/cellnodeset.ts'
 import { childLabels, sortKeys } from '../build/children.ts'
-import type { CellProvisioner, GuestCondition, GuestView } from '../model/provisioner.ts'
-import type { ResolvedPool } from '../request/resolve.ts'
-
-/** The name of a cell's SwiftSeedProfile. */
-export function seedProfileName(cell: string): string {
-  return `${cell}-seed`
-}
+import type { CellProvisioner, GuestCondition, GuestView, CellIdentity } from '../model/provisioner.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
 
 /**
  * The cell's SwiftSeedProfile `<cell>-seed`: NoCloud, user data from the bootstrap Secret and,

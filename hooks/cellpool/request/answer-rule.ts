@@ -11,8 +11,7 @@ import { CELL_INDEX, CELL_NODE_SET_TYPE_KEY, CELLS_API_VERSION } from '../../api
 import { SECRET_TYPE_KEY, SEED_API_VERSION, SEED_PROFILE_TYPE_KEY, SWIFT_API_VERSION, SWIFT_GUEST_TYPE_KEY } from '../../api/gpucellpool.ts'
 import { CELL_INFRASTRUCTURE_TYPE_KEY, CLUSTER_API_VERSION, MACHINE_TYPE_KEY } from '../../api/cellinfrastructure.ts'
 import type { ChildRule } from '../../metacontroller/answer-guard.ts'
-import { bootstrapSecretName } from './cell-names.ts'
-import { seedProfileName } from '../provisioners/swift-guest.ts'
+import { bootstrapSecretName, seedProfileName } from './cell-names.ts'
 
 /** Whether `name` is `<pool>-<i>` followed by `suffix` for a cell index `i`. */
 function isCellChildName(pool: string, name: string, suffix: (cell: string) => string): boolean {

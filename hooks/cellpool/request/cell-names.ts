@@ -14,6 +14,11 @@ export function bootstrapSecretName(cell: string): string {
   return `${cell}-bootstrap`
 }
 
+/** The name of a cell's SwiftSeedProfile (the SwiftGuest provisioner's seed). */
+export function seedProfileName(cell: string): string {
+  return `${cell}-seed`
+}
+
 /** The four labels of a cell's children and Node, keys sorted. */
 export function cellLabels(poolName: string, poolUID: string, cell: string, index: number): Record<string, string> {
   return {
@@ -22,12 +27,4 @@ export function cellLabels(poolName: string, poolUID: string, cell: string, inde
     [POOL_LABEL]: poolName,
     [POOL_UID_LABEL]: poolUID
   }
-}
-
-/** Which cell of which pool a builder makes a child for. */
-export interface CellIdentity {
-  poolName: string
-  namespace: string
-  poolUID: string
-  index: number
 }

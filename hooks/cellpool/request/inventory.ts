@@ -21,7 +21,7 @@
 import { asList, asRecord, asText, isRecord, ownValue, type KubeObject } from '../../k8s/objects.ts'
 import type { TypedObjects } from '../../metacontroller/schemas.ts'
 import { objectKey, observedObject, observedOfType } from '../../metacontroller/observed.ts'
-import type { ResolvedDra } from './resolve.ts'
+import type { ResolvedDra } from '../model/resolved-pool.ts'
 
 /** The DRA driver of KubeSwift's VFIO GPUs. */
 export const GPU_DRIVER = 'gpu.kubeswift.io'

@@ -7,21 +7,9 @@
 import { Value } from '@sinclair/typebox/value'
 import { CELL_PHASES, CellFailureSchema, type CellPhase } from '../../api/gpucellpool.ts'
 import { asRecord, asText } from '../../k8s/objects.ts'
-import type { DeviceShape } from '../plan/autoscale.ts'
-import type { StoredRow } from '../cells/cell.ts'
-
-/** What the pool's previous status remembers. */
-export interface PreviousStatus {
-  observedGeneration: number | undefined
-  cells: Map<string, StoredRow>
-  conditions: unknown
-  desiredReplicas: number | undefined
-  cellDeviceShape: DeviceShape | undefined
-  lastScaleUpTime: string | undefined
-  lastScaleDownTime: string | undefined
-  demandFreeSince: string | undefined
-  demand: { pendingPods: number; satisfiable: number; lastObserved?: string } | undefined
-}
+import type { DeviceShape } from '../model/autoscale.ts'
+import type { PreviousStatus } from '../model/pool.ts'
+import type { StoredRow } from '../model/cell.ts'
 
 const rec = asRecord
 const str = asText

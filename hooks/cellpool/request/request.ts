@@ -21,90 +21,20 @@
  * Deleting an adopted object the controller does not want is also what Kubernetes' own
  * controllers do with an adopted Pod they do not need.
  */
-import type { Static } from '@sinclair/typebox'
-import {
-  CELL_INDEX,
-  CELL_INDEX_LABEL,
-  CELL_LABEL,
-  CELL_NODE_SET_TYPE_KEY,
-  cellName,
-  POOL_LABEL,
-  type CellNode,
-  type CellNodeStatus
-} from '../../api/cellnodeset.ts'
+import { CELL_INDEX, CELL_INDEX_LABEL, CELL_LABEL, CELL_NODE_SET_TYPE_KEY, cellName, POOL_LABEL } from '../../api/cellnodeset.ts'
 import { SECRET_TYPE_KEY, SEED_PROFILE_TYPE_KEY, SWIFT_GUEST_TYPE_KEY } from '../../api/gpucellpool.ts'
 import { readCellNodeSet as readStoredNodeSet } from '../../api/cellnodeset-reader.ts'
 import { asRecord, asText, ownValue, type KubeObject } from '../../k8s/objects.ts'
 import { isOwnChild } from '../../metacontroller/answer-guard.ts'
 import { objectKey, observedObject, observedOfType } from '../../metacontroller/observed.ts'
 import { CELL_POOL_CHILD_RULE } from './answer-rule.ts'
-import { OpenSpecParentSchema, compositeRequestSchema } from '../../metacontroller/schemas.ts'
-import type { DemandView } from '../plan/autoscale.ts'
-import type { ObservedCell } from '../cells/cell.ts'
-import { readPrevious, type PreviousStatus } from './previous-status.ts'
+import { readPrevious } from './previous-status.ts'
 import { bootstrapSecretName } from './cell-names.ts'
 import type { CellProvisioner } from '../model/provisioner.ts'
-import { readCellInfrastructure, type CellInfrastructureView } from '../provisioners/clusterapi-children.ts'
 import { CELL_INFRASTRUCTURE_TYPE_KEY, MACHINE_TYPE_KEY } from '../../api/cellinfrastructure.ts'
-
-/**
- * A GPUCellPool as a hook reads it. The spec stays open: a wrong spec is reported in status, not
- * refused with a 400 (README, "Hook endpoints").
- */
-export const CellPoolParentSchema = OpenSpecParentSchema
-
-/** Sync and finalize request of the GPUCellPool controller. */
-export const CellPoolSyncRequestSchema = compositeRequestSchema(CellPoolParentSchema)
-export type CellPoolSyncRequest = Static<typeof CellPoolSyncRequestSchema>
-
-/** The pool's observed CellNodeSet. */
-export interface CellNodeSetView {
-  object: KubeObject
-  generation: number | undefined
-  /** It has a status object at all (the agent served it). */
-  hasStatus: boolean
-  reachable: { status: string; reason?: string; message?: string } | undefined
-  observedTime: string | undefined
-  observedGeneration: number | undefined
-  /** Rows by Node name. */
-  rows: ReadonlyMap<string, CellNodeStatus>
-  /**
-   * The spec's entries by Node name, as the hook's last applied answer wrote them (witness.ts);
-   * empty when the spec fails its schema (read all or nothing).
-   */
-  entries: ReadonlyMap<string, CellNode>
-  demand: DemandView | undefined
-}
-
-/** Everything the cellpool hooks read out of one request. */
-export interface PoolView {
-  name: string
-  namespace: string
-  uid: string
-  /** `metadata.generation` as sent. */
-  generation: number | undefined
-  deletionTimestamp: string | undefined
-  spec: Record<string, unknown>
-  /** Cells with at least one observed child, by index. */
-  cells: Map<number, ObservedCell>
-  /** Observed children that belong to no cell but carry a name the pool gives: kept as they are. */
-  strays: KubeObject[]
-  /** Observed children of a name or namespace the pool never gives: left out, so deleted. */
-  foreign: KubeObject[]
-  cellNodeSet: CellNodeSetView | undefined
-  /** The pool's CellInfrastructure (Cluster API pools). */
-  cellInfrastructure: CellInfrastructureView | undefined
-  /**
-   * Machines and seeds of a kind the pool's provisioner does not make, named as the pool names
-   * them: cells of the other provisioner (`spec.cell.provisioner` changed while the pool had
-   * cells). The pool is blocked while there are any, and they are kept as they are (blocking.ts).
-   */
-  otherProvisioner: KubeObject[]
-  joinSecret: KubeObject | undefined
-  previous: PreviousStatus
-  /** What could not be read, one sentence each. */
-  problems: string[]
-}
+import type { ObservedCell } from '../model/cell.ts'
+import type { CellNodeSetView, PoolView } from '../model/pool.ts'
+import type { CellPoolSyncRequest } from '../model/request.ts'
 
 const rec = asRecord
 
@@ -247,9 +177,9 @@ export function readPool(request: CellPoolSyncRequest, provisioner: CellProvisio
   const otherProvisioner = CELL_MACHINE_TYPES.filter((type) => !own.has(type)).flatMap((type) =>
     observedOfType(request.children, type).filter((child) => isOwnChild(CELL_POOL_CHILD_RULE, scope, type, child))
   )
-  let cellInfrastructure: CellInfrastructureView | undefined
+  let cellInfrastructure: KubeObject | undefined
   for (const ci of observedOfType(request.children, CELL_INFRASTRUCTURE_TYPE_KEY)) {
-    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_INFRASTRUCTURE_TYPE_KEY, ci)) cellInfrastructure = readCellInfrastructure(ci)
+    if (isOwnChild(CELL_POOL_CHILD_RULE, scope, CELL_INFRASTRUCTURE_TYPE_KEY, ci)) cellInfrastructure = ci
     else leaveOut('CellInfrastructure', ci)
   }
   const secretName = joinSecretName(request.parent.spec)

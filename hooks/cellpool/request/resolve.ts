@@ -12,53 +12,7 @@
 import type { Taint } from '../../api/cellnodeset.ts'
 import { asRecord, isRecord, setOwn } from '../../k8s/objects.ts'
 import { parseDuration } from '../../api/duration.ts'
-import { resolveClusterApi, type ResolvedClusterApi } from '../rules/clusterapi-rules.ts'
-
-/** The DRA claim of a cell: a per-cell claim from a template, or one shared claim. */
-export interface ResolvedDra {
-  claim: { kind: 'resourceClaimTemplateName' | 'resourceClaimName'; name: string }
-  requestName: string
-  tier: 'pcie'
-  /** `''`: no hugepage backing. */
-  hugepages: '' | '1Gi' | '2Mi'
-}
-
-/** A pool spec with every default applied and durations in seconds. */
-export interface ResolvedPool {
-  replicas: number
-  /** The guestTemplate as written (a deep copy). */
-  guestTemplate: Record<string, unknown>
-  gpu: { count: number; backend: 'DRA' | 'Native'; dra?: ResolvedDra; native?: { profile: string } }
-  /** `''`: the primary interface. */
-  nodeIPFrom: string
-  hostname: 'CellName' | 'None'
-  joinSecretName: string
-  joinSecretKey: string
-  bootstrapReadyTimeoutSeconds: number
-  workload: {
-    kubeconfigSecretName: string
-    key: string
-    labels: Record<string, string>
-    annotations: Record<string, string>
-    /** In spec order; `value` omitted when empty, `timeAdded` dropped. */
-    taints: Taint[]
-  }
-  autoscaling: {
-    enabled: boolean
-    /** The floor: `minReplicas`, else `spec.replicas`. */
-    minReplicas: number
-    /** The ceiling: `maxReplicas`, never below the floor. */
-    maxReplicas: number
-    stabilizationWindowSeconds: number
-    scaleDown: 'Manual' | 'Auto'
-    scaleDownStabilizationWindowSeconds: number
-  }
-  capacity: { readyTimeoutSeconds: number; expectedDevicesPerCell: number; resourceName: string }
-  deletion: { policy: 'Drain' | 'Force'; drainTimeoutSeconds: number }
-  updatePolicy: 'Manual' | 'RollingUpdate'
-  /** Provisioner ClusterAPI: the cells are Machines of this Cluster. Absent: SwiftGuests. */
-  clusterApi?: ResolvedClusterApi
-}
+import type { ResolvedClusterApi, ResolvedPool } from '../model/resolved-pool.ts'
 
 /**
  * The spec with every default applied (docs/api.md) and durations in seconds. Call it only for a spec
@@ -181,4 +135,32 @@ function int(value: unknown, fallback: number): number {
 
 function seconds(value: unknown, fallback: number): number {
   return typeof value === 'string' ? (parseDuration(value) ?? fallback) : fallback
+}
+
+/** The suffix of a bootstrap config template's kind; the config it makes is of the kind without it. */
+export const TEMPLATE_SUFFIX = 'Template'
+
+/** Whether the pool's cells are Cluster API Machines. */
+export function usesClusterApi(spec: unknown): boolean {
+  return record(record(spec).cell).provisioner === 'ClusterAPI'
+}
+
+/** The Cluster API settings of a spec that passed the Cluster API rules (rules/clusterapi-rules.ts); undefined for a SwiftGuest pool. */
+export function resolveClusterApi(spec: unknown): ResolvedClusterApi | undefined {
+  if (!usesClusterApi(spec)) return undefined
+  const capi = record(record(record(spec).cell).clusterAPI)
+  const ref = record(capi.bootstrapConfigTemplateRef)
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '')
+  return {
+    clusterName: text(capi.clusterName),
+    version: text(capi.version),
+    ...(isRecord(capi.bootstrapConfigTemplateRef)
+      ? { bootstrapTemplate: { apiGroup: text(ref.apiGroup), kind: text(ref.kind), name: text(ref.name) } }
+      : {})
+  }
+}
+
+/** The kind of the config a template of `templateKind` makes (`KubeadmConfigTemplate` → `KubeadmConfig`). */
+export function configKindOf(templateKind: string): string {
+  return templateKind.endsWith(TEMPLATE_SUFFIX) ? templateKind.slice(0, -TEMPLATE_SUFFIX.length) : templateKind
 }

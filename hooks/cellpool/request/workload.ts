@@ -4,19 +4,9 @@
  * CellNodeSet's status has `Reachable=True` and an `observedTime` less than 2 minutes before now;
  * while it is unobserved nothing is deleted, no cell is created and no phase clock runs.
  */
-import type { PoolView } from './request.ts'
 import { parseTime } from '../time.ts'
-
-/** What the workload side tells about the pool (observed/unobserved rule, docs/cellpool.md). */
-export interface WorkloadState {
-  /** Reachable=True and an observedTime less than 2 minutes before now. */
-  observed: boolean
-  /** `status.observedGeneration` equals the CellNodeSet's `metadata.generation`. */
-  generationMatched: boolean
-  /** Why it is unobserved (CellNodeSet reason, `Stale`, `NotObserved`), or `Reachable`. */
-  reason: string
-  message: string
-}
+import type { PoolView } from '../model/pool.ts'
+import type { WorkloadState } from '../model/workload.ts'
 
 /** The workload cluster's window: an `observedTime` older than this is stale. */
 export const OBSERVED_WITHIN_SECONDS = 120

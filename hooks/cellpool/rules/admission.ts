@@ -21,8 +21,8 @@
 import type { AdmissionRequest, Verdict } from '../../admission/review.ts'
 import { canonicalJson } from '../../k8s/hash.ts'
 import { isRecord } from '../../k8s/objects.ts'
-import { usesClusterApi } from './clusterapi-rules.ts'
 import { poolProblems } from './validate.ts'
+import { usesClusterApi } from '../request/resolve.ts'
 
 /** The verdict on one AdmissionReview request for a GPUCellPool. */
 export function reviewCellPool(request: AdmissionRequest): Verdict {

@@ -12,7 +12,7 @@ import { asRecord, isRecord } from '../../k8s/objects.ts'
 import { DNS_LABEL_RULE, isDnsLabel } from './names.ts'
 import { describe } from '../../k8s/schema-messages.ts'
 import { clip } from './wording.ts'
-import type { PoolProblem } from './validate.ts'
+import type { PoolProblem } from '../model/problems.ts'
 
 /** guestTemplate fields the controller writes (docs/cellpool.md item 3). */
 export const CONTROLLER_FIELDS = ['seedProfileRef', 'gpuProfileRef', 'gpuResourceClaim', 'nodeName', 'migration', 'runPolicy'] as const

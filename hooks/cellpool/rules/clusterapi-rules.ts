@@ -1,6 +1,6 @@
 /**
- * The rules of `spec.cell.provisioner: ClusterAPI` (docs/cellpool.md, "Cluster API cells"), and the
- * Cluster API settings with their defaults resolved.
+ * The rules of `spec.cell.provisioner: ClusterAPI` (docs/cellpool.md, "Cluster API cells"); the
+ * settings they admit are resolved by request/resolve.ts.
  *
  * gpucellpool's webhook (internal/webhook/v1alpha1/gpucellpool_validator.go) is followed:
  * - `spec.cell.clusterAPI.clusterName` is required: the Cluster, in the pool's namespace, whose
@@ -18,37 +18,18 @@
  * `version` is at most 256 characters (Cluster API adds the `v` prefix it defaults itself).
  */
 import { isRecord } from '../../k8s/objects.ts'
-
-/** One problem, as validate.ts reports them. */
-export interface ClusterApiProblem {
-  field: string
-  message: string
-}
+import type { PoolProblem } from '../model/problems.ts'
+import { TEMPLATE_SUFFIX, usesClusterApi } from '../request/resolve.ts'
 
 /** The guestTemplate fields a Cluster API cell uses (the KubeSwiftMachine's swiftGuest backend). */
 export const CLUSTER_API_GUEST_FIELDS = ['imageRef', 'guestClassRef', 'interfaces'] as const
 
-/** The Cluster API settings of a pool, resolved. */
-export interface ResolvedClusterApi {
-  clusterName: string
-  /** `''`: none (the Machine carries no version). */
-  version: string
-  /** Absent: the pool renders each Machine's data Secret from its join template. */
-  bootstrapTemplate?: { apiGroup: string; kind: string; name: string }
-}
-
-const TEMPLATE_SUFFIX = 'Template'
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const KIND = /^[A-Z][A-Za-z0-9]*$/
 
 const record = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {})
 const shown = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : String(typeof value))
-
-/** Whether the pool's cells are Cluster API Machines. */
-export function usesClusterApi(spec: unknown): boolean {
-  return record(record(spec).cell).provisioner === 'ClusterAPI'
-}
 
 /** Whether the pool's Machines take their bootstrap data from a bootstrap config template. */
 export function usesBootstrapTemplate(spec: unknown): boolean {
@@ -65,7 +46,7 @@ function bootstrapTemplateRef(spec: unknown): unknown {
  * `guestFields` are the guestTemplate fields a SwiftGuest cell may set: only those are named
  * here, every other key is refused by the SwiftGuest check with its own reason.
  */
-export function clusterApiProblems(spec: unknown, guestFields: readonly string[]): ClusterApiProblem[] {
+export function clusterApiProblems(spec: unknown, guestFields: readonly string[]): PoolProblem[] {
   if (!usesClusterApi(spec)) return []
   const cell = record(record(spec).cell)
   const base = 'spec.cell.clusterAPI'
@@ -73,7 +54,7 @@ export function clusterApiProblems(spec: unknown, guestFields: readonly string[]
     return [{ field: base, message: `${base} is required with provisioner ClusterAPI: it names the Cluster the cells join` }]
   }
   const capi = cell.clusterAPI
-  const problems: ClusterApiProblem[] = []
+  const problems: PoolProblem[] = []
   const clusterName = capi.clusterName
   if (typeof clusterName === 'string' && clusterName !== '' && !(clusterName.length <= 63 && DNS_LABEL.test(clusterName))) {
     problems.push({
@@ -99,8 +80,8 @@ export function clusterApiProblems(spec: unknown, guestFields: readonly string[]
   return problems
 }
 
-function templateRefProblems(field: string, ref: Record<string, unknown>): ClusterApiProblem[] {
-  const problems: ClusterApiProblem[] = []
+function templateRefProblems(field: string, ref: Record<string, unknown>): PoolProblem[] {
+  const problems: PoolProblem[] = []
   const { apiGroup, kind, name } = ref
   if (typeof apiGroup === 'string' && apiGroup !== '' && !(apiGroup.length <= 253 && DNS_SUBDOMAIN.test(apiGroup))) {
     problems.push({ field: `${field}.apiGroup`, message: `${field}.apiGroup ${shown(apiGroup)} is not an API group (a DNS subdomain)` })
@@ -124,7 +105,7 @@ function templateRefProblems(field: string, ref: Record<string, unknown>): Clust
   return problems
 }
 
-function guestTemplateProblems(template: unknown, guestFields: readonly string[]): ClusterApiProblem[] {
+function guestTemplateProblems(template: unknown, guestFields: readonly string[]): PoolProblem[] {
   if (!isRecord(template)) return []
   const allowed = new Set<string>(CLUSTER_API_GUEST_FIELDS)
   return Object.keys(template)
@@ -137,24 +118,4 @@ function guestTemplateProblems(template: unknown, guestFields: readonly string[]
         message: `${field} is forbidden with provisioner ClusterAPI: a KubeSwiftMachine takes only imageRef, guestClassRef and interfaces of a guest`
       }
     })
-}
-
-/** The Cluster API settings of a spec that passed {@link clusterApiProblems}; undefined for a SwiftGuest pool. */
-export function resolveClusterApi(spec: unknown): ResolvedClusterApi | undefined {
-  if (!usesClusterApi(spec)) return undefined
-  const capi = record(record(record(spec).cell).clusterAPI)
-  const ref = record(capi.bootstrapConfigTemplateRef)
-  const text = (value: unknown): string => (typeof value === 'string' ? value : '')
-  return {
-    clusterName: text(capi.clusterName),
-    version: text(capi.version),
-    ...(isRecord(capi.bootstrapConfigTemplateRef)
-      ? { bootstrapTemplate: { apiGroup: text(ref.apiGroup), kind: text(ref.kind), name: text(ref.name) } }
-      : {})
-  }
-}
-
-/** The kind of the config a template of `templateKind` makes (`KubeadmConfigTemplate` → `KubeadmConfig`). */
-export function configKindOf(templateKind: string): string {
-  return templateKind.endsWith(TEMPLATE_SUFFIX) ? templateKind.slice(0, -TEMPLATE_SUFFIX.length) : templateKind
 }

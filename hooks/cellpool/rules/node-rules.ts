@@ -14,7 +14,7 @@ import { isRecord } from '../../k8s/objects.ts'
 import { restrictedLabelReason, restrictedTaintReason } from '../../k8s/node-keys.ts'
 import { isLabelValue, isQualifiedName } from './names.ts'
 import { clip } from './wording.ts'
-import type { PoolProblem } from './validate.ts'
+import type { PoolProblem } from '../model/problems.ts'
 
 /** The label and annotation prefix the controller keeps for itself. */
 const CONTROLLER_PREFIX = 'cells.kubeswift.io/'

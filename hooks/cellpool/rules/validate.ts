@@ -19,18 +19,13 @@ import { schemaProblems as schemaErrorProblems, type SchemaWording } from '../..
 import { CELL_FIELDS, gpuProblems, guestTemplateProblems, nodeIPFromProblems } from './cell-rules.ts'
 import { clusterApiProblems, usesBootstrapTemplate } from './clusterapi-rules.ts'
 import { parseDuration } from '../../api/duration.ts'
-import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from '../model/limits.ts'
 import { isSecretKey, isSecretName, matchesDnsLabel } from './names.ts'
 import { annotationProblems, labelProblems, taintProblems } from './node-rules.ts'
 import { describe } from '../../k8s/schema-messages.ts'
 import { clip } from './wording.ts'
 import { resolvePool } from '../request/resolve.ts'
-
-/** One problem of a pool spec: the field at fault and a sentence naming the rule. */
-export interface PoolProblem {
-  field: string
-  message: string
-}
+import type { PoolProblem } from '../model/problems.ts'
+import { desiredNodeSetProblems, guestTemplateSizeProblems, nodeMetadataProblems } from '../build/sizes.ts'
 
 /**
  * Problems of the pool name: cells are named `<pool>-<index>`, and a cell name is a VM hostname
