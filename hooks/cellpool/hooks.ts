@@ -16,7 +16,6 @@ import { autoscaleConfig, autoscaleFor } from './plan/autoscale-input.ts'
 import { blockedAnswer, blockingProblem } from './plan/blocking.ts'
 import { hasChildren, readCells } from './cells/cell.ts'
 import { buildBudget, buildCellNode, buildCellNodeSet, cellChildren } from './build/children.ts'
-import { answerCellInfrastructure, readCellInfrastructure, withProviderID } from './provisioners/clusterapi-children.ts'
 import { phaseConfig } from './cells/phases.ts'
 import { freeForPool, physicalGPUsCondition, poolInventory } from './plan/physical-gpus.ts'
 import { readPool } from './request/request.ts'
@@ -38,7 +37,7 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
   const workload = workloadOf(view, now)
   const currentHash = provisioner.templateHash(pool)
   const cells = readCells(view, workload, phaseConfig(pool), currentHash, now)
-  const { blocking, template } = blockingProblem(view, pool)
+  const { blocking, template } = blockingProblem(view, pool, provisioner)
   if (blocking !== undefined) return blockedAnswer(view, pool, cells, workload, blocking, now)
 
   const scaled = autoscaleFor(view, pool, cells, workload, now)
@@ -79,25 +78,18 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
     // bootstrap config template has none before its Machine, which waits for the entry's row.
     if ((cell !== undefined && hasChildren(cell)) || answered.length > 0 || decided.answer === 'serve') {
       const entry = buildCellNode(pool, id, observed?.guestView?.uid ?? '', decided.cordon)
-      nodes.push(withProviderID(witnessed(entry, decided.readyOnce), observed?.guestView))
+      nodes.push(provisioner.nodeEntry(witnessed(entry, decided.readyOnce), observed?.guestView))
     }
     if (decided.keepRow) rows.push(statusRow(decided, cell))
   }
   // While the workload cluster is unobserved the CellNodeSet still gets its spec: changing a spec
   // deletes nothing, and the agent carries it out once it is back.
   children.push(buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, pool.autoscaling.enabled))
-  if (pool.clusterApi !== undefined) {
-    const indices = [...new Set([...cells.map((c) => c.index), ...plan.cells.map((d) => d.index)])].sort((a, b) => a - b)
-    const machines = indices.map((index) => ({ index, machine: byIndex.get(index)?.observed?.guest }))
-    const common = {
-      pool,
-      poolName: view.name,
-      namespace: view.namespace,
-      poolUID: view.uid,
-      observed: view.cellInfrastructure === undefined ? undefined : readCellInfrastructure(view.cellInfrastructure)
-    }
-    children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
-  }
+  const indices = [...new Set([...cells.map((c) => c.index), ...plan.cells.map((d) => d.index)])].sort((a, b) => a - b)
+  const machines = indices.map((index) => ({ index, machine: byIndex.get(index)?.observed?.guest }))
+  const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+  const poolChild = provisioner.poolChild({ ...common, cells: machines, children })
+  if (poolChild !== undefined) children.push(poolChild)
   children.push(...view.strays.map(keepAsIs))
 
   const physicalGPUs = physicalGPUsCondition(inventory, plan.heldBackForGPU, plan.waitingForGPU)

@@ -13,6 +13,7 @@
  * - `guest`: the machine itself, whose uid is the cell's incarnation and the instance its Node
  *   carries (SwiftGuest: the SwiftGuest `<cell>`).
  */
+import type { CellNode } from '../../api/cellnodeset.ts'
 import type { KubeObject } from '../../k8s/objects.ts'
 import type { ResolvedPool } from './resolved-pool.ts'
 
@@ -87,4 +88,30 @@ export interface CellProvisioner {
   buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject
   /** The hash of what a cell is built from: a cell whose machine carries another one is outdated. */
   templateHash(pool: ResolvedPool): string
+  /**
+   * A cell's CellNodeSet entry as this provisioner's machine needs it: the entry every cell gets,
+   * plus what the agent knows the machine's Node by besides its name (Cluster API: the Machine's
+   * providerID).
+   */
+  nodeEntry(entry: CellNode, guest: GuestView | undefined): CellNode
+  /**
+   * The pool's own child besides the CellNodeSet, when the provisioner has one (Cluster API: the
+   * CellInfrastructure, whose entries the agent turns into each Machine's KubeSwiftMachine), for an
+   * answer carrying `input.children`; undefined when it has none.
+   */
+  poolChild(input: PoolChildInput): KubeObject | undefined
+}
+
+/** What the per-pool child of an answer is built from (see {@link CellProvisioner.poolChild}). */
+export interface PoolChildInput {
+  pool: ResolvedPool
+  poolName: string
+  namespace: string
+  poolUID: string
+  /** Index and observed machine (if any) of every cell of the answer. */
+  cells: ReadonlyArray<{ index: number; machine: KubeObject | undefined }>
+  /** The answer's children so far. */
+  children: readonly KubeObject[]
+  /** The per-pool child as observed (model/pool.ts `cellInfrastructure`). */
+  observed: KubeObject | undefined
 }

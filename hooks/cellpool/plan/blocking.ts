@@ -14,7 +14,7 @@ import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX } from '../model/limits.ts'
 import { MAX_BUILDING } from './creation.ts'
 import { statusRow, viewStatus } from '../answer/status.ts'
 import { poolProblems } from '../rules/validate.ts'
-import { usesClusterApi } from '../request/resolve.ts'
+import type { CellProvisioner } from '../model/provisioner.ts'
 import type { Cell, DecidedCell } from '../model/cell.ts'
 import { nodeSetProblems } from '../build/sizes.ts'
 import type { PoolView } from '../model/pool.ts'
@@ -50,12 +50,16 @@ export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: st
 }
 
 /** The first reason, if any, that keeps every child as it is. */
-export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking: Blocking | undefined; template: string } {
+export function blockingProblem(
+  view: PoolView,
+  pool: ResolvedPool,
+  provisioner: CellProvisioner
+): { blocking: Blocking | undefined; template: string } {
   const problems = poolProblems(view.name, view.spec)
   if (problems.length > 0) {
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
   }
-  const changed = provisionerChanged(view)
+  const changed = provisionerChanged(view, provisioner)
   if (changed !== undefined) return { blocking: changed, template: '' }
   // The objects labelled as the pool's cells may outnumber its spec (a scale-down, or a tenant's own).
   const oversized = nodeSetProblems(
@@ -72,8 +76,9 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
       template: ''
     }
   }
-  // A Cluster API pool with a bootstrap config template renders no join template.
-  if (pool.clusterApi?.bootstrapTemplate !== undefined) return { blocking: undefined, template: '' }
+  // A pool whose cells have no bootstrap Secret (Cluster API with a bootstrap config template)
+  // renders no join template.
+  if (!provisioner.needsSecret(pool)) return { blocking: undefined, template: '' }
   const join = joinTemplate(view, pool)
   // eslint-disable-next-line no-restricted-syntax -- narrows a result union of this module, not request data
   if ('reason' in join) return { blocking: join, template: '' }
@@ -93,16 +98,15 @@ export function blockingProblem(view: PoolView, pool: ResolvedPool): { blocking:
 }
 
 /** Cells of the other provisioner are observed (request.ts `otherProvisioner`): none is deleted for it. */
-function provisionerChanged(view: PoolView): Blocking | undefined {
+function provisionerChanged(view: PoolView, provisioner: CellProvisioner): Blocking | undefined {
   const others = view.otherProvisioner
   if (others.length === 0) return undefined
   const named = others.slice(0, 4).map((o) => `${o.kind} ${o.metadata.name ?? ''}`)
   if (others.length > named.length) named.push(`${others.length - named.length} more`)
-  const provisioner = usesClusterApi(view.spec) ? 'ClusterAPI' : 'SwiftGuest'
   return {
     reason: 'ProvisionerChanged',
     message:
-      `spec.cell.provisioner ${provisioner}: the pool has cells another provisioner made (${named.join(', ')}); ` +
+      `spec.cell.provisioner ${provisioner.name}: the pool has cells another provisioner made (${named.join(', ')}); ` +
       'they are kept as they are, and no cell is created until spec.cell.provisioner names the provisioner that made them again.'
   }
 }

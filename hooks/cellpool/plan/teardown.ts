@@ -26,8 +26,6 @@ import { type CompositeResponse, asChildren } from '../../metacontroller/schemas
 import { hasChildren, readCells } from '../cells/cell.ts'
 import { buildCellNode, buildCellNodeSet } from '../build/children.ts'
 import { phaseConfig } from '../cells/phases.ts'
-import { answerCellInfrastructure, readCellInfrastructure, withProviderID } from '../provisioners/clusterapi-children.ts'
-import { CLUSTER_API } from '../provisioners/clusterapi.ts'
 import type { CellProvisioner, CellIdentity } from '../model/provisioner.ts'
 import { readPool } from '../request/request.ts'
 import { drainComplete } from '../cells/drain.ts'
@@ -90,7 +88,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
     }
     const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
-    nodes.push(withProviderID(witnessed(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), wasReady), o.guestView))
+    nodes.push(provisioner.nodeEntry(witnessed(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), wasReady), o.guestView))
     const previousPhase = c.stored?.phase
     rows.push(
       statusRow(
@@ -111,18 +109,13 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
       )
     )
   }
-  // Cluster API: the agent releases each Machine the answer lets go, so the CellInfrastructure
-  // stays while any Machine is observed.
-  if (provisioner === CLUSTER_API && guestsObserved) {
+  // The pool's own child (Cluster API: the agent releases each Machine the answer lets go, so the
+  // CellInfrastructure stays while any Machine is observed).
+  if (guestsObserved) {
     const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
-    const common = {
-      pool,
-      poolName: view.name,
-      namespace: view.namespace,
-      poolUID: view.uid,
-      observed: view.cellInfrastructure === undefined ? undefined : readCellInfrastructure(view.cellInfrastructure)
-    }
-    children.push(answerCellInfrastructure({ ...common, cells: machines, children }))
+    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
+    const poolChild = provisioner.poolChild({ ...common, cells: machines, children })
+    if (poolChild !== undefined) children.push(poolChild)
   }
   // The other provisioner's machines while this one's go (see teardownView): kept, drained later.
   children.push(...view.otherProvisioner.map(keepAsIs))

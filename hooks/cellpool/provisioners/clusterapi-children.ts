@@ -36,7 +36,7 @@ import { bootstrapSecretName, cellLabels } from '../request/cell-names.ts'
 import { TEMPLATE_HASH_ANNOTATION } from '../../api/gpucellpool.ts'
 import { configKindOf } from '../request/resolve.ts'
 import type { ResolvedClusterApi, ResolvedPool } from '../model/resolved-pool.ts'
-import type { CellIdentity } from '../model/provisioner.ts'
+import type { CellIdentity, PoolChildInput } from '../model/provisioner.ts'
 
 /** The label by which Cluster API and its providers find an object's Cluster. */
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name'
@@ -215,17 +215,7 @@ export function readCellInfrastructure(object: KubeObject): CellInfrastructureVi
 }
 
 /** The cells of one answer as the CellInfrastructure needs them. */
-export interface InfrastructureCells {
-  pool: ResolvedPool
-  poolName: string
-  namespace: string
-  poolUID: string
-  /** Index and observed Machine (if any) of every cell. */
-  cells: ReadonlyArray<{ index: number; machine: KubeObject | undefined }>
-  /** The answer's children so far. */
-  children: readonly KubeObject[]
-  observed: CellInfrastructureView | undefined
-}
+export type InfrastructureCells = Omit<PoolChildInput, 'observed'> & { observed: CellInfrastructureView | undefined }
 
 /**
  * The pool's CellInfrastructure for one answer: an entry for every Machine the answer carries

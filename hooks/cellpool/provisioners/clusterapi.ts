@@ -7,11 +7,21 @@
  *
  * The Machine is read as the cell's machine: its uid is the cell's incarnation (the Node's
  * instance label), its phase `Running` once Cluster API reports it provisioned; it has no device
- * list or addresses to wait for (`observes: provisioned`).
+ * list or addresses to wait for (`observes: provisioned`). Its CellNodeSet entry carries the
+ * Machine's providerID, and the pool's own child is the CellInfrastructure, answered while the
+ * pool lives and, in teardown, while any Machine is observed.
  */
 import { MACHINE_TYPE_KEY } from '../../api/cellinfrastructure.ts'
 import type { KubeObject } from '../../k8s/objects.ts'
-import { buildMachine, clusterApiHash, machineProvisioned, readMachine } from './clusterapi-children.ts'
+import {
+  answerCellInfrastructure,
+  buildMachine,
+  clusterApiHash,
+  machineProvisioned,
+  readCellInfrastructure,
+  readMachine,
+  withProviderID
+} from './clusterapi-children.ts'
 import type { CellProvisioner, GuestView } from '../model/provisioner.ts'
 
 /** The observed Machine as the cell's machine. */
@@ -44,5 +54,8 @@ export const CLUSTER_API: CellProvisioner = {
   needsSecret: (pool) => pool.clusterApi?.bootstrapTemplate === undefined,
   drainsDeletedGuest: true,
   buildGuest: (pool, id) => buildMachine(pool.clusterApi ?? { clusterName: '', version: '' }, id, clusterApiHash(pool)),
-  templateHash: clusterApiHash
+  templateHash: clusterApiHash,
+  nodeEntry: withProviderID,
+  poolChild: ({ observed, ...input }) =>
+    answerCellInfrastructure({ ...input, observed: observed === undefined ? undefined : readCellInfrastructure(observed) })
 }

@@ -155,5 +155,7 @@ export const SWIFT_GUEST: CellProvisioner = {
   needsSecret: () => true,
   drainsDeletedGuest: false,
   buildGuest,
-  templateHash
+  templateHash,
+  nodeEntry: (entry) => entry,
+  poolChild: () => undefined
 }

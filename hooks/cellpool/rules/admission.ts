@@ -22,7 +22,7 @@ import type { AdmissionRequest, Verdict } from '../../admission/review.ts'
 import { canonicalJson } from '../../k8s/hash.ts'
 import { isRecord } from '../../k8s/objects.ts'
 import { poolProblems } from './validate.ts'
-import { usesClusterApi } from '../request/resolve.ts'
+import { provisionerOf } from '../provisioners/choose.ts'
 
 /** The verdict on one AdmissionReview request for a GPUCellPool. */
 export function reviewCellPool(request: AdmissionRequest): Verdict {
@@ -44,11 +44,6 @@ export function reviewCellPool(request: AdmissionRequest): Verdict {
   return { problems, warnings: notActedOn(object.spec) }
 }
 
-/** The provisioner a spec names, as the hooks read it (SwiftGuest unless ClusterAPI). */
-function provisionerName(spec: unknown): string {
-  return usesClusterApi(spec) ? 'ClusterAPI' : 'SwiftGuest'
-}
-
 /** How many cells the stored pool's status says it has (status.replicas, else its rows). */
 function storedCells(old: Record<string, unknown>): number {
   const status = isRecord(old.status) ? old.status : {}
@@ -59,8 +54,8 @@ function storedCells(old: Record<string, unknown>): number {
 
 /** A change of provisioner on a pool that has cells (see the header). */
 function provisionerChangeProblems(old: Record<string, unknown>, object: Record<string, unknown>): string[] {
-  const before = provisionerName(old.spec)
-  const after = provisionerName(object.spec)
+  const before = provisionerOf(old.spec).name
+  const after = provisionerOf(object.spec).name
   const cells = storedCells(old)
   if (before === after || cells === 0) return []
   return [
