@@ -17,9 +17,7 @@ import { sync as instanceSync } from '../instance/sync.ts'
 import { finalize as instanceFinalize } from '../instance/finalize.ts'
 import { IsolationCustomizeRequestSchema, customize as isolationCustomize } from '../isolation/customize.ts'
 import { IsolationSyncRequestSchema, sync as isolationSync } from '../isolation/sync.ts'
-import { customize as cellPoolCustomize } from '../cellpool/customize.ts'
-import { sync as cellPoolSync } from '../cellpool/hooks.ts'
-import { finalize as cellPoolFinalize } from '../cellpool/plan/teardown.ts'
+import { sync as cellPoolSync, customize as cellPoolCustomize, finalize as cellPoolFinalize } from '../cellpool/hooks.ts'
 import { CellPoolCustomizeRequestSchema, CellPoolSyncRequestSchema } from '../cellpool/model/request.ts'
 
 /** One controller as the render CLI drives it. */

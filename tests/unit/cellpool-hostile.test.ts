@@ -3,10 +3,7 @@
 // values whose shape would make a string conversion throw. None may reach a prototype, throw, or
 // delete a child. Every expectation is written out here.
 import t from 'tap'
-import { sync } from '../../hooks/cellpool/hooks.ts'
-import { finalize } from '../../hooks/cellpool/plan/teardown.ts'
-import { customize } from '../../hooks/cellpool/customize.ts'
-import { reviewCellPool } from '../../hooks/cellpool/rules/admission.ts'
+import { sync, finalize, customize, reviewCellPool } from '../../hooks/cellpool/hooks.ts'
 import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { CNS_KEY, JOIN_TEMPLATE, NS, PoolWorld, SECRET_KEY, T0, poolObject, poolSpec, request } from './fixtures/cellpool.ts'

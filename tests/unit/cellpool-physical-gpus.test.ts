@@ -5,8 +5,7 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { sync } from '../../hooks/cellpool/hooks.ts'
-import { customize } from '../../hooks/cellpool/customize.ts'
+import { sync, customize } from '../../hooks/cellpool/hooks.ts'
 import { draInventory } from '../../hooks/cellpool/request/inventory.ts'
 import { poolInventory } from '../../hooks/cellpool/plan/physical-gpus.ts'
 import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'

@@ -164,9 +164,14 @@ export interface CellBuild {
 }
 
 /** Every observed child of a cell, answered unchanged, in role order. */
-export function keptChildren(observed: ObservedCell | undefined): KubeObject[] {
+function keptChildren(observed: ObservedCell | undefined): KubeObject[] {
   if (observed === undefined) return []
   return [observed.secret, observed.seed, observed.guest].filter((o): o is KubeObject => o !== undefined).map(keepAsIs)
+}
+
+/** A cell's observed Secret and seed, answered unchanged: its machine is left out. */
+function withoutGuest(observed: ObservedCell): KubeObject[] {
+  return [observed.secret, observed.seed].filter((o): o is KubeObject => o !== undefined).map(keepAsIs)
 }
 
 /** The children answered for one cell, in a fixed order: Secret, seed, machine. */
@@ -184,7 +189,9 @@ export function cellChildren(
     case 'remove':
       // The machine first; the seed and Secret only once the machine is no longer observed.
       if (observed?.guest === undefined) return []
-      return [observed.secret, observed.seed].filter((o): o is KubeObject => o !== undefined).map(keepAsIs)
+      return withoutGuest(observed)
+    case 'withoutGuest':
+      return observed === undefined ? [] : withoutGuest(observed)
     case 'serve': {
       const { id, pool, provisioner } = build
       const out: KubeObject[] = []

@@ -44,7 +44,7 @@ export interface ScalingInput {
   earlierRows?: ReadonlyMap<string, Pick<PreviousCell, 'phase' | 'reason' | 'failureCount' | 'lastTransitionTime'>>
 }
 
-/** What sync answers for a cell. */
+/** What an answer carries for a cell (build/children.ts `cellChildren`). */
 export type CellAnswer =
   /** Secret and seed profile as built now, the guest kept (or built when `createGuest`). */
   | 'serve'
@@ -52,6 +52,8 @@ export type CellAnswer =
   | 'hold'
   /** The guest left out; seed profile and Secret kept as they are until the guest is gone. */
   | 'remove'
+  /** The guest left out; seed profile and Secret kept as they are (teardown, while the pool's guests go first). */
+  | 'withoutGuest'
   /** No child: a Failed index waiting for its rebuild, or a row about to disappear. */
   | 'none'
 

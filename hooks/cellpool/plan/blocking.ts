@@ -4,25 +4,19 @@
  * CellNodeSet that would outgrow its bound. While one holds, the answer keeps every observed child
  * of a name the pool gives exactly as it is, so nothing a user has is deleted because of it.
  */
-import { isRecord, type KubeObject } from '../../k8s/objects.ts'
-import { keepAsIs } from '../../metacontroller/keep.ts'
-import { type CompositeResponse, asChildren } from '../../metacontroller/schemas.ts'
+import { isRecord } from '../../k8s/objects.ts'
 import { heldAutoscale } from './autoscale-input.ts'
 import { bootstrapValues, renderBootstrap } from '../build/bootstrap.ts'
-import { keptChildren } from '../build/children.ts'
 import { MAX_NODE_SET_BYTES, WIDEST_CELL_INDEX } from '../model/limits.ts'
 import { MAX_BUILDING } from './creation.ts'
-import { statusRow, viewStatus } from '../answer/status.ts'
 import { poolProblems } from '../rules/validate.ts'
 import type { CellProvisioner } from '../model/provisioner.ts'
-import type { Cell, DecidedCell } from '../model/cell.ts'
+import type { Cell } from '../model/cell.ts'
 import { nodeSetProblems } from '../build/sizes.ts'
 import type { PoolView } from '../model/pool.ts'
 import type { ResolvedPool } from '../model/resolved-pool.ts'
-import type { CellPlan } from '../model/plan.ts'
-import type { CellRow } from '../model/answer.ts'
+import type { AnswerPlan, CellOutcome, DecidedRow } from '../model/answer.ts'
 import type { Blocking } from '../model/problems.ts'
-import type { WorkloadState } from '../model/workload.ts'
 import { withoutStop } from '../rules/wording.ts'
 
 /** The join template (decoded) or why it cannot be had. */
@@ -115,24 +109,11 @@ function provisionerChanged(view: PoolView, provisioner: CellProvisioner): Block
  * The answer while the pool is blocked: every observed child exactly as it is, status rows from
  * observation with removal and failure rows carried over as they were.
  */
-export function blockedAnswer(
-  view: PoolView,
-  pool: ResolvedPool,
-  cells: readonly Cell[],
-  workload: WorkloadState,
-  blocking: Blocking,
-  now: Date
-): CompositeResponse {
-  const children: KubeObject[] = []
-  for (const c of cells) children.push(...keptChildren(c.observed))
-  if (view.cellNodeSet !== undefined) children.push(keepAsIs(view.cellNodeSet.object))
-  if (view.cellInfrastructure !== undefined) children.push(keepAsIs(view.cellInfrastructure))
-  children.push(...view.otherProvisioner.map(keepAsIs))
-  children.push(...view.strays.map(keepAsIs))
-  const rows: CellRow[] = cells.map((c) => {
+export function blockedPlan(view: PoolView, pool: ResolvedPool, cells: readonly Cell[], blocking: Blocking): AnswerPlan {
+  const outcomes = cells.map((c): CellOutcome => {
     const prev = c.previous
     const carried = prev !== undefined && (prev.phase === 'Draining' || prev.phase === 'Deleting' || prev.phase === 'Failed')
-    const plan: DecidedCell & Pick<CellPlan, 'building' | 'templateHash' | 'failure'> = {
+    const row: DecidedRow = {
       index: c.index,
       name: c.name,
       phase: carried ? prev.phase : c.seen.phase,
@@ -144,26 +125,31 @@ export function blockedAnswer(
       building: false,
       templateHash: c.templateHash
     }
-    if (c.seen.failure !== undefined) plan.failure = c.seen.failure
-    return statusRow(plan, c)
+    if (c.seen.failure !== undefined) row.failure = c.seen.failure
+    return { index: c.index, cell: c, answer: 'hold', createGuest: false, row }
   })
   const desired = pool.autoscaling.enabled ? (view.previous.desiredReplicas ?? pool.replicas) : pool.replicas
-  const status = viewStatus(view, workload, now, {
-    rows,
-    desired,
-    progressing: {
-      type: 'Progressing',
-      status: 'False',
-      reason: blocking.reason,
-      message: `${withoutStop(blocking.message)}; existing cells are kept as they are.`
+  return {
+    cells: outcomes,
+    nodeSet: 'keep',
+    poolChild: 'keep',
+    kept: [...view.otherProvisioner, ...view.strays],
+    status: {
+      desired,
+      progressing: {
+        type: 'Progressing',
+        status: 'False',
+        reason: blocking.reason,
+        message: `${withoutStop(blocking.message)}; existing cells are kept as they are.`
+      },
+      updated: {
+        type: 'Updated',
+        status: 'Unknown',
+        reason: blocking.reason,
+        message: 'Whether cells are up to date is known once the pool is not blocked.'
+      },
+      autoscale: heldAutoscale(view, pool, desired, blocking)
     },
-    updated: {
-      type: 'Updated',
-      status: 'Unknown',
-      reason: blocking.reason,
-      message: 'Whether cells are up to date is known once the pool is not blocked.'
-    },
-    autoscale: heldAutoscale(view, pool, desired, blocking)
-  })
-  return { children: asChildren(children), status }
+    deadlines: []
+  }
 }

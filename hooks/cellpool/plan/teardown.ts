@@ -1,8 +1,8 @@
 /**
- * Finalize hook of the GPUCellPool controller: ordered teardown (docs/cellpool.md, "finalize").
+ * The teardown of a pool, the finalize hook's plan: ordered teardown (docs/cellpool.md, "finalize").
  *
  * `deletion.policy: Drain` (default) cordons every cell that was Ready and deletes its guest once
- * the cell is empty (the drain rule of scaling.ts), or once `drainTimeout` has passed since the
+ * the cell is empty (the drain rule of cells/drain.ts), or once `drainTimeout` has passed since the
  * pool's `deletionTimestamp`; a cell that never became Ready goes at once. While the workload
  * cluster is unobserved, only the timeout decides. `Force` deletes every guest at once.
  * Guests first; once none is observed, the seed profiles, Secrets and the CellNodeSet (whose
@@ -16,38 +16,38 @@
  *   and the CellNodeSet is kept as it is rather than rebuilt from a spec that cannot be read.
  * - Children that belong to no cell but carry a name the pool gives (strays) go with the first
  *   wave if they are guests, else with the second; children of other names are never answered
- *   (request.ts), so they go at once, and `finalized` waits for them too.
+ *   (request/request.ts), so they go at once, and `finalized` waits for them too.
  */
-import type { CellNode } from '../../api/cellnodeset.ts'
 import type { ConditionInput } from '../../k8s/conditions.ts'
-import type { KubeObject } from '../../k8s/objects.ts'
-import { keepAsIs } from '../../metacontroller/keep.ts'
-import { type CompositeResponse, asChildren } from '../../metacontroller/schemas.ts'
-import { hasChildren, readCells } from '../cells/cell.ts'
-import { buildCellNode, buildCellNodeSet } from '../build/children.ts'
-import { phaseConfig } from '../cells/phases.ts'
-import type { CellProvisioner, CellIdentity } from '../model/provisioner.ts'
-import { readPool } from '../request/request.ts'
-import { drainComplete } from '../cells/drain.ts'
-import { resyncAfter, statusRow, viewStatus } from '../answer/status.ts'
 import { apiTime } from '../../k8s/time.ts'
 import { formatSeconds, parseTime } from '../time.ts'
-import { workloadOf } from '../request/workload.ts'
-import { witnessed } from '../cells/witness.ts'
-import { resolvePool } from '../request/resolve.ts'
-import { poolProblems } from '../rules/validate.ts'
-import { otherProvisioner, provisionerOf } from '../provisioners/choose.ts'
-import type { CellPoolSyncRequest } from '../model/request.ts'
+import { hasChildren } from '../cells/cell.ts'
+import { drainComplete } from '../cells/drain.ts'
+import type { AnswerPlan, CellOutcome } from '../model/answer.ts'
+import type { Cell } from '../model/cell.ts'
 import type { PoolView } from '../model/pool.ts'
-import type { CellRow } from '../model/answer.ts'
+import type { CellProvisioner } from '../model/provisioner.ts'
+import type { CellPoolSyncRequest } from '../model/request.ts'
+import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { WorkloadState } from '../model/workload.ts'
+import { otherProvisioner, provisionerOf } from '../provisioners/choose.ts'
+import { readPool } from '../request/request.ts'
+import { poolProblems } from '../rules/validate.ts'
 
-/** The finalize hook. */
-export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
-  const { provisioner, view } = teardownView(request)
-  const pool = resolvePool(view.spec)
+/** What the teardown decides from: the pool read by the provisioner it goes by (teardownView). */
+export interface TeardownInput {
+  view: PoolView
+  pool: ResolvedPool
+  provisioner: CellProvisioner
+  cells: readonly Cell[]
+  workload: WorkloadState
+  now: Date
+}
+
+/** The teardown's answer (see the header). */
+export function teardownPlan(input: TeardownInput): AnswerPlan {
+  const { view, pool, provisioner, cells, workload, now } = input
   const specValid = poolProblems(view.name, view.spec).length === 0
-  const workload = workloadOf(view, now)
-  const cells = readCells(view, workload, phaseConfig(pool), '', now)
   const deletedAt = parseTime(view.deletionTimestamp) ?? now.getTime()
   const timeoutAt = deletedAt + pool.deletion.drainTimeoutSeconds * 1000
   const timedOut = now.getTime() >= timeoutAt
@@ -58,9 +58,7 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
   const strayOthers = view.strays.filter((o) => !strayGuests.includes(o))
   const guestsObserved = cells.some((c) => c.observed?.guest !== undefined) || strayGuests.length > 0
 
-  const children: KubeObject[] = []
-  const nodes: CellNode[] = []
-  const rows: CellRow[] = []
+  const outcomes: CellOutcome[] = []
   const deadlines: Array<Date | undefined> = []
   let draining = 0
   for (const c of cells) {
@@ -80,52 +78,29 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
         deadlines.push(check.deadline, new Date(timeoutAt))
       }
     }
-    if (phase === 'Draining') {
-      draining += 1
-      children.push(...[o.secret, o.seed, o.guest].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
-    } else if (guestsObserved) {
-      // Guests first: the seed profiles and Secrets wait until no guest is observed.
-      children.push(...[o.secret, o.seed].filter((x): x is KubeObject => x !== undefined).map(keepAsIs))
-    }
-    const id: CellIdentity = { poolName: view.name, namespace: view.namespace, poolUID: view.uid, index: c.index }
-    nodes.push(provisioner.nodeEntry(witnessed(buildCellNode(pool, id, o.guestView?.uid ?? '', wasReady), wasReady), o.guestView))
+    if (phase === 'Draining') draining += 1
     const previousPhase = c.stored?.phase
-    rows.push(
-      statusRow(
-        {
-          index: c.index,
-          name: c.name,
-          phase,
-          reason: 'PoolDeleting',
-          message,
-          lastTransitionTime:
-            previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : apiTime(now),
-          readyOnce: wasReady,
-          failureCount: c.stored?.failureCount ?? 0,
-          building: false,
-          templateHash: c.templateHash
-        },
-        c
-      )
-    )
-  }
-  // The pool's own child (Cluster API: the agent releases each Machine the answer lets go, so the
-  // CellInfrastructure stays while any Machine is observed).
-  if (guestsObserved) {
-    const machines = cells.map((c) => ({ index: c.index, machine: c.observed?.guest }))
-    const common = { pool, poolName: view.name, namespace: view.namespace, poolUID: view.uid, observed: view.cellInfrastructure }
-    const poolChild = provisioner.poolChild({ ...common, cells: machines, children })
-    if (poolChild !== undefined) children.push(poolChild)
-  }
-  // The other provisioner's machines while this one's go (see teardownView): kept, drained later.
-  children.push(...view.otherProvisioner.map(keepAsIs))
-  if (guestsObserved) {
-    children.push(...strayOthers.map(keepAsIs))
-    if (view.cellNodeSet !== undefined) {
-      children.push(
-        specValid ? buildCellNodeSet(view.name, view.namespace, view.uid, pool, nodes, false) : keepAsIs(view.cellNodeSet.object)
-      )
-    }
+    outcomes.push({
+      index: c.index,
+      cell: c,
+      // Guests first: the seed profiles and Secrets wait until no guest is observed.
+      answer: phase === 'Draining' ? 'hold' : guestsObserved ? 'withoutGuest' : 'none',
+      createGuest: false,
+      entry: { cordon: wasReady, readyOnce: wasReady },
+      row: {
+        index: c.index,
+        name: c.name,
+        phase,
+        reason: 'PoolDeleting',
+        message,
+        lastTransitionTime:
+          previousPhase === phase && c.stored?.lastTransitionTime !== undefined ? c.stored.lastTransitionTime : apiTime(now),
+        readyOnce: wasReady,
+        failureCount: c.stored?.failureCount ?? 0,
+        building: false,
+        templateHash: c.templateHash
+      }
+    })
   }
   const observedAny =
     cells.some((c) => c.observed !== undefined) ||
@@ -152,28 +127,35 @@ export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResp
           ? 'The pool is being deleted: the guests are gone; deleting the seed profiles, Secrets and the CellNodeSet.'
           : 'The pool is being deleted: every child is gone.'
       }
-  const status = viewStatus(view, workload, now, {
-    rows,
-    desired: 0,
-    progressing,
-    updated: { type: 'Updated', status: 'True', reason: 'Deleting', message: 'The pool is being deleted; nothing is updated any more.' },
-    autoscale: undefined
-  })
-  const response: CompositeResponse = { children: asChildren(children), status, finalized: !observedAny }
-  const resync = resyncAfter(deadlines, now)
-  if (resync !== undefined) response.resyncAfterSeconds = resync
-  return response
+  return {
+    cells: outcomes,
+    // The CellNodeSet goes with the second wave; a spec that cannot be read keeps it as it is.
+    nodeSet: !guestsObserved || view.cellNodeSet === undefined ? 'none' : specValid ? { demand: false } : 'keep',
+    // Cluster API: the agent releases each Machine the answer lets go, so the CellInfrastructure
+    // stays while any Machine is observed.
+    poolChild: guestsObserved ? 'answer' : 'none',
+    // The other provisioner's machines while this one's go (see teardownView): kept, drained later.
+    kept: [...view.otherProvisioner, ...(guestsObserved ? strayOthers : [])],
+    status: {
+      desired: 0,
+      progressing,
+      updated: { type: 'Updated', status: 'True', reason: 'Deleting', message: 'The pool is being deleted; nothing is updated any more.' },
+      autoscale: undefined
+    },
+    deadlines,
+    finalized: !observedAny
+  }
 }
 
 /**
  * The provisioner the teardown goes by, and the pool read with it: the one the spec names, unless
  * only the other one's machines are observed. That happens after a change of
- * `spec.cell.provisioner` that got past admission (sync then blocks the pool: blocking.ts); read
+ * `spec.cell.provisioner` that got past admission (sync then blocks the pool: plan/blocking.ts); read
  * by the spec's provisioner, those machines would be left out of the answer and deleted undrained,
  * and a Cluster API Machine would wait at its deletion hooks with nothing to release it. When both
  * are observed, the spec's go first and the other's are kept until then.
  */
-function teardownView(request: CellPoolSyncRequest): { provisioner: CellProvisioner; view: PoolView } {
+export function teardownView(request: CellPoolSyncRequest): { provisioner: CellProvisioner; view: PoolView } {
   const named = provisionerOf(request.parent.spec)
   const view = readPool(request, named)
   const machines = [...view.cells.values()].some((o) => o.guest !== undefined || o.seed !== undefined)

@@ -1,48 +1,18 @@
 /**
- * The GPUCellPool admission check (`POST /admission/cellpool`, docs/cellpool.md "Admission").
+ * What the GPUCellPool admission check (hooks.ts `reviewCellPool`, docs/cellpool.md "Admission")
+ * asks beside the spec rules every sync runs (rules/validate.ts).
  *
- * CREATE and UPDATE are checked with every rule of {@link poolProblems}, all problems at once, each
- * naming the field. The guestTemplate denylist among them is a security control: a cell's launcher
- * pod is privileged in the infrastructure cluster. Fields accepted for gpucellpool manifests but
- * not acted on (`spreadPolicy: Pack`, `cell.clusterAPI`, `capacity.hami.deviceClassName`) pass
- * with a warning that says so.
- *
- * Choice where the spec is silent: an UPDATE that leaves the spec and name as stored is not checked
- * against the spec rules, so metadata writes (Metacontroller removing its finalizer from a deleted
- * pool, a label) are never blocked by a rule the object was admitted without (webhook off, an older
- * release). Spec equality is canonical JSON (key order does not count).
+ * Fields accepted for gpucellpool manifests but not acted on (`spreadPolicy: Pack`,
+ * `cell.clusterAPI`, `capacity.hami.deviceClassName`) pass with a warning that says so.
  *
  * An UPDATE may not change `spec.cell.provisioner` while the stored pool has cells (its status
  * counts any, or lists a row): a cell's machine is of its provisioner's kind (a SwiftGuest, or a
  * Machine with its KubeSwiftMachine), and under the other provisioner nothing would drain and
  * remove it in order. The pool is scaled to 0 first, or a new pool is made. The sync hook holds
- * such cells as they are if the change gets past admission anyway (blocking.ts).
+ * such cells as they are if the change gets past admission anyway (plan/blocking.ts).
  */
-import type { AdmissionRequest, Verdict } from '../../admission/review.ts'
-import { canonicalJson } from '../../k8s/hash.ts'
 import { isRecord } from '../../k8s/objects.ts'
-import { poolProblems } from './validate.ts'
 import { provisionerOf } from '../provisioners/choose.ts'
-
-/** The verdict on one AdmissionReview request for a GPUCellPool. */
-export function reviewCellPool(request: AdmissionRequest): Verdict {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { problems: [] }
-  const object: unknown = request.object
-  if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no GPUCellPool object to check`] }
-  const name = nameOf(object) ?? request.name ?? ''
-  const old: unknown = request.oldObject
-  if (
-    request.operation === 'UPDATE' &&
-    isRecord(old) &&
-    canonicalJson(old.spec) === canonicalJson(object.spec) &&
-    nameOf(old) === nameOf(object)
-  ) {
-    return { problems: [] }
-  }
-  const problems = poolProblems(name, object.spec).map((p) => p.message)
-  if (request.operation === 'UPDATE' && isRecord(old)) problems.push(...provisionerChangeProblems(old, object))
-  return { problems, warnings: notActedOn(object.spec) }
-}
 
 /** How many cells the stored pool's status says it has (status.replicas, else its rows). */
 function storedCells(old: Record<string, unknown>): number {
@@ -53,7 +23,7 @@ function storedCells(old: Record<string, unknown>): number {
 }
 
 /** A change of provisioner on a pool that has cells (see the header). */
-function provisionerChangeProblems(old: Record<string, unknown>, object: Record<string, unknown>): string[] {
+export function provisionerChangeProblems(old: Record<string, unknown>, object: Record<string, unknown>): string[] {
   const before = provisionerOf(old.spec).name
   const after = provisionerOf(object.spec).name
   const cells = storedCells(old)
@@ -65,7 +35,7 @@ function provisionerChangeProblems(old: Record<string, unknown>, object: Record<
 }
 
 /** Warnings for fields this version accepts and ignores. */
-function notActedOn(spec: unknown): string[] {
+export function notActedOn(spec: unknown): string[] {
   const s = isRecord(spec) ? spec : {}
   const cell = isRecord(s.cell) ? s.cell : {}
   const capacity = isRecord(s.capacity) ? s.capacity : {}
@@ -83,7 +53,8 @@ function notActedOn(spec: unknown): string[] {
   return warnings
 }
 
-function nameOf(object: Record<string, unknown>): string | undefined {
+/** The object's `metadata.name`, when it is a string. */
+export function nameOf(object: Record<string, unknown>): string | undefined {
   const metadata = object.metadata
   return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
 }
