@@ -5,9 +5,9 @@
  * choice of a cell to drain (autoscale-input.ts).
  */
 import type { CellNodeStatus } from '../../api/cellnodeset.ts'
-import { parseTime } from '../time.ts'
 import type { Cell } from '../model/cell.ts'
 import type { WorkloadState } from '../model/workload.ts'
+import { parseTime } from '../../k8s/time.ts'
 
 /** Shortest drain: HAMi's scheduler annotates a Pod before binding it. */
 export const MIN_DRAIN_SECONDS = 30

@@ -18,8 +18,7 @@ import { CELL_PHASES, type CellFailure, type CellPhase } from '../../api/gpucell
 import type { CellPhaseResult, PhaseConfig, PreviousCell } from '../model/cell.ts'
 import { observedPhase, UNOBSERVED_REASON } from './observed-phase.ts'
 import type { GuestView } from '../model/provisioner.ts'
-import { apiTime } from '../../k8s/time.ts'
-import { formatSeconds, parseTime } from '../time.ts'
+import { apiTime, formatSeconds, parseTime } from '../../k8s/time.ts'
 import type { ResolvedPool } from '../model/resolved-pool.ts'
 import type { WorkloadState } from '../model/workload.ts'
 

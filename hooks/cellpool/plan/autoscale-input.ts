@@ -7,7 +7,6 @@ import { autoscale } from './autoscale.ts'
 import { hasChildren } from '../cells/cell.ts'
 import { isIdle } from '../cells/drain.ts'
 import { CREATING_PHASES } from '../cells/phases.ts'
-import { parseTime } from '../time.ts'
 import { leavingOrSeen } from '../cells/witness.ts'
 import type { AutoscaleCell, AutoscaleConfig, AutoscaleResult } from '../model/autoscale.ts'
 import type { Blocking } from '../model/problems.ts'
@@ -16,6 +15,7 @@ import type { PoolView } from '../model/pool.ts'
 import type { ResolvedPool } from '../model/resolved-pool.ts'
 import type { WorkloadState } from '../model/workload.ts'
 import { withoutStop } from '../rules/wording.ts'
+import { parseTime } from '../../k8s/time.ts'
 
 /**
  * The autoscaler's view of the cells: removal phases carried from the previous status, or from the

@@ -31,8 +31,7 @@
  */
 import type { DemandShape } from '../../api/cellnodeset.ts'
 import type { ConditionInput } from '../../k8s/conditions.ts'
-import { apiTime } from '../../k8s/time.ts'
-import { formatSeconds, parseTime } from '../time.ts'
+import { apiTime, formatSeconds, parseTime } from '../../k8s/time.ts'
 import type { AutoscaleCell, AutoscaleConfig, AutoscaleInput, AutoscaleReason, AutoscaleResult, DeviceShape } from '../model/autoscale.ts'
 
 const clamp = (n: number, lo: number, hi: number): number => Math.min(Math.max(n, lo), hi)

@@ -19,8 +19,7 @@
  *   (request/request.ts), so they go at once, and `finalized` waits for them too.
  */
 import type { ConditionInput } from '../../k8s/conditions.ts'
-import { apiTime } from '../../k8s/time.ts'
-import { formatSeconds, parseTime } from '../time.ts'
+import { apiTime, formatSeconds, parseTime } from '../../k8s/time.ts'
 import { hasChildren } from '../cells/cell.ts'
 import { drainComplete } from '../cells/drain.ts'
 import type { AnswerPlan, CellOutcome } from '../model/answer.ts'

@@ -10,9 +10,8 @@
  */
 import { hasChildren } from '../cells/cell.ts'
 import { cellName } from '../../api/cellnodeset.ts'
-import { apiTime } from '../../k8s/time.ts'
+import { apiTime, parseTime } from '../../k8s/time.ts'
 import { QUEUED_REASON } from '../cells/phases.ts'
-import { parseTime } from '../time.ts'
 import { drainRestarts, drainWitnessed, NO_WITNESS } from '../cells/witness.ts'
 import type { Cell } from '../model/cell.ts'
 import type { CellPlan, RemovalReason, Role, ScalingInput, Slot } from '../model/plan.ts'

@@ -57,13 +57,11 @@ export interface MachineView {
   notReady: { type: string; reason?: string; message?: string } | undefined
 }
 
-const str = asText
-
 /** The Machine's fields the hooks read; a field of the wrong shape counts as absent. */
 export function readMachine(machine: KubeObject): MachineView {
   const status = asRecord(machine.status)
   const annotations = asRecord(machine.metadata.annotations)
-  const hash = Object.hasOwn(annotations, TEMPLATE_HASH_ANNOTATION) ? str(annotations[TEMPLATE_HASH_ANNOTATION]) : undefined
+  const hash = Object.hasOwn(annotations, TEMPLATE_HASH_ANNOTATION) ? asText(annotations[TEMPLATE_HASH_ANNOTATION]) : undefined
   const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isRecord) : []
   const first = conditions.find((c) => c.status !== 'True' && typeof c.type === 'string')
   const notReady =
@@ -71,16 +69,16 @@ export function readMachine(machine: KubeObject): MachineView {
       ? undefined
       : {
           type: String(first.type),
-          ...(str(first.reason) !== undefined ? { reason: String(first.reason) } : {}),
-          ...(str(first.message) !== undefined ? { message: String(first.message) } : {})
+          ...(asText(first.reason) !== undefined ? { reason: String(first.reason) } : {}),
+          ...(asText(first.message) !== undefined ? { message: String(first.message) } : {})
         }
   return {
     name: machine.metadata.name ?? '',
-    uid: str(machine.metadata.uid) ?? '',
-    phase: str(status.phase),
-    providerID: str(asRecord(machine.spec).providerID),
-    nodeName: str(asRecord(status.nodeRef).name),
-    deleting: str(machine.metadata.deletionTimestamp) !== undefined,
+    uid: asText(machine.metadata.uid) ?? '',
+    phase: asText(status.phase),
+    providerID: asText(asRecord(machine.spec).providerID),
+    nodeName: asText(asRecord(status.nodeRef).name),
+    deleting: asText(machine.metadata.deletionTimestamp) !== undefined,
     templateHash: hash,
     notReady
   }

@@ -16,6 +16,7 @@ import {
   TEMPLATE_HASH_ANNOTATION
 } from '../../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../../k8s/hash.ts'
+import { kindOf } from '../../k8s/schema-messages.ts'
 import { asRecord, asText, isRecord, ownValue, setOwn, type KubeObject } from '../../k8s/objects.ts'
 import { bootstrapSecretName, seedProfileName } from '../request/cell-names.ts'
 import { cellName } from '../../api/cellnodeset.ts'
@@ -87,45 +88,44 @@ export function templateHash(pool: ResolvedPool): string {
   return contentHash({ guestTemplate: pool.guestTemplate, gpu: pool.gpu, nodeIPFrom: pool.nodeIPFrom, hostname: pool.hostname })
 }
 
-const rec = asRecord
-const str = asText
-const describe = (v: unknown): string => (Array.isArray(v) ? 'a list' : v === null ? 'null' : isRecord(v) ? 'an object' : `a ${typeof v}`)
-
 /** The SwiftGuest's status read defensively; problems are pushed to `problems`. */
 export function readGuest(guest: KubeObject, problems: string[]): GuestView {
   const where = `SwiftGuest ${guest.metadata.name ?? ''}`
   const status = guest.status
-  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${describe(status)}, not an object`)
-  const s = rec(status)
-  const gpu = rec(s.gpu)
-  const network = rec(s.network)
+  if (status !== undefined && !isRecord(status)) problems.push(`${where}: status is ${kindOf(status)}, not an object`)
+  const s = asRecord(status)
+  const gpu = asRecord(s.gpu)
+  const network = asRecord(s.network)
   const devices: string[] = []
   if (gpu.devices !== undefined && !Array.isArray(gpu.devices))
-    problems.push(`${where}: status.gpu.devices is ${describe(gpu.devices)}, not a list`)
+    problems.push(`${where}: status.gpu.devices is ${kindOf(gpu.devices)}, not a list`)
   for (const d of Array.isArray(gpu.devices) ? gpu.devices : []) {
-    const id = typeof d === 'string' ? d : (str(rec(d).pciAddress) ?? str(rec(d).address) ?? str(rec(d).id) ?? str(rec(d).name))
+    const id =
+      typeof d === 'string'
+        ? d
+        : (asText(asRecord(d).pciAddress) ?? asText(asRecord(d).address) ?? asText(asRecord(d).id) ?? asText(asRecord(d).name))
     if (id !== undefined && id !== '') devices.push(id)
-    else problems.push(`${where}: an entry of status.gpu.devices is ${describe(d)} without an address`)
+    else problems.push(`${where}: an entry of status.gpu.devices is ${kindOf(d)} without an address`)
   }
   const interfaces: Array<{ name: string; ip?: string }> = []
   if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
-    problems.push(`${where}: status.network.interfaces is ${describe(network.interfaces)}, not a list`)
+    problems.push(`${where}: status.network.interfaces is ${kindOf(network.interfaces)}, not a list`)
   for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
-    const name = str(rec(i).name)
+    const name = asText(asRecord(i).name)
     if (name === undefined) continue
-    const ip = str(rec(i).ip)
+    const ip = asText(asRecord(i).ip)
     interfaces.push(ip !== undefined ? { name, ip } : { name })
   }
   const conditions: GuestCondition[] = []
   if (s.conditions !== undefined && !Array.isArray(s.conditions))
-    problems.push(`${where}: status.conditions is ${describe(s.conditions)}, not a list`)
+    problems.push(`${where}: status.conditions is ${kindOf(s.conditions)}, not a list`)
   for (const c of Array.isArray(s.conditions) ? s.conditions : []) {
-    const r = rec(c)
-    const type = str(r.type)
+    const r = asRecord(c)
+    const type = asText(r.type)
     if (type === undefined) continue
-    const condition: GuestCondition = { type, status: str(r.status) ?? 'Unknown' }
-    const reason = str(r.reason)
-    const message = str(r.message)
+    const condition: GuestCondition = { type, status: asText(r.status) ?? 'Unknown' }
+    const reason = asText(r.reason)
+    const message = asText(r.message)
     if (reason !== undefined) condition.reason = reason
     if (message !== undefined) condition.message = message
     conditions.push(condition)
@@ -133,14 +133,14 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
   const hash = ownValue(guest.metadata.annotations, TEMPLATE_HASH_ANNOTATION)
   return {
     name: guest.metadata.name ?? '',
-    uid: str(guest.metadata.uid) ?? '',
-    phase: str(s.phase),
+    uid: asText(guest.metadata.uid) ?? '',
+    phase: asText(s.phase),
     devices,
-    hostNode: str(gpu.nodeName) ?? str(s.nodeName),
+    hostNode: asText(gpu.nodeName) ?? asText(s.nodeName),
     interfaces,
-    primaryIP: str(network.primaryIP),
+    primaryIP: asText(network.primaryIP),
     conditions,
-    deleting: str(guest.metadata.deletionTimestamp) !== undefined,
+    deleting: asText(guest.metadata.deletionTimestamp) !== undefined,
     templateHash: typeof hash === 'string' ? hash : undefined
   }
 }

@@ -55,9 +55,6 @@ export interface UnknownInventory {
 
 export type Inventory = KnownInventory | UnknownInventory
 
-const str = asText
-const list = asList
-
 /** True when a device's attributes say it is not ready for VFIO (`vfioReady: {bool: false}`, qualified or not). */
 function notReady(device: Record<string, unknown>): boolean {
   const attributes = device.attributes
@@ -75,10 +72,10 @@ function publishedDevices(slices: readonly KubeObject[]): { published: Set<strin
   const unready = new Set<string>()
   for (const slice of slices) {
     const spec = asRecord(slice.spec)
-    const pool = str(asRecord(spec.pool).name)
+    const pool = asText(asRecord(spec.pool).name)
     if (spec.driver !== GPU_DRIVER || pool === undefined) continue
-    for (const d of list(spec.devices)) {
-      const name = isRecord(d) ? str(d.name) : undefined
+    for (const d of asList(spec.devices)) {
+      const name = isRecord(d) ? asText(d.name) : undefined
       if (name === undefined || !isRecord(d)) continue
       published.add(`${pool}/${name}`)
       if (notReady(d)) unready.add(`${pool}/${name}`)
@@ -89,12 +86,12 @@ function publishedDevices(slices: readonly KubeObject[]): { published: Set<strin
 
 /** The ready devices an allocated claim holds, as `<pool>/<device>` keys. */
 function heldBy(claim: KubeObject, ready: ReadonlySet<string>): string[] {
-  const results = list(asRecord(asRecord(asRecord(claim.status).allocation).devices).results)
+  const results = asList(asRecord(asRecord(asRecord(claim.status).allocation).devices).results)
   const out: string[] = []
   for (const r of results) {
     if (!isRecord(r) || r.driver !== GPU_DRIVER) continue
-    const pool = str(r.pool)
-    const device = str(r.device)
+    const pool = asText(r.pool)
+    const device = asText(r.device)
     if (pool !== undefined && device !== undefined && ready.has(`${pool}/${device}`)) out.push(`${pool}/${device}`)
   }
   return out
@@ -102,10 +99,10 @@ function heldBy(claim: KubeObject, ready: ReadonlySet<string>): string[] {
 
 /** True when a DRA claim spec's `devices.requests[]` narrows a request with selectors. */
 export function constrainedBySelectors(claimSpec: unknown): boolean {
-  return list(asRecord(asRecord(claimSpec).devices).requests).some((request) => {
+  return asList(asRecord(asRecord(claimSpec).devices).requests).some((request) => {
     const r = asRecord(request)
-    if (list(asRecord(r.exactly).selectors).length > 0) return true
-    return list(r.firstAvailable).some((sub) => list(asRecord(sub).selectors).length > 0)
+    if (asList(asRecord(r.exactly).selectors).length > 0) return true
+    return asList(r.firstAvailable).some((sub) => asList(asRecord(sub).selectors).length > 0)
   })
 }
 

@@ -1,79 +1,62 @@
 /**
- * What the pool's previous status remembers, read defensively: the status is the pool's own
- * record, but an old stored object can have any shape, so every field is checked and a row or a
- * number that fails its check reads as absent (docs/cellpool.md, "Witnesses", lists what each
- * memory does when the status handed to a sync is stale).
+ * What the pool's previous status remembers, read through the status schema the hook writes it by
+ * (hooks/api/gpucellpool.ts `GPUCellPoolStatusSchema`, api/schema-reader.ts), as the CellNodeSet
+ * is read through its own: the status is the pool's own record, but an old stored object can have
+ * any shape, so a row or a field that fails its schema reads as absent, and is not reported (the
+ * status is rewritten whole by this answer). docs/cellpool.md, "Witnesses", lists what each memory
+ * does when the status handed to a sync is stale.
+ *
+ * Beyond the schema: a row without a phase is not read (it says nothing of a cell), a failure is
+ * remembered only for a Failed row, and a negative `desiredReplicas` reads as absent.
  */
-import { Value } from '@sinclair/typebox/value'
-import { CELL_PHASES, CellFailureSchema, type CellPhase } from '../../api/gpucellpool.ts'
-import { asRecord, asText } from '../../k8s/objects.ts'
-import type { DeviceShape } from '../model/autoscale.ts'
-import type { PreviousStatus } from '../model/pool.ts'
+import { GPUCellPoolStatusSchema, type CellStatus, type GPUCellPoolStatus } from '../../api/gpucellpool.ts'
+import { keepValid, UNREPORTED } from '../../api/schema-reader.ts'
 import type { StoredRow } from '../model/cell.ts'
+import type { PreviousStatus } from '../model/pool.ts'
 
-const rec = asRecord
-const str = asText
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined)
-
-function readPreviousRow(row: unknown): StoredRow | undefined {
-  const r = rec(row)
-  const name = str(r.name)
-  const phase = r.phase
-  if (name === undefined || typeof phase !== 'string' || !(CELL_PHASES as readonly string[]).includes(phase)) return undefined
-  const failures = int(r.failureCount)
-  const index = int(r.index)
-  const failure = phase === 'Failed' && Value.Check(CellFailureSchema, r.failure) ? { failure: structuredClone(r.failure) } : {}
+function previousRow(row: CellStatus): StoredRow | undefined {
+  if (row.phase === undefined) return undefined
   return {
-    name,
-    index: index !== undefined && index >= 0 ? index : undefined,
-    phase: phase as CellPhase,
-    reason: str(r.reason) ?? '',
-    message: str(r.message) ?? '',
-    lastTransitionTime: str(r.lastTransitionTime),
-    readyOnce: r.readyOnce === true,
-    failureCount: failures !== undefined && failures > 0 ? failures : 0,
-    guestUID: str(r.guestUID),
-    templateHash: str(r.templateHash),
-    ...failure
+    name: row.name,
+    index: row.index,
+    phase: row.phase,
+    reason: row.reason ?? '',
+    message: row.message ?? '',
+    lastTransitionTime: row.lastTransitionTime,
+    readyOnce: row.readyOnce === true,
+    failureCount: row.failureCount ?? 0,
+    guestUID: row.guestUID,
+    templateHash: row.templateHash,
+    ...(row.phase === 'Failed' && row.failure !== undefined ? { failure: row.failure } : {})
   }
-}
-
-/** The device shape the autoscaler recorded, when both its numbers are integers. */
-function readDeviceShape(value: unknown): DeviceShape | undefined {
-  const shape = rec(value)
-  const memoryMiB = int(shape.memoryMiB)
-  const cores = int(shape.cores)
-  return memoryMiB !== undefined && cores !== undefined ? { memoryMiB, cores } : undefined
-}
-
-/** The demand the previous status recorded, when its counts are integers. */
-function readPreviousDemand(value: unknown): PreviousStatus['demand'] {
-  const demand = rec(value)
-  const pendingPods = int(demand.pendingPods)
-  const satisfiable = int(demand.satisfiable)
-  const lastObserved = str(demand.lastObserved)
-  if (pendingPods === undefined || satisfiable === undefined) return undefined
-  return { pendingPods, satisfiable, ...(lastObserved !== undefined ? { lastObserved } : {}) }
 }
 
 /** The pool's previous status: what the hooks keep between syncs. */
 export function readPrevious(status: unknown): PreviousStatus {
-  const s = rec(status)
+  const read = keepValid(GPUCellPoolStatusSchema, status, 'status', UNREPORTED) as GPUCellPoolStatus | undefined
+  const s = read ?? {}
   const cells = new Map<string, StoredRow>()
-  for (const r of Array.isArray(s.cells) ? s.cells : []) {
-    const row = readPreviousRow(r)
+  for (const r of s.cells ?? []) {
+    const row = previousRow(r)
     if (row !== undefined && !cells.has(row.name)) cells.set(row.name, row)
   }
-  const desired = int(s.desiredReplicas)
+  const { desiredReplicas: desired, cellDeviceShape: shape, demand } = s
   return {
-    observedGeneration: int(s.observedGeneration),
+    observedGeneration: s.observedGeneration,
     cells,
     conditions: s.conditions,
     desiredReplicas: desired !== undefined && desired >= 0 ? desired : undefined,
-    cellDeviceShape: readDeviceShape(s.cellDeviceShape),
-    lastScaleUpTime: str(s.lastScaleUpTime),
-    lastScaleDownTime: str(s.lastScaleDownTime),
-    demandFreeSince: str(s.demandFreeSince),
-    demand: readPreviousDemand(s.demand)
+    cellDeviceShape: shape === undefined ? undefined : { memoryMiB: shape.memoryMiB, cores: shape.cores },
+    lastScaleUpTime: s.lastScaleUpTime,
+    lastScaleDownTime: s.lastScaleDownTime,
+    demandFreeSince: s.demandFreeSince,
+    demand:
+      demand === undefined
+        ? undefined
+        : {
+            pendingPods: demand.pendingPods,
+            satisfiable: demand.satisfiable,
+            ...(demand.lastObserved !== undefined ? { lastObserved: demand.lastObserved } : {})
+          }
   }
 }

@@ -36,15 +36,12 @@ import type { ObservedCell } from '../model/cell.ts'
 import type { CellNodeSetView, PoolView } from '../model/pool.ts'
 import type { CellPoolSyncRequest } from '../model/request.ts'
 
-const rec = asRecord
-
 /** The machine and seed kinds of every provisioner (provisioner.ts). */
 const CELL_MACHINE_TYPES = [SWIFT_GUEST_TYPE_KEY, SEED_PROFILE_TYPE_KEY, MACHINE_TYPE_KEY]
-const str = asText
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */
 function labelledIndex(child: KubeObject, pool: string): number | undefined {
-  const labels = rec(child.metadata.labels)
+  const labels = asRecord(child.metadata.labels)
   const index = ownValue(labels, CELL_INDEX_LABEL)
   if (ownValue(labels, POOL_LABEL) !== pool || typeof index !== 'string' || !CELL_INDEX.test(index)) return undefined
   if (ownValue(labels, CELL_LABEL) !== cellName(pool, Number(index))) return undefined
@@ -98,7 +95,7 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
 
 /** The name of the join Secret the spec names, read defensively. */
 export function joinSecretName(spec: Record<string, unknown>): string | undefined {
-  return str(rec(rec(ownValue(spec, 'bootstrap')).joinSecretRef).name)
+  return asText(asRecord(asRecord(ownValue(spec, 'bootstrap')).joinSecretRef).name)
 }
 
 /** Reads the request; the cells' own children are those `provisioner` makes. */

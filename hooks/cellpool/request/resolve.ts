@@ -1,6 +1,9 @@
 /**
  * The pool spec with every default applied (docs/api.md) and durations in seconds: the one view of a
- * pool the hooks build children, phases and scaling from, so no other module reads a default.
+ * pool the hooks build children, phases and scaling from, so no other module reads a default. The
+ * defaults are the spec schema's own (`default` in hooks/api/gpucellpool.ts, which the API server
+ * fills in), read from it; a default the schema does not state (the DRA tier, the hugepages, the
+ * expected devices) is written here.
  *
  * It reads any JSON and never throws; its result is meaningful only for a spec the admission rules
  * (validate.ts) find nothing wrong with.
@@ -10,9 +13,58 @@
  *   `maxReplicas` raised to the floor, or the floor when `maxReplicas` is unset (autoscaling off).
  */
 import type { Taint } from '../../api/cellnodeset.ts'
-import { asRecord, isRecord, setOwn } from '../../k8s/objects.ts'
+import { GPUCellPoolSpecSchema } from '../../api/gpucellpool.ts'
+import { asRecord, isRecord, ownValue, setOwn } from '../../k8s/objects.ts'
 import { parseDuration } from '../../api/duration.ts'
 import type { ResolvedClusterApi, ResolvedPool } from '../model/resolved-pool.ts'
+
+/**
+ * The spec schema's `default` at `path` (the one the CRD declares and the API server fills in),
+ * checked to be of the type resolvePool uses it as. A schema without it is a build error, found
+ * when this module loads.
+ */
+function schemaDefault<T>(path: readonly string[], is: (value: unknown) => value is T): T {
+  let schema: unknown = GPUCellPoolSpecSchema
+  for (const key of path) schema = ownValue(asRecord(schema).properties, key)
+  const value = asRecord(schema).default
+  if (!is(value)) throw new Error(`GPUCellPoolSpecSchema has no default of the expected type at spec.${path.join('.')}`)
+  return value
+}
+
+const isText = (value: unknown): value is string => typeof value === 'string'
+const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value)
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean'
+const isOneOf =
+  <const T extends string>(values: readonly T[]) =>
+  (value: unknown): value is T =>
+    values.some((v) => v === value)
+/** A duration default, in seconds. */
+const secondsDefault = (path: readonly string[]): number => {
+  const seconds = parseDuration(schemaDefault(path, isText))
+  if (seconds === undefined) throw new Error(`GPUCellPoolSpecSchema's default at spec.${path.join('.')} is not a duration`)
+  return seconds
+}
+
+/** The defaults resolvePool applies, each read from the spec schema (the CRD's own `default`s). */
+const DEFAULT = {
+  replicas: schemaDefault(['replicas'], isInteger),
+  gpuCount: schemaDefault(['cell', 'gpu', 'count'], isInteger),
+  backend: schemaDefault(['cell', 'gpu', 'backend'], isOneOf(['DRA', 'Native'])),
+  requestName: schemaDefault(['cell', 'gpu', 'dra', 'requestName'], isText),
+  hostname: schemaDefault(['bootstrap', 'hostname'], isOneOf(['CellName', 'None'])),
+  joinSecretKey: schemaDefault(['bootstrap', 'joinSecretKey'], isText),
+  bootstrapReadyTimeoutSeconds: secondsDefault(['bootstrap', 'readyTimeout']),
+  kubeconfigKey: schemaDefault(['workloadCluster', 'key'], isText),
+  autoscalingEnabled: schemaDefault(['autoscaling', 'enabled'], isBoolean),
+  stabilizationWindowSeconds: secondsDefault(['autoscaling', 'stabilizationWindow']),
+  scaleDown: schemaDefault(['autoscaling', 'scaleDown'], isOneOf(['Manual', 'Auto'])),
+  scaleDownStabilizationWindowSeconds: secondsDefault(['autoscaling', 'scaleDownStabilizationWindow']),
+  capacityReadyTimeoutSeconds: secondsDefault(['capacity', 'readyTimeout']),
+  resourceName: schemaDefault(['capacity', 'hami', 'resourceName'], isText),
+  deletionPolicy: schemaDefault(['deletion', 'policy'], isOneOf(['Drain', 'Force'])),
+  drainTimeoutSeconds: secondsDefault(['deletion', 'drainTimeout']),
+  updatePolicy: schemaDefault(['updatePolicy', 'type'], isOneOf(['Manual', 'RollingUpdate']))
+} as const
 
 /**
  * The spec with every default applied (docs/api.md) and durations in seconds. Call it only for a spec
@@ -20,70 +72,70 @@ import type { ResolvedClusterApi, ResolvedPool } from '../model/resolved-pool.ts
  * (but it still does not throw).
  */
 export function resolvePool(spec: unknown): ResolvedPool {
-  const s = record(spec)
-  const cell = record(s.cell)
-  const gpu = record(cell.gpu)
-  const bootstrap = record(s.bootstrap)
-  const workload = record(s.workloadCluster)
-  const node = record(workload.node)
-  const capacity = record(s.capacity)
-  const hami = record(capacity.hami)
-  const autoscaling = record(s.autoscaling)
-  const deletion = record(s.deletion)
-  const replicas = int(s.replicas, 1)
-  const count = int(gpu.count, 1)
-  const backend = gpu.backend === 'Native' ? 'Native' : 'DRA'
+  const s = asRecord(spec)
+  const cell = asRecord(s.cell)
+  const gpu = asRecord(cell.gpu)
+  const bootstrap = asRecord(s.bootstrap)
+  const workload = asRecord(s.workloadCluster)
+  const node = asRecord(workload.node)
+  const capacity = asRecord(s.capacity)
+  const hami = asRecord(capacity.hami)
+  const autoscaling = asRecord(s.autoscaling)
+  const deletion = asRecord(s.deletion)
+  const replicas = integerOr(s.replicas, DEFAULT.replicas)
+  const count = integerOr(gpu.count, DEFAULT.gpuCount)
+  const backend = oneOf(gpu.backend, ['DRA', 'Native'], DEFAULT.backend)
   const resolvedGpu: ResolvedPool['gpu'] = { count, backend }
   if (backend === 'DRA') {
-    const dra = record(gpu.dra)
+    const dra = asRecord(gpu.dra)
     const template = nonEmpty(dra.resourceClaimTemplateName)
     resolvedGpu.dra = {
       claim: template
         ? { kind: 'resourceClaimTemplateName', name: String(dra.resourceClaimTemplateName) }
-        : { kind: 'resourceClaimName', name: str(dra.resourceClaimName, '') },
-      requestName: str(dra.requestName, 'gpu') || 'gpu',
+        : { kind: 'resourceClaimName', name: textOr(dra.resourceClaimName, '') },
+      requestName: textOr(dra.requestName, DEFAULT.requestName) || DEFAULT.requestName,
       tier: 'pcie',
       hugepages: dra.hugepages === '1Gi' || dra.hugepages === '2Mi' ? dra.hugepages : ''
     }
   } else {
-    resolvedGpu.native = { profile: str(record(record(gpu.native).gpuProfileRef).name, '') }
+    resolvedGpu.native = { profile: textOr(asRecord(asRecord(gpu.native).gpuProfileRef).name, '') }
   }
-  const minReplicas = int(autoscaling.minReplicas, replicas)
-  const maxReplicas = Math.max(minReplicas, int(autoscaling.maxReplicas, minReplicas))
+  const minReplicas = integerOr(autoscaling.minReplicas, replicas)
+  const maxReplicas = Math.max(minReplicas, integerOr(autoscaling.maxReplicas, minReplicas))
   return {
     replicas,
     guestTemplate: isRecord(cell.guestTemplate) ? structuredClone(cell.guestTemplate) : {},
     gpu: resolvedGpu,
-    nodeIPFrom: str(cell.nodeIPFrom, ''),
-    hostname: bootstrap.hostname === 'None' ? 'None' : 'CellName',
-    joinSecretName: str(record(bootstrap.joinSecretRef).name, ''),
-    joinSecretKey: str(bootstrap.joinSecretKey, 'user-data') || 'user-data',
-    bootstrapReadyTimeoutSeconds: seconds(bootstrap.readyTimeout, 15 * 60),
+    nodeIPFrom: textOr(cell.nodeIPFrom, ''),
+    hostname: oneOf(bootstrap.hostname, ['CellName', 'None'], DEFAULT.hostname),
+    joinSecretName: textOr(asRecord(bootstrap.joinSecretRef).name, ''),
+    joinSecretKey: textOr(bootstrap.joinSecretKey, DEFAULT.joinSecretKey) || DEFAULT.joinSecretKey,
+    bootstrapReadyTimeoutSeconds: secondsOr(bootstrap.readyTimeout, DEFAULT.bootstrapReadyTimeoutSeconds),
     workload: {
-      kubeconfigSecretName: str(record(workload.kubeconfigSecretRef).name, ''),
-      key: str(workload.key, 'value') || 'value',
+      kubeconfigSecretName: textOr(asRecord(workload.kubeconfigSecretRef).name, ''),
+      key: textOr(workload.key, DEFAULT.kubeconfigKey) || DEFAULT.kubeconfigKey,
       labels: stringMap(node.labels),
       annotations: stringMap(node.annotations),
       taints: resolveTaints(node.taints)
     },
     autoscaling: {
-      enabled: autoscaling.enabled === true,
+      enabled: typeof autoscaling.enabled === 'boolean' ? autoscaling.enabled : DEFAULT.autoscalingEnabled,
       minReplicas,
       maxReplicas,
-      stabilizationWindowSeconds: seconds(autoscaling.stabilizationWindow, 10 * 60),
-      scaleDown: autoscaling.scaleDown === 'Auto' ? 'Auto' : 'Manual',
-      scaleDownStabilizationWindowSeconds: seconds(autoscaling.scaleDownStabilizationWindow, 30 * 60)
+      stabilizationWindowSeconds: secondsOr(autoscaling.stabilizationWindow, DEFAULT.stabilizationWindowSeconds),
+      scaleDown: oneOf(autoscaling.scaleDown, ['Manual', 'Auto'], DEFAULT.scaleDown),
+      scaleDownStabilizationWindowSeconds: secondsOr(autoscaling.scaleDownStabilizationWindow, DEFAULT.scaleDownStabilizationWindowSeconds)
     },
     capacity: {
-      readyTimeoutSeconds: seconds(capacity.readyTimeout, 5 * 60),
-      expectedDevicesPerCell: int(hami.expectedDevicesPerCell, count),
-      resourceName: str(hami.resourceName, 'nvidia.com/gpu') || 'nvidia.com/gpu'
+      readyTimeoutSeconds: secondsOr(capacity.readyTimeout, DEFAULT.capacityReadyTimeoutSeconds),
+      expectedDevicesPerCell: integerOr(hami.expectedDevicesPerCell, count),
+      resourceName: textOr(hami.resourceName, DEFAULT.resourceName) || DEFAULT.resourceName
     },
     deletion: {
-      policy: deletion.policy === 'Force' ? 'Force' : 'Drain',
-      drainTimeoutSeconds: seconds(deletion.drainTimeout, 10 * 60)
+      policy: oneOf(deletion.policy, ['Drain', 'Force'], DEFAULT.deletionPolicy),
+      drainTimeoutSeconds: secondsOr(deletion.drainTimeout, DEFAULT.drainTimeoutSeconds)
     },
-    updatePolicy: record(s.updatePolicy).type === 'RollingUpdate' ? 'RollingUpdate' : 'Manual',
+    updatePolicy: oneOf(asRecord(s.updatePolicy).type, ['Manual', 'RollingUpdate'], DEFAULT.updatePolicy),
     ...clusterApiOf(s)
   }
 }
@@ -119,22 +171,25 @@ function stringMap(value: unknown): Record<string, string> {
   return out
 }
 
-const record = asRecord
-
 function nonEmpty(value: unknown): boolean {
   return typeof value === 'string' && value !== ''
 }
 
-function str(value: unknown, fallback: string): string {
+function textOr(value: unknown, fallback: string): string {
   return typeof value === 'string' ? value : fallback
 }
 
-function int(value: unknown, fallback: number): number {
+function integerOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) ? value : fallback
 }
 
-function seconds(value: unknown, fallback: number): number {
+function secondsOr(value: unknown, fallback: number): number {
   return typeof value === 'string' ? (parseDuration(value) ?? fallback) : fallback
+}
+
+/** `value` when it is one of `values`, else `fallback`. */
+function oneOf<const T extends string>(value: unknown, values: readonly T[], fallback: T): T {
+  return values.find((v) => v === value) ?? fallback
 }
 
 /** The suffix of a bootstrap config template's kind; the config it makes is of the kind without it. */
@@ -142,20 +197,19 @@ export const TEMPLATE_SUFFIX = 'Template'
 
 /** Whether the pool's cells are Cluster API Machines. */
 export function usesClusterApi(spec: unknown): boolean {
-  return record(record(spec).cell).provisioner === 'ClusterAPI'
+  return asRecord(asRecord(spec).cell).provisioner === 'ClusterAPI'
 }
 
 /** The Cluster API settings of a spec that passed the Cluster API rules (rules/clusterapi-rules.ts); undefined for a SwiftGuest pool. */
 export function resolveClusterApi(spec: unknown): ResolvedClusterApi | undefined {
   if (!usesClusterApi(spec)) return undefined
-  const capi = record(record(record(spec).cell).clusterAPI)
-  const ref = record(capi.bootstrapConfigTemplateRef)
-  const text = (value: unknown): string => (typeof value === 'string' ? value : '')
+  const capi = asRecord(asRecord(asRecord(spec).cell).clusterAPI)
+  const ref = asRecord(capi.bootstrapConfigTemplateRef)
   return {
-    clusterName: text(capi.clusterName),
-    version: text(capi.version),
+    clusterName: textOr(capi.clusterName, ''),
+    version: textOr(capi.version, ''),
     ...(isRecord(capi.bootstrapConfigTemplateRef)
-      ? { bootstrapTemplate: { apiGroup: text(ref.apiGroup), kind: text(ref.kind), name: text(ref.name) } }
+      ? { bootstrapTemplate: { apiGroup: textOr(ref.apiGroup, ''), kind: textOr(ref.kind, ''), name: textOr(ref.name, '') } }
       : {})
   }
 }

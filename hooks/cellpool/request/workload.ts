@@ -4,9 +4,9 @@
  * CellNodeSet's status has `Reachable=True` and an `observedTime` less than 2 minutes before now;
  * while it is unobserved nothing is deleted, no cell is created and no phase clock runs.
  */
-import { parseTime } from '../time.ts'
 import type { PoolView } from '../model/pool.ts'
 import type { WorkloadState } from '../model/workload.ts'
+import { parseTime } from '../../k8s/time.ts'
 
 /** The workload cluster's window: an `observedTime` older than this is stale. */
 export const OBSERVED_WITHIN_SECONDS = 120

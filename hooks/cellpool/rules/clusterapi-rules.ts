@@ -17,7 +17,7 @@
  * asks of a Cluster name; the template's group is a DNS subdomain and its name a DNS subdomain;
  * `version` is at most 256 characters (Cluster API adds the `v` prefix it defaults itself).
  */
-import { isRecord } from '../../k8s/objects.ts'
+import { asRecord, isRecord } from '../../k8s/objects.ts'
 import type { PoolProblem } from '../model/problems.ts'
 import { TEMPLATE_SUFFIX, usesClusterApi } from '../request/resolve.ts'
 
@@ -28,16 +28,15 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const KIND = /^[A-Z][A-Za-z0-9]*$/
 
-const record = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {})
 const shown = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : String(typeof value))
 
 /** Whether the pool's Machines take their bootstrap data from a bootstrap config template. */
 export function usesBootstrapTemplate(spec: unknown): boolean {
-  return usesClusterApi(spec) && record(record(spec).cell).clusterAPI !== undefined && isRecord(bootstrapTemplateRef(spec))
+  return usesClusterApi(spec) && asRecord(asRecord(spec).cell).clusterAPI !== undefined && isRecord(bootstrapTemplateRef(spec))
 }
 
 function bootstrapTemplateRef(spec: unknown): unknown {
-  return record(record(record(spec).cell).clusterAPI).bootstrapConfigTemplateRef
+  return asRecord(asRecord(asRecord(spec).cell).clusterAPI).bootstrapConfigTemplateRef
 }
 
 /**
@@ -48,7 +47,7 @@ function bootstrapTemplateRef(spec: unknown): unknown {
  */
 export function clusterApiProblems(spec: unknown, guestFields: readonly string[]): PoolProblem[] {
   if (!usesClusterApi(spec)) return []
-  const cell = record(record(spec).cell)
+  const cell = asRecord(asRecord(spec).cell)
   const base = 'spec.cell.clusterAPI'
   if (!isRecord(cell.clusterAPI)) {
     return [{ field: base, message: `${base} is required with provisioner ClusterAPI: it names the Cluster the cells join` }]
@@ -68,7 +67,7 @@ export function clusterApiProblems(spec: unknown, guestFields: readonly string[]
   const ref = capi.bootstrapConfigTemplateRef
   if (isRecord(ref)) problems.push(...templateRefProblems(`${base}.bootstrapConfigTemplateRef`, ref))
   problems.push(...guestTemplateProblems(cell.guestTemplate, guestFields))
-  const joinSecret = record(record(record(spec).bootstrap).joinSecretRef).name
+  const joinSecret = asRecord(asRecord(asRecord(spec).bootstrap).joinSecretRef).name
   if (isRecord(ref) && joinSecret !== undefined) {
     problems.push({
       field: 'spec.bootstrap.joinSecretRef',
