@@ -1,5 +1,5 @@
 /**
- * The largest GPUCellPool sync request the bounds allow (hooks/cellpool/limits.ts): a pool whose
+ * The largest GPUCellPool sync request the bounds allow (hooks/cellpool/model/limits.ts): a pool whose
  * desired size fills its CellNodeSet to the 192 KiB bound, a guestTemplate of 64 KiB, a join
  * template of 256 tokens that renders to 64 KiB per cell, and as many observed cells as fit in
  * the 16 MiB `BODY_LIMIT`, each stored as the API server and Metacontroller store it (the

@@ -11,7 +11,7 @@
  * registration, or the workload agent never writes that Node and the cell never becomes Ready.
  *
  * The join template is a tenant's, up to the 1 MiB of a Secret, and a token may repeat: its
- * rendering is bounded (limits.ts) by counting tokens and adding up the values' lengths before
+ * rendering is bounded (model/limits.ts) by counting tokens and adding up the values' lengths before
  * anything is built. Every value is a DNS label, a number, or labels and taints the spec checks
  * admitted; a value with a control character is refused all the same, so that nothing a spec
  * check misses can break a line of a boot script.

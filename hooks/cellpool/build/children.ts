@@ -2,7 +2,7 @@
  * The children of a GPUCellPool (docs/cellpool.md, "Cells and their children"): what one answer carries
  * for each cell, and the builders of what every pool has whatever its provisioner: per cell the
  * bootstrap Secret and the CellNodeSet entry, per pool the CellNodeSet. The machine and what it
- * refers to are the provisioner's (provisioner.ts; SwiftGuest: swift-guest.ts).
+ * refers to are the provisioner's (model/provisioner.ts; SwiftGuest: provisioners/swift-guest.ts).
  *
  * Every child names its namespace and carries the pool's labels (per cell: pool, pool-uid, cell
  * and cell-index; the CellNodeSet: pool and pool-uid) and `app.kubernetes.io/managed-by`. The
@@ -11,8 +11,8 @@
  * and a child answered with one would differ from what is stored on every sync).
  *
  * An existing cell keeps what it was built with: its children are answered as observed, in the
- * shape of their last-applied records (keep.ts), so the merge changes nothing on them. A new
- * template reaches a cell only by replacing it (scaling.ts).
+ * shape of their last-applied records (metacontroller/keep.ts), so the merge changes nothing on them. A new
+ * template reaches a cell only by replacing it (plan/scaling.ts).
  *
  * Choices where the spec is silent:
  * - The bootstrap Secret has `type: Opaque` written out, the API server's default.
@@ -141,7 +141,7 @@ export function sortKeys<T extends object>(value: T): T {
 }
 
 /**
- * How many bootstrap Secrets and machines one answer may still build (limits.ts); the rest are
+ * How many bootstrap Secrets and machines one answer may still build (model/limits.ts); the rest are
  * built by the next syncs, which the new children trigger.
  */
 export interface BuildBudget {

@@ -1,8 +1,8 @@
 /**
  * When a cell's drain may complete, and when a cell is idle (docs/cellpool.md, "Scaling, drain
  * and updates"): read off its CellNodeSet row, for a scale-down, a rolling update, a Machine
- * deleted by someone else (scaling.ts), the pool's deletion (finalize.ts) and the autoscaler's
- * choice of a cell to drain (autoscale-input.ts).
+ * deleted by someone else (plan/scaling.ts), the pool's deletion (plan/teardown.ts) and the autoscaler's
+ * choice of a cell to drain (plan/autoscale-input.ts).
  */
 import type { CellNodeStatus } from '../../api/cellnodeset.ts'
 import type { Cell } from '../model/cell.ts'

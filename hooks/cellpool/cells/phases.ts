@@ -50,7 +50,7 @@ export const REGRESSED_REASON = 'Regressed'
 
 /**
  * Reason of a prepared cell (its Secret, seed and CellNodeSet entry made, no Node of its name)
- * waiting for one of the machines being created to turn Ready (scaling.ts `orderCreation`).
+ * waiting for one of the machines being created to turn Ready (plan/scaling.ts `orderCreation`).
  */
 export const QUEUED_REASON = 'MachineQueued'
 

@@ -31,7 +31,7 @@
  *
  * The autoscaler's memory needs no record of its own: a cell being created is a scale-up in
  * flight (its time the creation of its bootstrap Secret), and a cell draining or deleted is a
- * scale-down in flight (autoscale.ts), both read off the children.
+ * scale-down in flight (plan/autoscale.ts), both read off the children.
  */
 import type { CellNode } from '../../api/cellnodeset.ts'
 import type { CellPhase } from '../../api/gpucellpool.ts'

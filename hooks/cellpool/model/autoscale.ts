@@ -58,7 +58,7 @@ export interface AutoscaleInput {
   config: AutoscaleConfig
   cells: readonly AutoscaleCell[]
   demand: DemandView | undefined
-  /** The workload cluster is observed (phases.ts). */
+  /** The workload cluster is observed (cells/phases.ts). */
   observed: boolean
   /** The CellNodeSet's `status.observedTime`. */
   observedTime: string | undefined

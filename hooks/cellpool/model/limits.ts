@@ -5,10 +5,10 @@
  * A pool spec, its join template and the objects labelled as its cells are written by a tenant;
  * the hook copies parts of them once per cell (node labels and annotations into every CellNodeSet
  * entry, the join template into every bootstrap Secret, the guestTemplate into every SwiftGuest).
- * Each bound below is checked from sizes and counts before anything is built, and a pool past one
- * gets a status condition naming the field and the bound, with its existing cells kept exactly
- * as they are. Each is far above what a real pool needs, and each keeps the objects the hook
- * writes within what the API server stores:
+ * Each size bound below is checked from sizes and counts before anything is built (build/sizes.ts,
+ * build/bootstrap.ts), and a pool past one gets a status condition naming the field and the bound,
+ * with its existing cells kept exactly as they are. Each is far above what a real pool needs, and
+ * each keeps the objects the hook writes within what the API server stores:
  *
  * - bootstrap data per cell, as rendered: 64 KiB. Metacontroller keeps the object it applied in the
  *   annotation `metacontroller.k8s.io/last-applied-configuration`, and the API server takes at
@@ -30,7 +30,8 @@
  *   240 KiB in the sync hook. With a dozen labels, a few annotations and a taint an entry is
  *   about 600 bytes: some 300 cells in one pool.
  *
- * A failed cell is rebuilt at its index after a backoff, a bounded number of times (plan/scaling.ts).
+ * A failed cell is rebuilt at its index after a growing backoff, a bounded number of times
+ * (plan/scaling.ts).
  *
  * The sync hook also renders at most {@link MAX_BUILT_PER_ANSWER} bootstrap Secrets and builds at
  * most as many SwiftGuests per answer; the rest follow in the next syncs, which the new children

@@ -19,7 +19,7 @@ import { parseTime } from '../../k8s/time.ts'
 
 /**
  * The autoscaler's view of the cells: removal phases carried from the previous status, or from the
- * entry's cordon when that status predates the drain (witness.ts); a cell being built is a
+ * entry's cordon when that status predates the drain (cells/witness.ts); a cell being built is a
  * scale-up in flight.
  */
 function autoscaleCells(cells: readonly Cell[], workload: WorkloadState): AutoscaleCell[] {

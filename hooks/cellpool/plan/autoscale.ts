@@ -7,7 +7,7 @@
  * Its memory in the status (the last scale times, `desiredReplicas`, `demandFreeSince`) may be
  * older than the cells it counts: Metacontroller can hand a sync a pool whose status predates its
  * children (docs/metacontroller.md rule 9). So what a stale copy could double is read off the
- * cells instead (witness.ts): a cell being created is a scale-up in flight, and no further cell is
+ * cells instead (cells/witness.ts): a cell being created is a scale-up in flight, and no further cell is
  * added while one is, and a `lastScaleUpTime` a stale status lacks is restored from that cell's
  * creation (its bootstrap Secret's creationTimestamp, which the API server sets), so the window
  * still holds once the cell is Ready; a cell draining or being

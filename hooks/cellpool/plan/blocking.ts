@@ -91,7 +91,7 @@ export function blockingProblem(
   return { blocking: undefined, template: join.template }
 }
 
-/** Cells of the other provisioner are observed (request.ts `otherProvisioner`): none is deleted for it. */
+/** Cells of the other provisioner are observed (request/request.ts `otherProvisioner`): none is deleted for it. */
 function provisionerChanged(view: PoolView, provisioner: CellProvisioner): Blocking | undefined {
   const others = view.otherProvisioner
   if (others.length === 0) return undefined

@@ -60,7 +60,7 @@ export function orderCreation(slots: Slot[], ctx: StepContext): void {
             ? 'Waiting for the workload agent to confirm that no Node of this name is present.'
             : plan.message
       }
-      // The budget waits while queued (phases.ts): the time is stamped on entering and on leaving.
+      // The budget waits while queued (cells/phases.ts): the time is stamped on entering and on leaving.
       // (A new slot carries its earlier row's queue in `seen`: transitions.ts `newSlot`.)
       const wasQueued = c.previous?.reason === QUEUED_REASON || c.seen.reason === QUEUED_REASON
       if (wasQueued !== (plan.reason === QUEUED_REASON)) plan.lastTransitionTime = ctx.nowStamp

@@ -2,7 +2,7 @@
  * What happens to each cell of a pool (docs/cellpool.md, "Cells and their children", "Phases" and
  * "Scaling, drain and updates"): which cells serve, which are built, drained, removed or rebuilt,
  * and in what order their children come and go. A pure function of the cells' phases, the desired
- * number and the workload cluster's state; children.ts turns the plan into children.
+ * number and the workload cluster's state; build/children.ts turns the plan into children.
  *
  * The plan is a partition of the cells into roles (transitions.ts) that named steps refine in
  * order: drains in progress complete or wait, a scale-down, a scale-up, the creation order of

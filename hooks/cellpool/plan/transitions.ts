@@ -51,8 +51,8 @@ export function basePlan(c: Cell): CellPlan {
  * it now. The previous row is the pool's status as Metacontroller passed it, which may predate
  * the status the last sync answered (its cache may not have that write yet); where the children
  * tell more than such a row, they win: a drain whose guest is gone goes on as a removal, a machine
- * the CellNodeSet entry witnesses as once Ready stays so (cell.ts), and a drain the entry's cordon
- * witnesses goes on (witness.ts).
+ * the CellNodeSet entry witnesses as once Ready stays so (cells/cell.ts), and a drain the entry's cordon
+ * witnesses goes on (cells/witness.ts).
  */
 export function startingSlot(c: Cell, input: ScalingInput): Slot {
   const plan = basePlan(c)
@@ -101,7 +101,7 @@ export function startingSlot(c: Cell, input: ScalingInput): Slot {
       cordon: true
     })
   }
-  // The entry remembers a drain this status predates (witness.ts): the drain goes on, its 30 s
+  // The entry remembers a drain this status predates (cells/witness.ts): the drain goes on, its 30 s
   // counted again from now; a pool that still needs the cell returns it to service (scaleUp).
   if (drainWitnessed(c))
     return moved(slot, 'drainScaleDown', { phase: 'Draining', reason: 'ScaleDown', lastTransitionTime: apiTime(input.now), cordon: true })

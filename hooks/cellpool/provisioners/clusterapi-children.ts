@@ -255,7 +255,7 @@ function indexOf(name: string): number {
   return match?.[1] === undefined ? Number.MAX_SAFE_INTEGER : Number(match[1])
 }
 
-/** `value` with keys sorted at every depth (hash.ts), as its own type. */
+/** `value` with keys sorted at every depth (k8s/hash.ts), as its own type. */
 function sortKeys<T>(value: T): T {
   return sortDeep(value) as T
 }

@@ -36,7 +36,7 @@ import type { ObservedCell } from '../model/cell.ts'
 import type { CellNodeSetView, PoolView } from '../model/pool.ts'
 import type { CellPoolSyncRequest } from '../model/request.ts'
 
-/** The machine and seed kinds of every provisioner (provisioner.ts). */
+/** The machine and seed kinds of every provisioner (model/provisioner.ts). */
 const CELL_MACHINE_TYPES = [SWIFT_GUEST_TYPE_KEY, SEED_PROFILE_TYPE_KEY, MACHINE_TYPE_KEY]
 
 /** The cell index a child's labels give, when they name this pool and agree with each other. */

@@ -6,7 +6,7 @@
  * expected devices) is written here.
  *
  * It reads any JSON and never throws; its result is meaningful only for a spec the admission rules
- * (validate.ts) find nothing wrong with.
+ * (rules/validate.ts) find nothing wrong with.
  *
  * Choices where the spec is silent:
  * - The resolved autoscaling floor is `minReplicas`, else `spec.replicas`; the ceiling is
@@ -68,7 +68,7 @@ const DEFAULT = {
 
 /**
  * The spec with every default applied (docs/api.md) and durations in seconds. Call it only for a spec
- * the admission rules (validate.ts `poolProblems`) find nothing wrong with; for anything else the result is unspecified
+ * the admission rules (rules/validate.ts `poolProblems`) find nothing wrong with; for anything else the result is unspecified
  * (but it still does not throw).
  */
 export function resolvePool(spec: unknown): ResolvedPool {

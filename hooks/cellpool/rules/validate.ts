@@ -1,7 +1,7 @@
 /**
  * Spec checks of a GPUCellPool (docs/cellpool.md, "Admission"): every rule, all problems at once. The
  * rules of `spec.cell` are in cell-rules.ts, those of the Node metadata in node-rules.ts; the
- * defaulted view of a valid spec is resolve.ts.
+ * defaulted view of a valid spec is request/resolve.ts.
  *
  * The admission webhook and the sync hook run the same checks: an object can reach the sync hook
  * without admission (webhook off, stored by an older release), and the guestTemplate denylist is
@@ -9,7 +9,7 @@
  * every field is checked for its type before it is used, and nothing here throws.
  *
  * Choices where the spec is silent:
- * - Sizes are bounded (limits.ts); the CellNodeSet estimate is made only for a spec with no other
+ * - Sizes are bounded (model/limits.ts); the CellNodeSet estimate is made only for a spec with no other
  *   problem, since it reads the resolved spec.
  */
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
