@@ -9,16 +9,10 @@
  *
  * - **spec**: all or nothing. A spec that fails its schema is not read at all (`spec` undefined),
  *   and every field that failed is named: acting on part of a request could delete the wrong Node.
- * - **status**: what passes is kept, what fails is dropped and named. An object whose required
- *   field fails is dropped whole (a row without `present` says nothing); an optional field that
- *   fails is dropped from its object; a list entry that fails is dropped from its list; of two
- *   entries of a list-map with the same key the first is kept. So one bad row costs that row,
- *   never the rest of the status.
+ * - **status**: what passes is kept, what fails is dropped and named (schema-reader.ts): one bad
+ *   row costs that row, never the rest of the status.
  */
-import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { isRecord, ownValue, setOwn } from '../k8s/objects.ts'
-import { commonSchemaMessage, invalidValueMessage, kindOf } from '../k8s/schema-messages.ts'
+import { isRecord, ownValue } from '../k8s/objects.ts'
 import {
   CellNodeSetSpecSchema,
   CellNodeSetStatusSchema,
@@ -26,6 +20,7 @@ import {
   type CellNodeSetStatus,
   type CellNodeStatus
 } from './cellnodeset.ts'
+import { keepValid, type ProblemSink } from './schema-reader.ts'
 
 /** At most this many problems are named; the rest are counted. */
 export const MAX_READ_PROBLEMS = 20
@@ -107,7 +102,7 @@ function readMetadata(metadata: Record<string, unknown>): CellNodeSetMetadata | 
 }
 
 /** Problem sentences, the first MAX_READ_PROBLEMS of them named. */
-class Problems {
+class Problems implements ProblemSink {
   readonly list: string[] = []
 
   add(sentence: string): void {
@@ -118,95 +113,4 @@ class Problems {
     if (this.list.length <= MAX_READ_PROBLEMS) return [...this.list]
     return [...this.list.slice(0, MAX_READ_PROBLEMS), `and ${this.list.length - MAX_READ_PROBLEMS} more`]
   }
-}
-
-/** The schema keywords the walk looks at. */
-interface Shape {
-  type?: unknown
-  properties?: Record<string, TSchema>
-  required?: string[]
-  items?: TSchema
-  'x-kubernetes-list-map-keys'?: string[]
-}
-
-/**
- * `value` with whatever fails `schema` dropped (the rules in the header), or undefined when the
- * value itself fails. Objects are rebuilt from the schema's own properties, so a key the schema
- * does not name is never carried along.
- */
-function keepValid(schema: TSchema, value: unknown, field: string, problems: Problems): unknown {
-  const shape = schema as Shape
-  if (shape.type === 'object' && shape.properties !== undefined) {
-    if (!isRecord(value)) return fail(schema, value, field, problems)
-    const required = new Set(shape.required ?? [])
-    const out: Record<string, unknown> = {}
-    let whole = true
-    for (const [key, property] of Object.entries(shape.properties)) {
-      const child = `${field}.${key}`
-      if (!Object.hasOwn(value, key)) {
-        if (required.has(key)) {
-          problems.add(`${child} is required`)
-          whole = false
-        }
-        continue
-      }
-      const kept = keepValid(property, value[key], child, problems)
-      if (kept !== undefined) setOwn(out, key, kept)
-      else if (required.has(key)) whole = false
-    }
-    return whole ? out : undefined
-  }
-  if (shape.type === 'array' && shape.items !== undefined) {
-    if (!Array.isArray(value)) return fail(schema, value, field, problems)
-    const keys = shape['x-kubernetes-list-map-keys'] ?? []
-    const seen = new Set<string>()
-    const out: unknown[] = []
-    value.forEach((item, index) => {
-      const kept = keepValid(shape.items as TSchema, item, `${field}[${index}]`, problems)
-      if (kept === undefined) return
-      const identity = JSON.stringify(keys.map((k) => ownValue(kept, k)))
-      if (keys.length > 0 && seen.has(identity)) {
-        problems.add(`${field}[${index}] repeats the ${keys.join(', ')} of an earlier entry`)
-        return
-      }
-      seen.add(identity)
-      out.push(kept)
-    })
-    return Value.Check(schema, out) ? out : fail(schema, out, field, problems)
-  }
-  return Value.Check(schema, value) ? value : fail(schema, value, field, problems)
-}
-
-/** Names the first error of `value` against `schema`, and reads as nothing. */
-function fail(schema: TSchema, value: unknown, field: string, problems: Problems): undefined {
-  if (value === undefined) {
-    problems.add(`${field} is required`)
-    return undefined
-  }
-  const wanted = KINDS[String((schema as Shape).type)]
-  if (wanted !== undefined && !wanted.is(value)) {
-    problems.add(`${field} is ${kindOf(value)}, not ${wanted.name}`)
-    return undefined
-  }
-  const error = Value.Errors(schema, value).First()
-  const shown = quote(value)
-  if (error === undefined) problems.add(`${field} ${shown} is invalid`)
-  else if ((error.schema as { format?: unknown }).format === 'date-time') problems.add(`${field} ${shown} is not an RFC 3339 time`)
-  else problems.add(commonSchemaMessage(error, field, shown) ?? invalidValueMessage(error, field, shown))
-  return undefined
-}
-
-/** The JSON kinds a schema `type` asks for, as a problem names them. */
-const KINDS: Record<string, { name: string; is: (value: unknown) => boolean }> = {
-  object: { name: 'an object', is: isRecord },
-  array: { name: 'a list', is: Array.isArray },
-  string: { name: 'a string', is: (v) => typeof v === 'string' },
-  integer: { name: 'an integer', is: (v) => typeof v === 'number' && Number.isInteger(v) },
-  boolean: { name: 'true or false', is: (v) => typeof v === 'boolean' }
-}
-
-/** A value as a problem shows it: short, on one line. */
-function quote(value: unknown): string {
-  const text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? typeof value)
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text
 }

@@ -7,7 +7,7 @@
  * strict field validation, which refuses a field the schema does not declare. Fields this version
  * does not act on are declared anyway and say so in their description; where such a field asks
  * for behaviour this version lacks (`capacity.hami.mode: DRA`) the
- * admission webhook and the sync hook refuse it (hooks/cellpool/validate.ts) rather than ignore it.
+ * admission webhook and the sync hook refuse it (hooks/cellpool/rules/validate.ts) rather than ignore it.
  *
  * The schema states every rule that needs no other object, as CEL where it spans fields; the hooks
  * check them again to explain them in status.

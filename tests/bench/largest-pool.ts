@@ -1,5 +1,5 @@
 /**
- * The largest GPUCellPool sync request the bounds allow (hooks/cellpool/limits.ts): a pool whose
+ * The largest GPUCellPool sync request the bounds allow (hooks/cellpool/model/limits.ts): a pool whose
  * desired size fills its CellNodeSet to the 192 KiB bound, a guestTemplate of 64 KiB, a join
  * template of 256 tokens that renders to 64 KiB per cell, and as many observed cells as fit in
  * the 16 MiB `BODY_LIMIT`, each stored as the API server and Metacontroller store it (the
@@ -8,25 +8,25 @@
  * both), and two more cells are prepared behind them (their seed profiles): the most an answer builds.
  */
 import { cellName, CELLS_API_VERSION, type CellNode, type CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
-import { type CellIdentity } from '../../hooks/cellpool/cell-names.ts'
-import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/children.ts'
-import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
+import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/build/bootstrap.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet } from '../../hooks/cellpool/build/children.ts'
+import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/provisioners/swift-guest.ts'
 import {
   MAX_BOOTSTRAP_BYTES,
   MAX_GUEST_TEMPLATE_BYTES,
   MAX_NODE_SET_DESIRED_BYTES,
-  nodeSetBytes,
   WIDEST_CELL_INDEX
-} from '../../hooks/cellpool/limits.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
-import { resolvePool } from '../../hooks/cellpool/resolve.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+} from '../../hooks/cellpool/model/limits.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { DEFAULT_BODY_LIMIT } from '../../hooks/server/app.ts'
 import { isRecord, type KubeObject } from '../../hooks/k8s/objects.ts'
 import { objectKey, typeKey } from '../../hooks/metacontroller/observed.ts'
 import { controllerObject } from './instance.ts'
 import { applied, CREATED, STARTED, storedChild, uid, type Owner } from './stored.ts'
+import type { CellIdentity } from '../../hooks/cellpool/model/provisioner.ts'
+import { nodeSetBytes } from '../../hooks/cellpool/build/sizes.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/model/request.ts'
 
 const NS = 'gpu-cells'
 const POOL = 'a100-inference'

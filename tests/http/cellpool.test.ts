@@ -6,7 +6,7 @@
 import t from 'tap'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
-import { sync } from '../../hooks/cellpool/sync.ts'
+import { sync } from '../../hooks/cellpool/hooks.ts'
 import { malformedComposite, poster } from './support/inject.ts'
 import { PoolWorld, T0, joinSecret, poolObject, poolSpec, request } from '../unit/fixtures/cellpool.ts'
 

@@ -23,8 +23,8 @@ import { AdmissionResponseSchema } from '../../hooks/admission/review.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { PRIVILEGED, builtPod, sshRelated } from '../support/instance-requests.ts'
 import { NAME, NOW, NS, POD_STATUS, baseSpec, instance, observedPod, observedService, request, setting } from '../unit/fixtures/instance.ts'
-import { sync as cellpoolSync } from '../../hooks/cellpool/sync.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+import { sync as cellpoolSync } from '../../hooks/cellpool/hooks.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { PoolWorld, poolObject, poolSpec } from '../unit/fixtures/cellpool.ts'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? '150')

@@ -17,7 +17,7 @@ import {
 } from '../../hooks/metacontroller/answer-guard.ts'
 import { INSTANCE_CHILD_RULE } from '../../hooks/instance/answer-rule.ts'
 import { ISOLATION_ATTACHMENT_RULE } from '../../hooks/isolation/answer-rule.ts'
-import { CELL_POOL_CHILD_RULE } from '../../hooks/cellpool/answer-rule.ts'
+import { CELL_POOL_CHILD_RULE } from '../../hooks/cellpool/request/answer-rule.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { RENDER_CONTROLLERS } from '../../hooks/cli/controllers.ts'
 

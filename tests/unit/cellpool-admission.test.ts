@@ -1,9 +1,8 @@
 import t from 'tap'
 import { admissionRequests } from '../support/admission.ts'
-import { reviewCellPool } from '../../hooks/cellpool/admission.ts'
-import { customize } from '../../hooks/cellpool/customize.ts'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
+import { reviewCellPool, customize } from '../../hooks/cellpool/hooks.ts'
 
 const kind = { group: 'cells.kubeswift.io', version: 'v1alpha1', kind: 'GPUCellPool' }
 

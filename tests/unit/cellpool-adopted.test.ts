@@ -7,8 +7,7 @@
  * teardown is finalized only once the adopted object is gone. Every expectation is written out.
  */
 import t from 'tap'
-import { sync } from '../../hooks/cellpool/sync.ts'
-import { finalize } from '../../hooks/cellpool/finalize.ts'
+import { sync, finalize } from '../../hooks/cellpool/hooks.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
 import { GUEST_KEY, NS, POOL, POOL_UID, PoolWorld, T0, poolObject, request } from './fixtures/cellpool.ts'

@@ -2,18 +2,10 @@
  * The autoscaler, one row per rule of docs/cellpool.md "Autoscaling", in the order the rules apply.
  */
 import t from 'tap'
-import {
-  autoscale,
-  autoscaleDeadline,
-  cellShape,
-  satisfiable,
-  scalingActiveCondition,
-  type AutoscaleCell,
-  type AutoscaleConfig,
-  type AutoscaleInput
-} from '../../hooks/cellpool/autoscale.ts'
+import { autoscale, autoscaleDeadline, cellShape, satisfiable, scalingActiveCondition } from '../../hooks/cellpool/plan/autoscale.ts'
 import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago } from './fixtures/cellpool.ts'
+import type { AutoscaleCell, AutoscaleConfig, AutoscaleInput } from '../../hooks/cellpool/model/autoscale.ts'
 
 const A100 = { id: 'GPU-0', type: 'A100', memoryMiB: 81920, cores: 100, healthy: true }
 

@@ -6,9 +6,9 @@ import {
   nodeTaintsToken,
   renderBootstrap,
   type BootstrapValues
-} from '../../hooks/cellpool/bootstrap.ts'
-import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS } from '../../hooks/cellpool/limits.ts'
-import { resolvePool } from '../../hooks/cellpool/resolve.ts'
+} from '../../hooks/cellpool/build/bootstrap.ts'
+import { MAX_BOOTSTRAP_BYTES, MAX_TEMPLATE_TOKENS } from '../../hooks/cellpool/model/limits.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 
 const VALUES: BootstrapValues = {
   cellName: 'inference-3',

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { cellLabels } from '../../hooks/cellpool/cell-names.ts'
+import { cellLabels } from '../../hooks/cellpool/request/cell-names.ts'
 import { cellName } from '../../hooks/api/cellnodeset.ts'
-import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, hamiResources } from '../../hooks/cellpool/children.ts'
-import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/swift-guest.ts'
-import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/resolve.ts'
+import { buildBootstrapSecret, buildCellNode, buildCellNodeSet, hamiResources } from '../../hooks/cellpool/build/children.ts'
+import { buildGuest, buildSeedProfile, templateHash } from '../../hooks/cellpool/provisioners/swift-guest.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { reversedKeys } from '../support/fields.ts'
 import { patched, poolSpec } from './fixtures/cellpool.ts'
+import type { ResolvedPool } from '../../hooks/cellpool/model/resolved-pool.ts'
 
 const ID = { poolName: 'inference', namespace: 'ml', poolUID: 'uid-1', index: 2 }
 const LABELS = {

@@ -8,8 +8,8 @@ import {
   machineProvisioned,
   readMachine,
   withProviderID
-} from '../../hooks/cellpool/clusterapi-children.ts'
-import { resolvePool } from '../../hooks/cellpool/resolve.ts'
+} from '../../hooks/cellpool/provisioners/clusterapi-children.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
 
 const ID = { poolName: 'cells', namespace: 'capi', poolUID: 'uid-pool', index: 3 }

@@ -1,14 +1,9 @@
 import t from 'tap'
-import {
-  clusterApiProblems,
-  configKindOf,
-  resolveClusterApi,
-  usesBootstrapTemplate,
-  usesClusterApi
-} from '../../hooks/cellpool/clusterapi-rules.ts'
-import { CELL_FIELDS } from '../../hooks/cellpool/cell-rules.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+import { clusterApiProblems, usesBootstrapTemplate } from '../../hooks/cellpool/rules/clusterapi-rules.ts'
+import { CELL_FIELDS } from '../../hooks/cellpool/rules/cell-rules.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
+import { configKindOf, resolveClusterApi, usesClusterApi } from '../../hooks/cellpool/request/resolve.ts'
 
 const TEMPLATE = { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'gpu-join' }
 

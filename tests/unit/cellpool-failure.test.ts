@@ -6,14 +6,13 @@
  */
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import type { Cell } from '../../hooks/cellpool/cell.ts'
-import type { PhaseConfig } from '../../hooks/cellpool/observed-phase.ts'
-import { cellPhase, type PreviousCell } from '../../hooks/cellpool/phases.ts'
-import { planScaling } from '../../hooks/cellpool/scaling.ts'
-import { cellStatusRow, statusRow } from '../../hooks/cellpool/status.ts'
+import { cellPhase } from '../../hooks/cellpool/cells/phases.ts'
+import { planScaling } from '../../hooks/cellpool/plan/scaling.ts'
+import { cellStatusRow, statusRow } from '../../hooks/cellpool/answer/status.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import { sync } from '../../hooks/cellpool/sync.ts'
+import { sync } from '../../hooks/cellpool/hooks.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, PoolWorld, poolSpec, UNOBSERVED } from './fixtures/cellpool.ts'
+import type { Cell, PhaseConfig, PreviousCell } from '../../hooks/cellpool/model/cell.ts'
 
 const CONFIG: PhaseConfig = {
   bootstrapReadyTimeoutSeconds: 900,

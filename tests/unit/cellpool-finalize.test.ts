@@ -4,8 +4,7 @@
  * finalized only when nothing is observed.
  */
 import t from 'tap'
-import { finalize } from '../../hooks/cellpool/finalize.ts'
-import { sync } from '../../hooks/cellpool/sync.ts'
+import { sync, finalize } from '../../hooks/cellpool/hooks.ts'
 import type { CompositeResponse } from '../../hooks/metacontroller/schemas.ts'
 import { PoolWorld, poolSpec } from './fixtures/cellpool.ts'
 

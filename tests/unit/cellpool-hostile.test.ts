@@ -3,14 +3,11 @@
 // values whose shape would make a string conversion throw. None may reach a prototype, throw, or
 // delete a child. Every expectation is written out here.
 import t from 'tap'
-import { sync } from '../../hooks/cellpool/sync.ts'
-import { finalize } from '../../hooks/cellpool/finalize.ts'
-import { customize } from '../../hooks/cellpool/customize.ts'
-import { reviewCellPool } from '../../hooks/cellpool/admission.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+import { sync, finalize, customize, reviewCellPool } from '../../hooks/cellpool/hooks.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
-import type { CellPoolSyncRequest } from '../../hooks/cellpool/request.ts'
 import { CNS_KEY, JOIN_TEMPLATE, NS, PoolWorld, SECRET_KEY, T0, poolObject, poolSpec, request } from './fixtures/cellpool.ts'
+import type { CellPoolSyncRequest } from '../../hooks/cellpool/model/request.ts'
 
 const LAST_APPLIED = 'metacontroller.k8s.io/last-applied-configuration'
 type Answer = ReturnType<typeof sync>

@@ -5,11 +5,12 @@
  */
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import { nodeAddress, observedPhase, type PhaseConfig } from '../../hooks/cellpool/observed-phase.ts'
-import { cellPhase, type PreviousCell } from '../../hooks/cellpool/phases.ts'
-import type { GuestView } from '../../hooks/cellpool/provisioner.ts'
-import { workloadState } from '../../hooks/cellpool/workload.ts'
+import { nodeAddress, observedPhase } from '../../hooks/cellpool/cells/observed-phase.ts'
+import { cellPhase } from '../../hooks/cellpool/cells/phases.ts'
+import type { GuestView } from '../../hooks/cellpool/model/provisioner.ts'
+import { workloadState } from '../../hooks/cellpool/request/workload.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
+import type { PhaseConfig, PreviousCell } from '../../hooks/cellpool/model/cell.ts'
 
 const CONFIG: PhaseConfig = {
   bootstrapReadyTimeoutSeconds: 900,

@@ -5,15 +5,15 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { sync } from '../../hooks/cellpool/sync.ts'
-import { customize } from '../../hooks/cellpool/customize.ts'
-import { draInventory } from '../../hooks/cellpool/inventory.ts'
-import { poolInventory } from '../../hooks/cellpool/physical-gpus.ts'
-import { resolvePool, type ResolvedDra } from '../../hooks/cellpool/resolve.ts'
+import { sync, customize } from '../../hooks/cellpool/hooks.ts'
+import { draInventory } from '../../hooks/cellpool/request/inventory.ts'
+import { poolInventory } from '../../hooks/cellpool/plan/physical-gpus.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
 import { NS, joinSecret, poolObject, poolSpec, request, T0 } from './fixtures/cellpool.ts'
 import { GPUWorld, claim, claimTemplate, gpuSlice, relatedMap, RELATED_TYPES } from './fixtures/dra-inventory.ts'
+import type { ResolvedDra } from '../../hooks/cellpool/model/resolved-pool.ts'
 
 const TEMPLATE: ResolvedDra = {
   claim: { kind: 'resourceClaimTemplateName', name: 'single-vfio-gpu' },

@@ -5,12 +5,12 @@
 import t from 'tap'
 import type { CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
 import type { CellPhase } from '../../hooks/api/gpucellpool.ts'
-import type { Cell } from '../../hooks/cellpool/cell.ts'
-import type { PreviousCell } from '../../hooks/cellpool/phases.ts'
-import type { WorkloadState } from '../../hooks/cellpool/workload.ts'
-import { drainComplete } from '../../hooks/cellpool/drain.ts'
-import { backoffSeconds, planScaling, type CellPlan, type ScalingInput } from '../../hooks/cellpool/scaling.ts'
+import { drainComplete } from '../../hooks/cellpool/cells/drain.ts'
+import { backoffSeconds, planScaling } from '../../hooks/cellpool/plan/scaling.ts'
 import { T0 as NOW, T0_STAMP as NOW_STAMP, ago, OBSERVED, UNOBSERVED } from './fixtures/cellpool.ts'
+import type { Cell, PreviousCell } from '../../hooks/cellpool/model/cell.ts'
+import type { WorkloadState } from '../../hooks/cellpool/model/workload.ts'
+import type { CellPlan, ScalingInput } from '../../hooks/cellpool/model/plan.ts'
 
 const HASH = 'current'
 

@@ -5,8 +5,7 @@
  * that an entry a tenant forged can at worst delay.
  */
 import t from 'tap'
-import { finalize } from '../../hooks/cellpool/finalize.ts'
-import { sync } from '../../hooks/cellpool/sync.ts'
+import { sync, finalize } from '../../hooks/cellpool/hooks.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { GUEST_KEY, PoolWorld, SECRET_KEY, poolSpec } from './fixtures/cellpool.ts'
 

@@ -13,10 +13,10 @@ import {
   readyCondition,
   reachableCondition,
   resyncAfter,
-  type CellRow,
   type PoolStatusInput
-} from '../../hooks/cellpool/status.ts'
-import type { AutoscaleResult } from '../../hooks/cellpool/autoscale.ts'
+} from '../../hooks/cellpool/answer/status.ts'
+import type { CellRow } from '../../hooks/cellpool/model/answer.ts'
+import type { AutoscaleResult } from '../../hooks/cellpool/model/autoscale.ts'
 
 if (!FormatRegistry.Has('date-time'))
   FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v))

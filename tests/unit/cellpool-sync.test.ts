@@ -4,7 +4,7 @@
  * of unexpected shapes (docs/cellpool.md; docs/metacontroller.md rule 5).
  */
 import t from 'tap'
-import { sync } from '../../hooks/cellpool/sync.ts'
+import { sync } from '../../hooks/cellpool/hooks.ts'
 import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import {

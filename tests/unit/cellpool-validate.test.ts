@@ -1,10 +1,11 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { parseDuration } from '../../hooks/api/duration.ts'
-import { resolvePool, type ResolvedPool } from '../../hooks/cellpool/resolve.ts'
-import { poolNameProblems, poolProblems } from '../../hooks/cellpool/validate.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
+import { poolNameProblems, poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { kubeletMaySetLabel } from '../../hooks/k8s/node-keys.ts'
 import { poolSpec } from './fixtures/cellpool.ts'
+import type { ResolvedPool } from '../../hooks/cellpool/model/resolved-pool.ts'
 
 /** The fixture's valid pool spec with node annotations and a taint; each case below changes one thing. */
 function base(): Record<string, unknown> {

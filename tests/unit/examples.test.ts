@@ -9,9 +9,9 @@ import { parse, parseAllDocuments } from 'yaml'
 import { WORKLOAD_KUBECONFIG_LABEL } from '../../hooks/api/cellnodeset.ts'
 import { GPUCellPoolSchema, type GPUCellPool } from '../../hooks/api/gpucellpool.ts'
 import { InstanceSchema, type Instance } from '../../hooks/api/instance.ts'
-import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/bootstrap.ts'
-import { resolvePool } from '../../hooks/cellpool/resolve.ts'
-import { poolProblems } from '../../hooks/cellpool/validate.ts'
+import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/build/bootstrap.ts'
+import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
+import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { InstanceTypeSchema, type InstanceType } from '../../hooks/api/instancetype.ts'
 import {
   DEFAULT_SSH_SERVER_IMAGE,
