@@ -182,7 +182,7 @@ const recordedKeys = (what: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH }), {
     maxItems: 2 * MAX_WRITTEN_KEYS,
     description:
-      `The ${what} keys the agent set, or set next, on the Node, and those it set and has yet to see gone ` +
+      `The ${what} keys the agent set on the Node or sets next, and those it set and has yet to see gone ` +
       `(at most ${MAX_WRITTEN_KEYS} wanted and as many to remove).`
   })
 

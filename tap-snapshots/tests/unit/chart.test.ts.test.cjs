@@ -730,8 +730,15 @@ spec:
                 - read
                 - pendingPods
                 type: object
+              foreignNodes:
+                description: 'Nodes carrying the pool uid label under a name no cell
+                  of the pool has (a kubelet may set that label on itself): never
+                  written, counted or deleted by the agent.'
+                minimum: 0
+                type: integer
               nodeCount:
-                description: Nodes in the workload cluster carrying the pool uid label.
+                description: Nodes in the workload cluster named as cells of the pool
+                  (<pool>-<index>) and carrying the pool uid label.
                 type: integer
               nodes:
                 description: One row per spec.nodes entry.
@@ -754,6 +761,80 @@ spec:
                       required:
                       - read
                       - pods
+                      type: object
+                    applied:
+                      description: What the agent wrote, or writes next, onto this
+                        Node object. It writes only what this record already held
+                        when its pass began, so that nothing it set goes unrecorded.
+                      properties:
+                        annotations:
+                          description: The annotation keys the agent set on the Node
+                            or sets next, and those it set and has yet to see gone
+                            (at most 128 wanted and as many to remove).
+                          items:
+                            maxLength: 317
+                            minLength: 1
+                            type: string
+                          maxItems: 256
+                          type: array
+                        cordoned:
+                          description: The agent made the Node unschedulable, or does
+                            next; it clears only a cordon it recorded.
+                          type: boolean
+                        instance:
+                          description: The instance the agent adopted this Node object
+                            for (the label cells.kubeswift.io/instance it writes).
+                          maxLength: 63
+                          minLength: 1
+                          type: string
+                        labels:
+                          description: The label keys the agent set on the Node or
+                            sets next, and those it set and has yet to see gone (at
+                            most 128 wanted and as many to remove).
+                          items:
+                            maxLength: 317
+                            minLength: 1
+                            type: string
+                          maxItems: 256
+                          type: array
+                        taints:
+                          description: The taints the agent set, or sets next, and
+                            those it set and has yet to see gone (at most 32 wanted).
+                          items:
+                            description: A taint, by key and effect.
+                            properties:
+                              effect:
+                                description: The taint effect.
+                                enum:
+                                - NoSchedule
+                                - PreferNoSchedule
+                                - NoExecute
+                                type: string
+                              key:
+                                description: The taint key.
+                                maxLength: 317
+                                minLength: 1
+                                type: string
+                            required:
+                            - key
+                            - effect
+                            type: object
+                          maxItems: 64
+                          type: array
+                        uid:
+                          description: 'The uid of the Node object: a Node registered
+                            again under the name is another object, to which nothing
+                            here applies.'
+                          maxLength: 128
+                          minLength: 1
+                          type: string
+                      required:
+                      - uid
+                      - instance
+                      - labels
+                      - annotations
+                      - taints
+                      - cordoned
                       type: object
                     conflict:
                       description: The Node belongs to another VM or pool; the agent
@@ -788,7 +869,9 @@ spec:
                         type: object
                       type: array
                     instance:
-                      description: The Node label cells.kubeswift.io/instance.
+                      description: The Node label cells.kubeswift.io/instance when
+                        the agent wrote it onto this Node object (applied.instance);
+                        empty otherwise.
                       type: string
                     live:
                       description: The kubelet still heartbeats (judged by the agent
