@@ -118,9 +118,7 @@ t.test(
   async (t) => {
     const before = passesOf(agent, `${NS}/free`)
     const renewed = await leaseRenewTime()
-    await until('three more passes of the other pool', async () =>
-      passesOf(agent, `${NS}/free`) >= before + 3 ? true : undefined
-    )
+    await until('three more passes of the other pool', async () => (passesOf(agent, `${NS}/free`) >= before + 3 ? true : undefined))
     await until('the Lease renewed', async () => ((await leaseRenewTime()) !== renewed ? true : undefined))
     t.equal(await ready(), 200)
     const metrics = await (await fetch(`http://127.0.0.1:${agent?.port ?? 0}/metrics`)).text()
