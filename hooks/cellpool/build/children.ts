@@ -40,7 +40,7 @@ import { bootstrapSecretName, cellLabels } from '../request/cell-names.ts'
 import { MAX_BUILT_PER_ANSWER } from '../model/limits.ts'
 import type { CellProvisioner, CellIdentity } from '../model/provisioner.ts'
 import type { ObservedCell } from '../model/cell.ts'
-import type { ResolvedPool } from '../model/resolved-pool.ts'
+import type { ResolvedDra, ResolvedPool } from '../model/resolved-pool.ts'
 import type { CellPlan } from '../model/plan.ts'
 
 /** Keys of the bootstrap Secret; both hold the same bytes (KubeSwift reads `user-data`). */
@@ -105,7 +105,7 @@ export function buildCellNodeSet(
     kubeconfigSecretRef: { key: pool.workload.key, name: pool.workload.kubeconfigSecretName },
     poolUID
   }
-  if (nodes.length > 0) spec.nodes = [...nodes].sort(byIndex).map((n) => structuredClone(n))
+  if (nodes.length > 0) spec.nodes = [...nodes].sort(byCellIndex).map((n) => structuredClone(n))
   if (demand) {
     const wanted: NonNullable<CellNodeSetSpec['demand']> = {
       resources: hamiResources(pool.capacity.resourceName),
@@ -126,13 +126,24 @@ export function buildCellNodeSet(
   }
 }
 
-/** Orders entries by the index their name ends in, then by name. */
-function byIndex(a: CellNode, b: CellNode): number {
+/** Orders a pool's per-cell entries (CellNodeSet, CellInfrastructure) by the index their name ends in, then by name. */
+export function byCellIndex(a: { name: string }, b: { name: string }): number {
   const index = (name: string): number => {
     const match = /-(\d+)$/.exec(name)
     return match?.[1] === undefined ? Number.MAX_SAFE_INTEGER : Number(match[1])
   }
   return index(a.name) - index(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+}
+
+/**
+ * A cell's DRA GPU claim as KubeSwift takes it (a SwiftGuest's `gpuResourceClaim`, a
+ * KubeSwiftMachine's `gpu`): the claim or its template, the request and the tier, and the
+ * hugepages only when set (KubeSwift reads an absent and an empty value alike). Keys sorted.
+ */
+export function gpuClaim(dra: ResolvedDra): Record<string, string> {
+  const claim: Record<string, string> = { [dra.claim.kind]: dra.claim.name, requestName: dra.requestName, tier: dra.tier }
+  if (dra.hugepages !== '') claim.hugepages = dra.hugepages
+  return sortKeys(claim)
 }
 
 /** A shallow copy of a child's part with keys in sorted order (sortedRecord, typed as the part). */

@@ -32,7 +32,8 @@ import { Value } from '@sinclair/typebox/value'
 import { contentHash, sortKeys as sortDeep } from '../../k8s/hash.ts'
 import { asRecord, asText, isRecord, type KubeObject } from '../../k8s/objects.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../k8s/labels.ts'
-import { bootstrapSecretName, cellLabels } from '../request/cell-names.ts'
+import { byCellIndex, childLabels, gpuClaim } from '../build/children.ts'
+import { bootstrapSecretName } from '../request/cell-names.ts'
 import { TEMPLATE_HASH_ANNOTATION } from '../../api/gpucellpool.ts'
 import { configKindOf } from '../request/resolve.ts'
 import type { ResolvedClusterApi, ResolvedPool } from '../model/resolved-pool.ts'
@@ -89,10 +90,6 @@ export function machineProvisioned(view: MachineView): boolean {
   return view.phase === 'Provisioned' || view.phase === 'Running' || view.phase === 'Updating'
 }
 
-function labels(id: CellIdentity): Record<string, string> {
-  return sortKeys({ ...cellLabels(id.poolName, id.poolUID, cellName(id.poolName, id.index), id.index), [MANAGED_BY_LABEL]: MANAGED_BY })
-}
-
 /** The cell's Machine `<cell>`: its Cluster, version, bootstrap, KubeSwiftMachine, and the pool's two deletion hooks. */
 export function buildMachine(capi: ResolvedClusterApi, id: CellIdentity, hash: string): KubeObject {
   const cell = cellName(id.poolName, id.index)
@@ -113,7 +110,7 @@ export function buildMachine(capi: ResolvedClusterApi, id: CellIdentity, hash: s
     metadata: {
       name: cell,
       namespace: id.namespace,
-      labels: labels(id),
+      labels: childLabels(id),
       annotations: sortKeys({
         [PRE_DRAIN_HOOK]: MACHINE_HOOK_OWNER,
         [PRE_TERMINATE_HOOK]: MACHINE_HOOK_OWNER,
@@ -136,10 +133,7 @@ export function kubeSwiftMachineSpec(pool: ResolvedPool): Record<string, unknown
   if (pool.gpu.backend === 'Native' && pool.gpu.native !== undefined) {
     guest.gpu = { gpuProfileRef: { name: pool.gpu.native.profile } }
   } else if (pool.gpu.dra !== undefined) {
-    const dra = pool.gpu.dra
-    const claim: Record<string, string> = { [dra.claim.kind]: dra.claim.name, requestName: dra.requestName, tier: dra.tier }
-    if (dra.hugepages !== '') claim.hugepages = dra.hugepages
-    guest.gpu = sortKeys(claim)
+    guest.gpu = gpuClaim(pool.gpu.dra)
   }
   return { backend: { swiftGuest: sortKeys(guest), type: 'SwiftGuest' } }
 }
@@ -153,7 +147,7 @@ export function buildCellMachine(
   release: boolean
 ): CellMachine {
   const cell = cellName(id.poolName, id.index)
-  const objectLabels = sortKeys({ ...labels(id), [CLUSTER_NAME_LABEL]: capi.clusterName })
+  const objectLabels = sortKeys({ ...childLabels(id), [CLUSTER_NAME_LABEL]: capi.clusterName })
   const entry: CellMachine = {
     name: cell,
     kubeSwiftMachine: { labels: objectLabels, annotations: { [TEMPLATE_HASH_ANNOTATION]: hash }, spec: kubeSwiftMachineSpec(pool) }
@@ -178,7 +172,7 @@ export function buildCellInfrastructure(
   poolUID: string,
   machines: readonly CellMachine[]
 ): KubeObject {
-  const sorted = [...machines].sort((a, b) => indexOf(a.name) - indexOf(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const sorted = [...machines].sort(byCellIndex)
   return {
     apiVersion: CELLS_API_VERSION,
     kind: 'CellInfrastructure',
@@ -248,11 +242,6 @@ export function answerCellInfrastructure(input: InfrastructureCells): KubeObject
     entries.push(sortKeys(entry))
   }
   return buildCellInfrastructure(input.poolName, input.namespace, input.poolUID, entries)
-}
-
-function indexOf(name: string): number {
-  const match = /-(\d+)$/.exec(name)
-  return match?.[1] === undefined ? Number.MAX_SAFE_INTEGER : Number(match[1])
 }
 
 /** `value` with keys sorted at every depth (k8s/hash.ts), as its own type. */

@@ -4,8 +4,6 @@
  * and a SwiftGuest `<cell>`, the VM with the pool's GPU.
  *
  * Choices where the spec is silent:
- * - `gpuResourceClaim.hugepages` is written only when set: KubeSwift reads an absent and an empty
- *   value alike.
  * - No spread constraint is added to the guest: KubeSwift's GPU launcher ignores them.
  */
 import {
@@ -20,7 +18,7 @@ import { kindOf } from '../../k8s/schema-messages.ts'
 import { asRecord, asText, isRecord, ownValue, setOwn, type KubeObject } from '../../k8s/objects.ts'
 import { bootstrapSecretName, seedProfileName } from '../request/cell-names.ts'
 import { cellName } from '../../api/cellnodeset.ts'
-import { childLabels, sortKeys } from '../build/children.ts'
+import { childLabels, gpuClaim, sortKeys } from '../build/children.ts'
 import type { CellProvisioner, GuestCondition, GuestView, CellIdentity } from '../model/provisioner.ts'
 import type { ResolvedPool } from '../model/resolved-pool.ts'
 
@@ -60,10 +58,7 @@ export function buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject {
   if (pool.gpu.backend === 'Native' && pool.gpu.native !== undefined) {
     overlay.gpuProfileRef = { name: pool.gpu.native.profile }
   } else if (pool.gpu.dra !== undefined) {
-    const dra = pool.gpu.dra
-    const claim: Record<string, string> = { [dra.claim.kind]: dra.claim.name, requestName: dra.requestName, tier: dra.tier }
-    if (dra.hugepages !== '') claim.hugepages = dra.hugepages
-    overlay.gpuResourceClaim = sortKeys(claim)
+    overlay.gpuResourceClaim = gpuClaim(pool.gpu.dra)
   }
   for (const [key, value] of Object.entries(overlay)) setOwn(spec, key, value)
   return {
