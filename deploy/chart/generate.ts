@@ -5,9 +5,14 @@
  * - `deploy/chart/gpuhooks/files/crds/` and `files/metacontroller/`: copies of `crds/*.yaml` and
  *   `metacontroller/*.yaml`, which the chart's templates render (a file added there, such as the
  *   cell pool's CRD and controller, enters the chart at the next run; one removed there leaves it);
+ * - `files/controllers.yaml` and `metacontroller/clusterapi/cellpool.yaml`: the controllers'
+ *   descriptors carried into the chart and into `metacontroller/` (controllers.ts);
  * - `deploy/gpuhooks.yaml`: the plain manifest, the chart rendered by `helm template` with default
  *   values (Settings not seeded), release `gpuhooks` in namespace `gpuhooks-system`, after the
- *   Namespace itself.
+ *   Namespace itself, as on a cluster that serves no KubeSwift: Instances and isolation;
+ * - `deploy/gpuhooks-cellpool.yaml`: the same as on a cluster that serves what the cell pool
+ *   controller needs (KubeSwift's SwiftSeedProfiles and SwiftGuests): GPU cell pools too. One or the
+ *   other is applied, not both.
  *
  * Helm is `$GPUHOOKS_HELM`, else the one tests/cluster/build-helm.sh builds and caches.
  */
@@ -15,6 +20,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parse } from 'yaml'
+import { clusterApiManifest, clusterApiManifestPath, controllersFile } from './controllers.ts'
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -22,6 +29,10 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const CHART = join(ROOT, 'deploy', 'chart', 'gpuhooks')
 /** The plain manifest. */
 export const PLAIN_MANIFEST = join(ROOT, 'deploy', 'gpuhooks.yaml')
+/** The plain manifest with GPU cell pools. */
+export const PLAIN_MANIFEST_CELLPOOL = join(ROOT, 'deploy', 'gpuhooks-cellpool.yaml')
+/** The controllers as the chart reads them. */
+export const CONTROLLERS_FILE = join(CHART, 'files', 'controllers.yaml')
 /** Release name and namespace of the plain manifest. */
 export const PLAIN_RELEASE = { name: 'gpuhooks', namespace: 'gpuhooks-system' }
 
@@ -61,11 +72,24 @@ export function helmTemplate(helm: string, args: readonly string[] = [], release
   })
 }
 
-/** The plain manifest's text, rendered from the chart as it is on disk. */
-export function renderPlainManifest(helm: string): string {
+/**
+ * The `--api-versions` flags under which `helm template` renders the chart as on a cluster that
+ * serves what the cell pool controller needs (files/controllers.yaml).
+ */
+export function cellPoolCapabilities(): string[] {
+  const file = parse(readFileSync(CONTROLLERS_FILE, 'utf8')) as { controllers: Array<{ name: string; needs: string[] }> }
+  const needs = file.controllers.find((c) => c.name === 'cellpool')?.needs ?? []
+  return needs.flatMap((kind) => ['--api-versions', kind])
+}
+
+/** A plain manifest's text, rendered from the chart as it is on disk; `cellpools` as on a cluster that serves KubeSwift. */
+export function renderPlainManifest(helm: string, cellpools = false): string {
   const header = [
-    '# gpuhooks, for `kubectl apply -f`: the Helm chart deploy/chart/gpuhooks rendered with default values',
+    `# gpuhooks, for \`kubectl apply -f\`: the Helm chart deploy/chart/gpuhooks rendered with default values`,
     '# (release gpuhooks, namespace gpuhooks-system, Settings not seeded) by `npm run chart`. Do not edit.',
+    cellpools
+      ? '# As on a cluster that serves KubeSwift: Instances, isolation and GPU cell pools (apply this or gpuhooks.yaml).'
+      : '# As on a cluster without KubeSwift: Instances and isolation; with GPU cell pools: gpuhooks-cellpool.yaml.',
     '# It holds no certificate or key: the Job gpuhooks-certs-1 makes them in the cluster.',
     '---',
     'apiVersion: v1',
@@ -76,7 +100,7 @@ export function renderPlainManifest(helm: string): string {
     '    app.kubernetes.io/part-of: gpuhooks',
     ''
   ].join('\n')
-  return header + helmTemplate(helm, ['--set', 'worker.seedSettings=false'])
+  return header + helmTemplate(helm, ['--set', 'worker.seedSettings=false', ...(cellpools ? cellPoolCapabilities() : [])])
 }
 
 /** A file whose content differs from what it should be (`expected` undefined: must not exist). */
@@ -85,9 +109,17 @@ export interface Stale {
   expected: string | undefined
 }
 
-/** What the copies should hold against what they hold. */
+/** A generated file against what it holds. */
+function staleFile(path: string, expected: string): Stale[] {
+  return existsSync(path) && readFileSync(path, 'utf8') === expected ? [] : [{ path, expected }]
+}
+
+/** What the copies and the files derived from the descriptors should hold against what they hold. */
 export function staleCopies(): Stale[] {
-  const stale: Stale[] = []
+  const stale: Stale[] = [
+    ...staleFile(CONTROLLERS_FILE, controllersFile(ROOT)),
+    ...staleFile(clusterApiManifestPath(ROOT), clusterApiManifest(ROOT))
+  ]
   for (const { from, to } of COPIES) {
     const wanted = yamlFiles(from)
     for (const name of wanted) {
@@ -102,11 +134,9 @@ export function staleCopies(): Stale[] {
   return stale
 }
 
-/** Whether the plain manifest matches the chart (rendered with `helm`). */
+/** Whether the plain manifests match the chart (rendered with `helm`). */
 export function stalePlainManifest(helm: string): Stale[] {
-  const expected = renderPlainManifest(helm)
-  const actual = existsSync(PLAIN_MANIFEST) ? readFileSync(PLAIN_MANIFEST, 'utf8') : undefined
-  return actual === expected ? [] : [{ path: PLAIN_MANIFEST, expected }]
+  return [...staleFile(PLAIN_MANIFEST, renderPlainManifest(helm)), ...staleFile(PLAIN_MANIFEST_CELLPOOL, renderPlainManifest(helm, true))]
 }
 
 function write(stale: readonly Stale[]): void {

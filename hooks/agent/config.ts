@@ -25,7 +25,7 @@
  */
 import { hostname } from 'node:os'
 import { pino } from 'pino'
-import { DNS_LABEL_PATTERN } from '../api/kit.ts'
+import { isDnsLabel, isDnsSubdomain } from '../k8s/names.ts'
 import { DEFAULT_TIMINGS } from './leader.ts'
 import type { LivenessWindows } from './liveness.ts'
 
@@ -67,17 +67,6 @@ const LEVELS = [
     .map(([level]) => level),
   'silent'
 ]
-const DNS_LABEL = new RegExp(DNS_LABEL_PATTERN)
-
-/** A DNS label (a namespace name): at most 63 characters of the label grammar. */
-function isDnsLabel(value: string): boolean {
-  return value.length <= 63 && DNS_LABEL.test(value)
-}
-
-/** A DNS subdomain (most object names): at most 253 characters, dot-separated labels. */
-function isDnsSubdomain(value: string): boolean {
-  return value.length <= 253 && value.split('.').every((label) => DNS_LABEL.test(label))
-}
 
 /**
  * The longest election round that still renews the Lease within the renew deadline with room for

@@ -22,7 +22,8 @@ import {
 import { stampConditions, type Condition } from '../k8s/conditions.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { apiTime } from '../k8s/time.ts'
-import { readDemand } from './demand.ts'
+import { observedCellSize } from './cell-size.ts'
+import { demandStatus } from './demand.ts'
 import type { NodePatch } from './ensure.ts'
 import { decideListed } from './listed.ts'
 import { DEFAULT_WINDOWS, type LivenessWindows, type NodeHeartbeats } from './liveness.ts'
@@ -208,8 +209,12 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   if (foreignNodes > 0) status.foreignNodes = foreignNodes
   status.nodes = rows
   if (cns.spec.demand !== undefined) {
-    const demand = snapshot.unbound.read ? readDemand(snapshot.unbound.items, cns.spec.demand) : { pendingPods: 0, shapes: [] }
-    status.demand = { read: snapshot.unbound.read, pendingPods: demand.pendingPods, shapes: demand.shapes }
+    const observed = observedCellSize(
+      snapshot.nodes.map((o) => o.node),
+      poolUID,
+      listed
+    )
+    status.demand = demandStatus(snapshot.unbound, cns.spec.demand, observed ?? previous.demand?.cell)
     if (snapshot.unbound.truncated === true) status.demand.truncated = true
   }
   const swept = [...(previous.swept ?? []), ...(options.sweptThisPass ?? []), ...planned].slice(-MAX_SWEPT)

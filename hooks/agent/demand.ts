@@ -7,9 +7,17 @@
  * `nodeSelector` and required node affinity match the pool's Node labels and it tolerates every
  * `NoSchedule`/`NoExecute` taint the pool's Nodes carry. Two pools with the same labels and taints
  * both count such a Pod (docs/workload.md, "Limits" says so).
+ *
+ * Any tenant of the workload cluster writes these Pods, so their figures are read to the bound the
+ * CellNodeSet schema states (quantity.ts): a Pod with a quantity that does not read, is negative
+ * or is past the bound is not demand but counted in `unreadablePods`, and the sums saturate, so
+ * no Pod can make the status unwritable.
  */
-import type { CellNodeSetSpec, DemandShape, Taint } from '../api/cellnodeset.ts'
-import { isRecord } from '../k8s/objects.ts'
+import type { CellNodeSetSpec, CellNodeSetStatus, CellSize, DemandShape } from '../api/cellnodeset.ts'
+import { asRecord, isRecord } from '../k8s/objects.ts'
+import { fitsCell, type PodResources } from './cell-size.ts'
+import { landsOn } from './pod-placement.ts'
+import { saturatingAdd, wholeQuantity } from './quantity.ts'
 
 /** At most this many shapes are reported. */
 export const MAX_SHAPES = 50
@@ -20,38 +28,73 @@ type DemandSpec = NonNullable<CellNodeSetSpec['demand']>
 export interface Demand {
   pendingPods: number
   shapes: DemandShape[]
+  /** Pods that would count but whose request the agent cannot read (docs/workload.md, "Limits"). */
+  unreadablePods: number
+  /** Pods that would count but ask for more than one cell offers. */
+  unrunnablePods: number
 }
 
-/** Counts the Pods of `pods` (any JSON) that are demand for a pool with `spec`. */
-export function readDemand(pods: readonly unknown[], spec: DemandSpec): Demand {
+/** A Pod's request that the agent cannot read: a quantity that does not parse, is negative or is past the bound. */
+export const UNREADABLE = 'Unreadable'
+
+/**
+ * Counts the Pods of `pods` (any JSON) that are demand for a pool with `spec` whose one cell
+ * offers `cell` (cell-size.ts); without `cell`, every Pod that fits the pool's Nodes counts.
+ */
+export function readDemand(pods: readonly unknown[], spec: DemandSpec, cell?: CellSize): Demand {
   const groups = new Map<string, DemandShape>()
-  let pendingPods = 0
+  const demand: Demand = { pendingPods: 0, shapes: [], unreadablePods: 0, unrunnablePods: 0 }
   for (const pod of pods) {
-    const shape = demandOf(pod, spec)
-    if (shape === undefined) continue
-    pendingPods++
-    const key = `${shape.devices}/${shape.memoryMiB}/${shape.cores}`
-    const group = groups.get(key)
-    if (group === undefined) groups.set(key, { ...shape, pods: 1 })
-    else group.pods++
+    const request = demandOf(pod, spec)
+    if (request === undefined) continue
+    if (request === UNREADABLE) demand.unreadablePods++
+    else if (cell !== undefined && !fitsCell(request, cell)) demand.unrunnablePods++
+    else {
+      demand.pendingPods++
+      const shape = { devices: request.devices, memoryMiB: request.memoryMiB, cores: request.cores }
+      const key = `${shape.devices}/${shape.memoryMiB}/${shape.cores}`
+      const group = groups.get(key)
+      if (group === undefined) groups.set(key, { ...shape, pods: 1 })
+      else group.pods++
+    }
   }
   const shapes = [...groups.values()].sort((a, b) => b.devices - a.devices || b.memoryMiB - a.memoryMiB || b.cores - a.cores)
-  return { pendingPods, shapes: shapes.slice(0, MAX_SHAPES) }
+  return { ...demand, shapes: shapes.slice(0, MAX_SHAPES) }
 }
 
-/** The request of one Pod if it is demand for the pool, else undefined. */
-export function demandOf(pod: unknown, spec: DemandSpec): Omit<DemandShape, 'pods'> | undefined {
+/** `status.demand` of a pass: what `unbound` adds up to, when it was read, for a cell of `cell`. */
+export function demandStatus(
+  unbound: { read: boolean; items: readonly unknown[] },
+  spec: DemandSpec,
+  cell?: CellSize
+): NonNullable<CellNodeSetStatus['demand']> {
+  if (!unbound.read) return { read: false, pendingPods: 0, shapes: [], ...(cell !== undefined ? { cell } : {}) }
+  const { pendingPods, shapes, unreadablePods, unrunnablePods } = readDemand(unbound.items, spec, cell)
+  return {
+    read: true,
+    pendingPods,
+    shapes,
+    ...(unreadablePods > 0 ? { unreadablePods } : {}),
+    ...(unrunnablePods > 0 ? { unrunnablePods } : {}),
+    ...(cell !== undefined ? { cell } : {})
+  }
+}
+
+/**
+ * The request of one Pod if it is demand for the pool (its GPU shape, CPU and memory),
+ * {@link UNREADABLE} if it would be but does not read, else undefined.
+ */
+export function demandOf(pod: unknown, spec: DemandSpec): PodResources | typeof UNREADABLE | undefined {
   if (!isRecord(pod)) return undefined
   const podSpec = isRecord(pod.spec) ? pod.spec : {}
   const status = isRecord(pod.status) ? pod.status : {}
   if (typeof podSpec.nodeName === 'string' && podSpec.nodeName !== '') return undefined
   if (status.phase !== 'Pending' || !isUnschedulable(status.conditions)) return undefined
-  const request = podRequest(podSpec, spec.resources)
-  if (request === undefined) return undefined
-  if (!selectorMatches(podSpec.nodeSelector, spec.nodeLabels ?? {})) return undefined
-  if (!affinityMatches(podSpec.affinity, spec.nodeLabels ?? {})) return undefined
-  if (!toleratesAll(podSpec.tolerations, spec.taints ?? [])) return undefined
-  return request
+  const gpu = podRequest(podSpec, spec.resources)
+  if (gpu === undefined) return undefined
+  if (!landsOn(podSpec, spec.nodeLabels ?? {}, spec.taints ?? [])) return undefined
+  const compute = podCompute(podSpec)
+  return gpu === UNREADABLE || compute === UNREADABLE ? UNREADABLE : { ...gpu, ...compute }
 }
 
 function isUnschedulable(conditions: unknown): boolean {
@@ -70,8 +113,14 @@ function resourceRole(name: string): 'memory' | 'cores' | 'percentage' | 'device
   return 'devices'
 }
 
-/** The Pod's request summed over its containers, or undefined when it requests none of `resources`. */
-export function podRequest(podSpec: Record<string, unknown>, resources: readonly string[]): Omit<DemandShape, 'pods'> | undefined {
+/**
+ * The Pod's request summed over its containers (each figure held at the schema's bound), undefined
+ * when it requests none of `resources`, {@link UNREADABLE} when one of its quantities does not read.
+ */
+export function podRequest(
+  podSpec: Record<string, unknown>,
+  resources: readonly string[]
+): Omit<DemandShape, 'pods'> | typeof UNREADABLE | undefined {
   const total = { devices: 0, memoryMiB: 0, cores: 0 }
   let requested = false
   const containers = Array.isArray(podSpec.containers) ? podSpec.containers : []
@@ -79,120 +128,69 @@ export function podRequest(podSpec: Record<string, unknown>, resources: readonly
     if (!isRecord(container) || !isRecord(container.resources)) continue
     const { limits, requests } = container.resources
     for (const name of resources) {
-      const quantity = quantityOf(limits, name) ?? quantityOf(requests, name)
-      if (quantity === undefined || quantity <= 0) continue
+      // Limits win where they name the resource, as HAMi reads them; what they say must then read.
+      const list = Object.hasOwn(asRecord(limits), name) ? limits : requests
+      if (!Object.hasOwn(asRecord(list), name)) continue
+      const quantity = wholeQuantity(asRecord(list)[name])
+      if (quantity === undefined) return UNREADABLE
+      if (quantity === 0) continue
       requested = true
       const role = resourceRole(name)
-      if (role === 'devices') total.devices += quantity
-      else if (role === 'memory') total.memoryMiB += quantity
-      else if (role === 'cores') total.cores += quantity
+      if (role === 'devices') total.devices = saturatingAdd(total.devices, quantity)
+      else if (role === 'memory') total.memoryMiB = saturatingAdd(total.memoryMiB, quantity)
+      else if (role === 'cores') total.cores = saturatingAdd(total.cores, quantity)
     }
   }
   if (!requested) return undefined
   // HAMi gives a container that asks for memory or cores alone one device.
   if (total.devices === 0) total.devices = 1
-  return { devices: Math.ceil(total.devices), memoryMiB: Math.ceil(total.memoryMiB), cores: Math.ceil(total.cores) }
+  return total
 }
 
-const SUFFIXES: Record<string, number> = {
-  '': 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60
-}
-
-function quantityOf(list: unknown, name: string): number | undefined {
-  if (!isRecord(list) || !Object.hasOwn(list, name)) return undefined
-  return parseQuantity(list[name])
-}
-
-/** A Kubernetes quantity as a number; undefined when it does not read as one. */
-export function parseQuantity(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
-  if (typeof value !== 'string') return undefined
-  const match = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([a-zA-Z]{0,2})$/.exec(value.trim())
-  if (match === null) return undefined
-  const suffix = match[2] ?? ''
-  if (!Object.hasOwn(SUFFIXES, suffix)) return undefined
-  const result = Number(match[1]) * (SUFFIXES[suffix] as number)
-  return Number.isFinite(result) ? result : undefined
-}
-
-function labelValue(labels: Readonly<Record<string, string>>, key: string): string | undefined {
-  return Object.hasOwn(labels, key) ? labels[key] : undefined
-}
-
-function selectorMatches(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (selector === undefined || selector === null) return true
-  if (!isRecord(selector)) return false
-  return Object.entries(selector).every(([key, value]) => labelValue(labels, key) === value)
-}
-
-/** Required node affinity: the terms are ORed, the expressions of a term ANDed (Kubernetes' rule). */
-function affinityMatches(affinity: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (!isRecord(affinity) || !isRecord(affinity.nodeAffinity)) return true
-  const required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
-  if (required === undefined || required === null) return true
-  if (!isRecord(required) || !Array.isArray(required.nodeSelectorTerms)) return false
-  return required.nodeSelectorTerms.some((term) => termMatches(term, labels))
-}
-
-function termMatches(term: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (!isRecord(term)) return false
-  const expressions = Array.isArray(term.matchExpressions) ? term.matchExpressions : []
-  // A term on fields names particular Nodes (metadata.name); a Node yet to be built has no name to match.
-  if (Array.isArray(term.matchFields) && term.matchFields.length > 0) return false
-  if (expressions.length === 0) return false
-  return expressions.every((e) => expressionMatches(e, labels))
-}
-
-function expressionMatches(expression: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (!isRecord(expression) || typeof expression.key !== 'string') return false
-  const value = labelValue(labels, expression.key)
-  const values = Array.isArray(expression.values) ? expression.values.filter((v): v is string => typeof v === 'string') : []
-  switch (expression.operator) {
-    case 'In':
-      return value !== undefined && values.includes(value)
-    case 'NotIn':
-      return value === undefined || !values.includes(value)
-    case 'Exists':
-      return value !== undefined
-    case 'DoesNotExist':
-      return value === undefined
-    case 'Gt':
-    case 'Lt': {
-      if (value === undefined || values.length !== 1 || !/^-?\d+$/.test(value) || !/^-?\d+$/.test(values[0] as string)) return false
-      return expression.operator === 'Gt' ? Number(value) > Number(values[0]) : Number(value) < Number(values[0])
-    }
-    default:
-      return false
+/**
+ * The CPU (millicores) and memory (bytes) a Pod needs on a Node, by the scheduler's rule: its
+ * containers' requests (else limits, which the API server copies into an absent request) summed,
+ * with sidecars (init containers of `restartPolicy: Always`), or the largest other init
+ * container's if more, plus the Pod's overhead. {@link UNREADABLE} when a quantity does not read.
+ */
+export function podCompute(podSpec: Record<string, unknown>): { cpuMillicores: number; memoryBytes: number } | typeof UNREADABLE {
+  const running = { cpuMillicores: 0, memoryBytes: 0 }
+  const init = { cpuMillicores: 0, memoryBytes: 0 }
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
+  const sidecars = list(podSpec.initContainers).filter((c) => isRecord(c) && c.restartPolicy === 'Always')
+  for (const container of [...list(podSpec.containers), ...sidecars]) {
+    const need = containerNeed(container)
+    if (need === UNREADABLE) return UNREADABLE
+    running.cpuMillicores = saturatingAdd(running.cpuMillicores, need.cpuMillicores)
+    running.memoryBytes = saturatingAdd(running.memoryBytes, need.memoryBytes)
+  }
+  for (const container of list(podSpec.initContainers).filter((c) => !sidecars.includes(c))) {
+    const need = containerNeed(container)
+    if (need === UNREADABLE) return UNREADABLE
+    init.cpuMillicores = Math.max(init.cpuMillicores, need.cpuMillicores)
+    init.memoryBytes = Math.max(init.memoryBytes, need.memoryBytes)
+  }
+  const overhead = asRecord(podSpec.overhead)
+  const cpu = Object.hasOwn(overhead, 'cpu') ? wholeQuantity(overhead.cpu, 1e-3) : 0
+  const memory = Object.hasOwn(overhead, 'memory') ? wholeQuantity(overhead.memory) : 0
+  if (cpu === undefined || memory === undefined) return UNREADABLE
+  return {
+    cpuMillicores: saturatingAdd(Math.max(running.cpuMillicores, init.cpuMillicores), cpu),
+    memoryBytes: saturatingAdd(Math.max(running.memoryBytes, init.memoryBytes), memory)
   }
 }
 
-/** Every NoSchedule and NoExecute taint of the pool's Nodes is tolerated. */
-function toleratesAll(tolerations: unknown, taints: readonly Taint[]): boolean {
-  const list = Array.isArray(tolerations) ? tolerations.filter(isRecord) : []
-  return taints
-    .filter((taint) => taint.effect === 'NoSchedule' || taint.effect === 'NoExecute')
-    .every((taint) => list.some((toleration) => tolerates(toleration, taint)))
-}
-
-function tolerates(toleration: Record<string, unknown>, taint: Taint): boolean {
-  const effect = toleration.effect
-  if (effect !== undefined && effect !== '' && effect !== taint.effect) return false
-  const key = typeof toleration.key === 'string' ? toleration.key : ''
-  if (toleration.operator === 'Exists') return key === '' || key === taint.key
-  if (toleration.operator !== undefined && toleration.operator !== 'Equal') return false
-  const value = typeof toleration.value === 'string' ? toleration.value : ''
-  return key === taint.key && value === (taint.value ?? '')
+/** One container's CPU and memory request (else limit); an absent one is 0. */
+function containerNeed(container: unknown): { cpuMillicores: number; memoryBytes: number } | typeof UNREADABLE {
+  const resources = asRecord(asRecord(container).resources)
+  const read = (name: string, unit: number): number | undefined => {
+    const requests = asRecord(resources.requests)
+    const limits = asRecord(resources.limits)
+    if (Object.hasOwn(requests, name)) return wholeQuantity(requests[name], unit)
+    if (Object.hasOwn(limits, name)) return wholeQuantity(limits[name], unit)
+    return 0
+  }
+  const cpuMillicores = read('cpu', 1e-3)
+  const memoryBytes = read('memory', 1)
+  return cpuMillicores === undefined || memoryBytes === undefined ? UNREADABLE : { cpuMillicores, memoryBytes }
 }

@@ -16,7 +16,7 @@ import {
   KUBESWIFT_MACHINE_KIND,
   type CellInfrastructureStatus
 } from '../api/cellinfrastructure.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { asText, isRecord } from '../k8s/objects.ts'
 import { decideInfrastructure, templateKey, templateKindOf, type InfrastructureInput } from './infrastructure.ts'
 import { checkPoolOwner } from './kubeconfig.ts'
 import { errorText } from './reachability.ts'
@@ -42,8 +42,6 @@ export interface InfrastructurePassReport {
   errors: { reason: string; message: string }[]
   statusWritten: boolean
 }
-
-const text = (value: unknown): string => (typeof value === 'string' ? value : '')
 
 /** Runs one pass. Never throws for anything an object or a cluster can do. */
 export async function runInfrastructurePass(object: unknown, api: ObjectsApi): Promise<InfrastructurePassReport> {
@@ -102,7 +100,7 @@ export async function runInfrastructurePass(object: unknown, api: ObjectsApi): P
         await api.create(action.object)
         return true
       })
-      if (done === true) report.created.push(`${text(action.object.kind)} ${action.machine}`)
+      if (done === true) report.created.push(`${asText(action.object.kind) ?? ''} ${action.machine}`)
     } else {
       const done = await guarded('MachineRelease', async () => {
         await api.patch(CLUSTER_API_VERSION, 'Machine', namespace, action.machine, action.patch)
@@ -112,7 +110,7 @@ export async function runInfrastructurePass(object: unknown, api: ObjectsApi): P
     }
   }
   if (decision.writeStatus && report.errors.length === 0) {
-    const resourceVersion = isRecord(object) && isRecord(object.metadata) ? text(object.metadata.resourceVersion) : ''
+    const resourceVersion = isRecord(object) && isRecord(object.metadata) ? (asText(object.metadata.resourceVersion) ?? '') : ''
     const written = await guarded('StatusWrite', async () => {
       await api.replaceStatus(namespace, name, resourceVersion, decision.status)
       return true

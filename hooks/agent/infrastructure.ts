@@ -29,6 +29,7 @@ import {
   KUBESWIFT_MACHINE_KIND,
   PRE_DRAIN_HOOK,
   PRE_TERMINATE_HOOK,
+  SWIFT_GUEST_REFS,
   type CellInfrastructureSpec,
   type CellInfrastructureStatus,
   type CellMachine,
@@ -36,7 +37,7 @@ import {
 } from '../api/cellinfrastructure.ts'
 import { TEMPLATE_HASH_ANNOTATION } from '../api/gpucellpool.ts'
 import { canonicalJson } from '../k8s/hash.ts'
-import { isRecord, ownValue } from '../k8s/objects.ts'
+import { asText, isRecord, ownValue } from '../k8s/objects.ts'
 
 /** The CellInfrastructure as the core reads it: metadata and a spec that passed the schema. */
 export interface InfrastructureInput {
@@ -77,7 +78,6 @@ export function templateKindOf(configKind: string): string {
 }
 
 const meta = (obj: unknown): Record<string, unknown> => (isRecord(obj) && isRecord(obj.metadata) ? obj.metadata : {})
-const text = (value: unknown): string => (typeof value === 'string' ? value : '')
 /** A string value of `key` in `record`, own properties only. */
 const ownString = (record: unknown, key: string): string | undefined => {
   const value = ownValue(record, key)
@@ -94,14 +94,30 @@ export function controlledByPool(machine: unknown, poolUID: string): boolean {
   return (
     controller !== undefined &&
     controller.kind === 'GPUCellPool' &&
-    text(controller.apiVersion).startsWith('cells.kubeswift.io/') &&
+    (asText(controller.apiVersion) ?? '').startsWith('cells.kubeswift.io/') &&
     controller.uid === poolUID
   )
 }
 
 /** Whether `obj` has an owner reference to the Machine of `uid`. */
 function ownedByMachine(obj: unknown, uid: string): boolean {
-  return refsOf(obj).some((r) => r.kind === 'Machine' && text(r.apiVersion).startsWith('cluster.x-k8s.io/') && r.uid === uid)
+  return refsOf(obj).some((r) => r.kind === 'Machine' && (asText(r.apiVersion) ?? '').startsWith('cluster.x-k8s.io/') && r.uid === uid)
+}
+
+/**
+ * The fields of a KubeSwiftMachine spec's references ({@link SWIFT_GUEST_REFS}) beside a name:
+ * each refers to an object in the Machine's namespace by name only, as a string or `{name}`.
+ */
+export function refusedRefs(spec: unknown): string[] {
+  const guest = ownValue(ownValue(spec, 'backend'), 'swiftGuest')
+  return SWIFT_GUEST_REFS.flatMap((ref) => {
+    const value = ownValue(guest, ref)
+    if (value === undefined || typeof value === 'string') return []
+    if (!isRecord(value)) return [`spec.backend.swiftGuest.${ref}`]
+    return Object.keys(value)
+      .filter((key) => key !== 'name' || typeof value.name !== 'string')
+      .map((key) => `spec.backend.swiftGuest.${ref}.${key.slice(0, 63)}`)
+  })
 }
 
 /** Decides one pass. */
@@ -137,7 +153,7 @@ function machineStep(
   if (!controlledByPool(machine, input.spec.poolUID)) {
     return { row: { name, message: `Machine ${name} is not controlled by this pool; nothing is done for it` }, actions: [] }
   }
-  const uid = text(meta(machine).uid)
+  const uid = asText(meta(machine).uid) ?? ''
   const deleting = meta(machine).deletionTimestamp !== undefined
   const actions: InfrastructureAction[] = []
   const messages: string[] = []
@@ -152,10 +168,15 @@ function machineStep(
 
   const owner = { apiVersion: CLUSTER_API_VERSION, kind: 'Machine', name, uid }
   const ksm = snapshot.kubeSwiftMachines.get(name)
+  const refused = refusedRefs(entry.kubeSwiftMachine.spec)
   if (ksm !== undefined) {
     row.kubeSwiftMachine = ownedByMachine(ksm, uid)
     if (!row.kubeSwiftMachine) messages.push(`KubeSwiftMachine ${name} belongs to another Machine of this name; waiting for it to go`)
   } else if (deleting) {
+    row.kubeSwiftMachine = false
+  } else if (refused.length > 0) {
+    // Admission refuses such a pool; a spec that says otherwise is not carried out with the agent's rights.
+    messages.push(`the KubeSwiftMachine spec refers by more than a name (${refused.slice(0, 5).join(', ')}); it is not created`)
     row.kubeSwiftMachine = false
   } else {
     actions.push({
@@ -233,7 +254,7 @@ function machineStep(
       machine: name,
       patch: {
         metadata: {
-          resourceVersion: text(meta(machine).resourceVersion),
+          resourceVersion: asText(meta(machine).resourceVersion) ?? '',
           annotations: { [EXCLUDE_NODE_DRAINING]: 'true', [PRE_DRAIN_HOOK]: null, [PRE_TERMINATE_HOOK]: null }
         }
       }

@@ -4,12 +4,11 @@
  * registration and allocations). Pure, like the core (docs/workload.md, "What the agent does").
  */
 import { HAMI_REGISTER_ANNOTATION, POOL_UID_LABEL, type CellNode, type CellNodeStatus } from '../api/cellnodeset.ts'
-import { isRecord, recordOf } from '../k8s/objects.ts'
+import { asText, isRecord, recordOf } from '../k8s/objects.ts'
 import type { ObservedNode, PodList } from './core.ts'
-import { HAMI_ALLOCATED_ANNOTATION, HAMI_NODE_ANNOTATION, HAMI_TO_ALLOCATE_ANNOTATION, parseRegistration, podDeviceCount } from './hami.ts'
+import { allocationsOf, parseRegistration } from './hami.ts'
 import { isLive, type LivenessWindows } from './liveness.ts'
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const stringMap = (value: unknown): Record<string, string> => {
   // Own data properties only: a key such as `__proto__` stays a key.
   return isRecord(value) ? recordOf(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string')) : {}
@@ -33,7 +32,7 @@ export interface NodeView {
 export function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows): NodeView | undefined {
   const node = observed.node
   if (!isRecord(node) || !isRecord(node.metadata)) return undefined
-  const name = str(node.metadata.name)
+  const name = asText(node.metadata.name)
   if (name === undefined || name === '') return undefined
   const spec = isRecord(node.spec) ? node.spec : {}
   const status = isRecord(node.status) ? node.status : {}
@@ -41,47 +40,17 @@ export function viewNode(observed: ObservedNode, now: number, windows: LivenessW
   const ready = conditions.some((c) => isRecord(c) && c.type === 'Ready' && c.status === 'True')
   return {
     name,
-    uid: str(node.metadata.uid) ?? '',
-    resourceVersion: str(node.metadata.resourceVersion) ?? '',
+    uid: asText(node.metadata.uid) ?? '',
+    resourceVersion: asText(node.metadata.resourceVersion) ?? '',
     labels: stringMap(node.metadata.labels),
     annotations: stringMap(node.metadata.annotations),
     taints: Array.isArray(spec.taints) ? spec.taints : [],
-    providerID: str(spec.providerID) ?? '',
+    providerID: asText(spec.providerID) ?? '',
     unschedulable: spec.unschedulable === true,
     ready,
     live: isLive(observed.beats, now, windows),
     pods: observed.pods
   }
-}
-
-/** HAMi allocations on a Node: bound Pods plus unbound ones HAMi's scheduler annotated for it. */
-export function allocationsOf(node: string, bound: PodList, unbound: PodList): NonNullable<CellNodeStatus['allocations']> {
-  const pods = [
-    ...bound.items.filter((p) => isRecord(p) && isRecord(p.spec) && p.spec.nodeName === node),
-    ...unbound.items.filter(
-      (p) =>
-        isRecord(p) &&
-        isRecord(p.metadata) &&
-        stringMap(p.metadata.annotations)[HAMI_NODE_ANNOTATION] === node &&
-        !(isRecord(p.spec) && typeof p.spec.nodeName === 'string' && p.spec.nodeName !== '')
-    )
-  ]
-  let holding = 0
-  let inFlight = false
-  for (const pod of pods) {
-    if (!isRecord(pod)) continue
-    const phase = isRecord(pod.status) ? pod.status.phase : undefined
-    if (phase === 'Succeeded' || phase === 'Failed') continue
-    const annotations = isRecord(pod.metadata) ? stringMap(pod.metadata.annotations) : {}
-    // An annotation that does not decode counts as holding a device: a drain then waits rather
-    // than removing a cell under a running GPU Pod.
-    const allocated = podDeviceCount(annotations[HAMI_ALLOCATED_ANNOTATION])
-    if (allocated === undefined || allocated > 0) holding++
-    const toAllocate = podDeviceCount(annotations[HAMI_TO_ALLOCATE_ANNOTATION])
-    if (toAllocate === undefined || toAllocate > 0) inFlight = true
-  }
-  // A truncated list of pending Pods may miss one HAMi has annotated for this Node: unread, so a drain waits.
-  return { read: bound.read && unbound.read && unbound.truncated !== true, pods: holding, inFlight }
 }
 
 /**
@@ -111,7 +80,7 @@ export function nodeStatusRow(view: NodeView, unbound: PodList, instance: string
     unschedulable: view.unschedulable,
     devices,
     registration,
-    allocations: allocationsOf(view.name, view.pods, unbound)
+    allocations: allocationsOf(view.name, devices, view.pods, unbound)
   }
   if (registration === 'Unparseable')
     row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`

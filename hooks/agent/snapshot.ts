@@ -13,7 +13,7 @@
  * unreachable (classified); a failed Pod list only makes the Pods unread.
  */
 import { POOL_UID_LABEL } from '../api/cellnodeset.ts'
-import { isRecord } from '../k8s/objects.ts'
+import { isRecord, nameOf } from '../k8s/objects.ts'
 import type { WorkloadApi } from './clients.ts'
 import type { ObservedNode, PodList, WorkloadSnapshot } from './core.ts'
 import type { HeartbeatTracker } from './liveness.ts'
@@ -113,10 +113,6 @@ async function podList(api: WorkloadApi, fieldSelector: string): Promise<PodList
   } catch {
     return { read: false, items: [] }
   }
-}
-
-function nameOf(object: unknown): string | undefined {
-  return isRecord(object) && isRecord(object.metadata) && typeof object.metadata.name === 'string' ? object.metadata.name : undefined
 }
 
 /** The Ready condition's lastHeartbeatTime, as the text the API server sent. */

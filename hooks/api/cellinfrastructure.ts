@@ -13,7 +13,7 @@
  * child that is being deleted. The agent decides nothing: every value comes from this spec.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { CustomResource, OpenObject, StringMap, listMap } from './kit.ts'
+import { CustomResource, OpenObject, StringEnum, StringMap, listMap } from './kit.ts'
 
 /** Type key of CellInfrastructures in a v2 hook request. */
 export const CELL_INFRASTRUCTURE_TYPE_KEY = 'CellInfrastructure.cells.kubeswift.io/v1alpha1'
@@ -48,11 +48,36 @@ export const MACHINE_HOOK_OWNER = 'gpuhooks'
 /** Machine annotation that makes Cluster API skip its drain (evictions) when the pool has drained the cell itself. */
 export const EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining'
 
+/**
+ * The bootstrap configs the agent creates: Cluster API's bootstrap group, and the kinds of the
+ * providers that serve them at {@link BOOTSTRAP_CONFIG_VERSION} (kubeadm, RKE2, k3s). The agent
+ * creates them with its own rights, so a pool may not name another group or kind (an object of
+ * any kind the agent may create, read from any template it may read); its RBAC grants kubeadm's.
+ */
+export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io'
+/** The config kinds of {@link BOOTSTRAP_GROUP} a pool may name (each as `<kind>Template`). */
+export const BOOTSTRAP_CONFIG_KINDS = ['KubeadmConfig', 'RKE2Config', 'KThreesConfig'] as const
+export type BootstrapConfigKind = (typeof BOOTSTRAP_CONFIG_KINDS)[number]
+
+/** Whether `kind` is one of {@link BOOTSTRAP_CONFIG_KINDS}. */
+export function isBootstrapConfigKind(kind: string): kind is BootstrapConfigKind {
+  return (BOOTSTRAP_CONFIG_KINDS as readonly string[]).includes(kind)
+}
+
+/**
+ * The KubeSwiftMachine's references to KubeSwift objects (`spec.backend.swiftGuest`), each by
+ * name only, in the Machine's namespace: a namespace or a kind beside the name would point the
+ * provider at an object of the pool author's choosing elsewhere.
+ */
+export const SWIFT_GUEST_REFS = ['imageRef', 'guestClassRef', 'networkRef', 'nodeNetworkRef'] as const
+
 /** The bootstrap config of one Machine, copied from a template as a MachineSet would copy it. */
 export const CellBootstrapConfigSchema = Type.Object(
   {
-    apiGroup: Type.String({ minLength: 1, maxLength: 253, description: 'API group of the config and its template.' }),
-    kind: Type.String({ minLength: 1, maxLength: 63, description: 'Kind of the config (the template kind without Template).' }),
+    apiGroup: StringEnum([BOOTSTRAP_GROUP], { description: 'API group of the config and its template: bootstrap.cluster.x-k8s.io.' }),
+    kind: StringEnum(BOOTSTRAP_CONFIG_KINDS, {
+      description: 'Kind of the config (the template kind without Template): KubeadmConfig, RKE2Config or KThreesConfig.'
+    }),
     templateName: Type.String({
       minLength: 1,
       maxLength: 253,

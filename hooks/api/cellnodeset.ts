@@ -74,6 +74,9 @@ export const TaintSchema = Type.Object(
 )
 export type Taint = Static<typeof TaintSchema>
 
+/** The longest Machine providerID a CellNodeSet entry takes; the cellpool hook copies none longer. */
+export const PROVIDER_ID_MAX = 512
+
 /** One Node the pool expects: one per cell the pool holds, draining ones included. */
 export const CellNodeSchema = Type.Object(
   {
@@ -87,7 +90,7 @@ export const CellNodeSchema = Type.Object(
     ),
     providerID: Type.Optional(
       Type.String({
-        maxLength: 512,
+        maxLength: PROVIDER_ID_MAX,
         description:
           'Cluster API cells: the Machine providerID (kubeswift://<namespace>/<machine>). A Node with this spec.providerID and no ' +
           'cells.kubeswift.io/pool-uid label is the cell own registration (a bootstrap config template gives its kubelet no pool ' +
@@ -154,11 +157,22 @@ export const CellNodeSetSpecSchema = Type.Object(
 )
 export type CellNodeSetSpec = Static<typeof CellNodeSetSpecSchema>
 
+/**
+ * The most devices a status row lists: a cell's VM holds one GPU, so a longer registration is
+ * garbage (Unparseable), and what a compromised cell can make the agent copy stays small.
+ */
+export const MAX_CELL_DEVICES = 64
+/** The longest device id (a longer one makes the registration Unparseable) or type (clipped). */
+export const MAX_DEVICE_TEXT = 128
+
 /** A HAMi device as the agent read it from the Node's registration annotation. */
 export const CellDeviceSchema = Type.Object(
   {
-    id: Type.String({ description: 'Device id (UUID).' }),
-    type: Type.String({ description: 'Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB.' }),
+    id: Type.String({
+      maxLength: 128,
+      description: 'Device id (UUID), at most 128 characters (a longer one makes the registration Unparseable).'
+    }),
+    type: Type.String({ maxLength: 128, description: 'Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB; clipped to 128 characters.' }),
     memoryMiB: Type.Integer({ description: 'Device memory in MiB.' }),
     cores: Type.Integer({ description: 'Device compute, in percent (HAMi devcore).' }),
     healthy: Type.Boolean({ description: 'HAMi reports the device healthy.' })
@@ -243,7 +257,12 @@ export const CellNodeStatusSchema = Type.Object(
     live: Type.Optional(Type.Boolean({ description: 'The kubelet still heartbeats (judged by the agent clock).' })),
     ready: Type.Optional(Type.Boolean({ description: 'The Node Ready condition is True.' })),
     unschedulable: Type.Optional(Type.Boolean({ description: 'The Node is cordoned.' })),
-    devices: Type.Optional(Type.Array(CellDeviceSchema, { description: 'Devices HAMi registered on the Node.' })),
+    devices: Type.Optional(
+      Type.Array(CellDeviceSchema, {
+        maxItems: MAX_CELL_DEVICES,
+        description: 'Devices HAMi registered on the Node, at most 64 (a longer registration is Unparseable).'
+      })
+    ),
     registration: Type.Optional(
       StringEnum(['Missing', 'Parsed', 'Unparseable'], { description: 'The HAMi registration annotation: Missing, Parsed or Unparseable.' })
     ),
@@ -265,17 +284,43 @@ export const CellNodeStatusSchema = Type.Object(
 )
 export type CellNodeStatus = Static<typeof CellNodeStatusSchema>
 
+/**
+ * The largest figure of a demand count or request: the largest integer JavaScript holds exactly
+ * (2^53 − 1), within the API server's int64. The agent reads every quantity to it and saturates
+ * every sum at it, so no Pod of the workload cluster can make the status unwritable.
+ */
+export const DEMAND_MAX = Number.MAX_SAFE_INTEGER
+
+/** A demand figure: a whole number from 0 to {@link DEMAND_MAX}. */
+const DemandFigure = (description: string) => Type.Integer({ minimum: 0, maximum: DEMAND_MAX, description })
+
 /** One group of pending Pods with the same request. */
 export const DemandShapeSchema = Type.Object(
   {
-    devices: Type.Integer({ description: 'Devices requested per Pod.' }),
-    memoryMiB: Type.Integer({ description: 'Device memory requested per Pod, MiB (0: not stated).' }),
-    cores: Type.Integer({ description: 'Device compute requested per Pod, percent (0: not stated).' }),
-    pods: Type.Integer({ description: 'Pending Pods with this request.' })
+    devices: DemandFigure('Devices requested per Pod.'),
+    memoryMiB: DemandFigure('Device memory requested per Pod, MiB (0: not stated).'),
+    cores: DemandFigure('Device compute requested per Pod, percent (0: not stated).'),
+    pods: DemandFigure('Pending Pods with this request.')
   },
-  { description: 'Pending Pods grouped by identical request.' }
+  { description: 'Pending Pods grouped by identical request; each figure at most 2^53 - 1 (a larger request is held there).' }
 )
 export type DemandShape = Static<typeof DemandShapeSchema>
+
+/**
+ * What one cell of the pool offers, as the agent last observed it: the smallest of each figure
+ * among the pool's Ready Nodes (demand counts only Pods such a cell could run).
+ */
+export const CellSizeSchema = Type.Object(
+  {
+    cpuMillicores: DemandFigure('Allocatable CPU of a cell Node, millicores.'),
+    memoryBytes: DemandFigure('Allocatable memory of a cell Node, bytes.'),
+    devices: DemandFigure('Healthy HAMi devices of a cell Node.'),
+    deviceMemoryMiB: DemandFigure('Memory of a device, MiB.'),
+    deviceCores: DemandFigure('Compute of a device, percent.')
+  },
+  { description: 'What one cell offers: the smallest figures among the pool Nodes that are Ready and have a healthy device.' }
+)
+export type CellSize = Static<typeof CellSizeSchema>
 
 /** A Node the agent deleted. */
 export const SweptNodeSchema = Type.Object(
@@ -320,7 +365,20 @@ export const CellNodeSetStatusSchema = Type.Object(
       Type.Object(
         {
           read: Type.Boolean({ description: 'Pending Pods were listed.' }),
-          pendingPods: Type.Integer({ description: 'Pending Pods that count as demand for this pool.' }),
+          pendingPods: DemandFigure('Pending Pods that count as demand for this pool.'),
+          unreadablePods: Type.Optional(
+            DemandFigure(
+              'Pending Pods that would count but whose request does not read (a quantity that does not parse, is negative or is ' +
+                'past 2^53 - 1); they are not demand. Absent: none.'
+            )
+          ),
+          unrunnablePods: Type.Optional(
+            DemandFigure(
+              'Pending Pods that would count but ask for more than one cell offers (CPU, memory, devices, device memory or ' +
+                'compute against cell); they are not demand. Absent: none.'
+            )
+          ),
+          cell: Type.Optional(CellSizeSchema),
           shapes: Type.Optional(
             Type.Array(DemandShapeSchema, { maxItems: 50, description: 'Grouped by request, largest first, at most 50.' })
           ),

@@ -14,18 +14,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { TaintSchema } from './cellnodeset.ts'
-import {
-  CustomResource,
-  DNS_LABEL_PATTERN,
-  OpenObject,
-  StringEnum,
-  StringMap,
-  cel,
-  conditionSchema,
-  listMap,
-  nameRule,
-  type CelRule
-} from './kit.ts'
+import { CustomResource, OpenObject, StringEnum, StringMap, cel, conditionSchema, listMap, nameRule, type CelRule } from './kit.ts'
+import { DNS_LABEL_PATTERN } from '../k8s/names.ts'
 
 /** Type key of GPUCellPools in a v2 hook request. */
 export const GPU_CELL_POOL_TYPE_KEY = 'GPUCellPool.cells.kubeswift.io/v1alpha1'
@@ -314,8 +304,8 @@ export const WorkloadClusterSpecSchema = Type.Object(
             StringMap(
               'Labels of each cell Node, at most 64. Labels a kubelet may set on itself are set at registration ({{ nodeLabels }}); ' +
                 'the others (node-role.kubernetes.io/...) by the workload agent after the Node joins. Refused: ' +
-                'node-restriction.kubernetes.io/ labels, the control-plane roles, and other kubernetes.io and k8s.io labels ' +
-                'NodeRestriction forbids a kubelet. Labels and annotations together take at most 16 KiB.',
+                'node-restriction.kubernetes.io/ labels, the control-plane and etcd roles (control-plane, master, controlplane, etcd), ' +
+                'and other kubernetes.io and k8s.io labels NodeRestriction forbids a kubelet. Labels and annotations together take at most 16 KiB.',
               { maxProperties: 64 }
             )
           ),
@@ -327,7 +317,7 @@ export const WorkloadClusterSpecSchema = Type.Object(
               maxItems: 64,
               description:
                 'Taints of each cell Node: at registration ({{ nodeTaints }}) and ensured by the workload agent. Refused: ' +
-                'node.kubernetes.io/ and node.cloudprovider.kubernetes.io/ taints and the control-plane taints.'
+                'node.kubernetes.io/ and node.cloudprovider.kubernetes.io/ taints and taints on the control-plane and etcd role keys.'
             })
           )
         },
@@ -512,12 +502,26 @@ export const CellStatusSchema = Type.Object(
           'Pending, AllocatingGPU, GuestProvisioning, Booting, Joining, AwaitingGPUCapacity, Ready, Draining, Deleting or Failed.'
       })
     ),
-    reason: Type.Optional(Type.String({ description: 'One CamelCase word on why the cell is in its phase.' })),
-    message: Type.Optional(Type.String({ description: 'What a person should know about the cell.' })),
+    reason: Type.Optional(
+      Type.String({ description: 'One CamelCase word on why the cell is in its phase; at most 128 characters (clipped).' })
+    ),
+    message: Type.Optional(
+      Type.String({ description: 'What a person should know about the cell; at most 1024 characters (clipped, ending in …).' })
+    ),
     guestUID: Type.Optional(Type.String({ description: 'The uid of the SwiftGuest: this incarnation of the cell.' })),
-    hostNode: Type.Optional(Type.String({ description: 'Infrastructure node whose GPU the cell holds.' })),
-    devices: Type.Optional(Type.Array(Type.String(), { description: 'PCI addresses of the GPUs passed into the VM.' })),
-    nodeIP: Type.Optional(Type.String({ description: 'The node address: the nodeIPFrom interface IP, else the primary IP.' })),
+    hostNode: Type.Optional(
+      Type.String({
+        description: 'Infrastructure node whose GPU the cell holds; absent when the guest reports a name past 253 characters.'
+      })
+    ),
+    devices: Type.Optional(
+      Type.Array(Type.String(), { description: 'PCI addresses of the GPUs passed into the VM: at most 16, each at most 253 characters.' })
+    ),
+    nodeIP: Type.Optional(
+      Type.String({
+        description: 'The node address: the nodeIPFrom interface IP, else the primary IP (an address past 64 characters is not read).'
+      })
+    ),
     nodeName: Type.Optional(Type.String({ description: 'The cell Node in the workload cluster, once present.' })),
     templateHash: Type.Optional(
       Type.String({ description: 'Hash of what the cell was built from (guestTemplate, gpu, nodeIPFrom, hostname).' })

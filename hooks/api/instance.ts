@@ -11,8 +11,6 @@ import { Type, type Static } from '@sinclair/typebox'
 import {
   conditionSchema,
   CustomResource,
-  DNS_LABEL_PATTERN,
-  DNS_SUBDOMAIN_PATTERN,
   NON_NEGATIVE_QUANTITY_RULE,
   Quantity,
   StringEnum,
@@ -21,6 +19,7 @@ import {
   listMap,
   nameRule
 } from './kit.ts'
+import { DNS1035_LABEL_PATTERN, DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 
 /** API group and version of Instance and InstanceType. */
 export const WORKER_API_VERSION = 'worker.gpustack.ai/v1alpha1'
@@ -440,7 +439,7 @@ export const InstanceSchema = CustomResource(
     ...cel(
       nameRule(
         63,
-        '^[a-z]([-a-z0-9]*[a-z0-9])?$',
+        DNS1035_LABEL_PATTERN,
         'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting ' +
           'with a letter and ending with a letter or digit (it names the Pod label and the Service)'
       )

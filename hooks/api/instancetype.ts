@@ -3,7 +3,8 @@
  * placed on, written by the cluster admin. It decides placement and how accelerators are requested.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { CustomResource, DNS_LABEL_PATTERN, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } from './kit.ts'
+import { CustomResource, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } from './kit.ts'
+import { DNS_LABEL_PATTERN } from '../k8s/names.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */

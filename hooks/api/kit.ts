@@ -53,9 +53,6 @@ export const NON_NEGATIVE_QUANTITY_RULE: CelRule = {
   message: 'must not be negative'
 }
 
-/** A DNS subdomain (RFC 1123), the rule of a Node, Secret or ConfigMap name (at most 253 characters). */
-export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
-
 /** A resource quantity: an integer or a quantity string, as `resources.requests` takes. */
 export function Quantity(options: SchemaOptions = {}): TUnsafe<number | string> {
   return Type.Unsafe<number | string>({
@@ -84,9 +81,6 @@ export function StringMap(description: string, options: { maxProperties?: number
 
 /** The effects a Node taint may have, and so a toleration may match. */
 export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const
-
-/** A DNS label (RFC 1123): lower-case letters, digits and -, starting and ending with a letter or digit. */
-export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 
 /** A CEL rule on a schema node, as `x-kubernetes-validations` takes it. */
 export interface CelRule {

@@ -18,7 +18,7 @@
  * - the root `metadata` may constrain only `name` and `generateName` (and carries no description).
  */
 import type { TSchema } from '@sinclair/typebox'
-import { sortKeys } from '../k8s/hash.ts'
+import { sortKeysDeep } from '../k8s/hash.ts'
 
 /** One node of an OpenAPI v3 schema as a CRD takes it. */
 export interface OpenApiSchema {
@@ -125,7 +125,7 @@ export function renderSchema(schema: TSchema | Json): OpenApiSchema {
   // A JSON round trip drops TypeBox's symbol-keyed internals (Kind, Optional, Hint).
   const plain: unknown = JSON.parse(JSON.stringify(schema))
   if (!isJsonObject(plain)) throw new SchemaRenderError('', 'a schema must be an object')
-  return sortKeys(renderNode(plain, '')) as OpenApiSchema
+  return sortKeysDeep(renderNode(plain, ''))
 }
 
 function renderNode(node: Json, path: string): OpenApiSchema {
@@ -301,5 +301,5 @@ export function renderRootSchema(schema: TSchema, apiVersion: string, kind: stri
     kind: { description: `Kind of this object: ${kind}.`, type: 'string' },
     metadata: { type: 'object' }
   }
-  return sortKeys({ ...root, properties }) as OpenApiSchema
+  return sortKeysDeep({ ...root, properties })
 }

@@ -1,5 +1,5 @@
 /**
- * The hooks of the GPUCellPool controller (docs/cellpool.md), the entry points the routes call:
+ * The hooks of the GPUCellPool controller (docs/cellpool.md), the entry points its descriptor (descriptor.ts) binds:
  * `sync` and `finalize` of the CompositeController, `customize`, and the admission check. Each is a
  * pure function of its request (and the time it arrived).
  *

@@ -6,25 +6,23 @@
  * every declared child type present, related objects as the customize hook asks for them), calls
  * the pure hook and prints its answer (desired children and status) as YAML.
  *
- * Every problem with the input is named with its file and exits 2; nothing is sent anywhere.
+ * Every problem with the input is named with its file and exits 2 (read.ts bounds the files
+ * themselves); nothing is sent anywhere.
  */
-import { readFileSync } from 'node:fs'
 import { Value } from '@sinclair/typebox/value'
-import { parseAllDocuments, stringify } from 'yaml'
+import { stringify } from 'yaml'
 import { objectKey, typeKey } from '../metacontroller/observed.ts'
 import type { RelatedResourceRule } from '../metacontroller/schemas.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { guardAnswer } from '../metacontroller/answer-guard.ts'
 import { RENDER_CONTROLLERS, plural, ruleTypeKey, type RenderController } from './controllers.ts'
+import { InputError, asStored, readObjects, type KubeObject } from './read.ts'
 
 /** Where the CLI writes. */
 export interface RenderIo {
   stdout: (text: string) => void
   stderr: (text: string) => void
 }
-
-/** A problem with the input: printed as `gpuhooks render: <message>`, exit code 2. */
-export class InputError extends Error {}
 
 const USAGE = `usage: gpuhooks render PARENT.yaml [--children FILE]... [--related FILE]... [--finalize] [--now RFC3339]
 
@@ -72,59 +70,6 @@ export function parseArgs(argv: readonly string[], now: Date): RenderArgs {
   if (positional.length !== 1) throw new InputError(`expected one parent file, got ${positional.length}\n${USAGE}`)
   args.parent = positional[0] as string
   return args
-}
-
-type KubeObject = Record<string, unknown> & { metadata: Record<string, unknown> }
-
-/** Reads every object of a multi-document YAML file (List objects unpacked); names the file in every error. */
-export function readObjects(file: string): KubeObject[] {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable'
-    throw new InputError(`${file}: cannot read (${code})`)
-  }
-  const objects: KubeObject[] = []
-  const docs = parseAllDocuments(text)
-  if (!Array.isArray(docs)) throw new InputError(`${file}: not YAML`)
-  docs.forEach((doc, index) => {
-    const where = `${file}: document ${index + 1}`
-    if (doc.errors.length > 0) throw new InputError(`${where}: not valid YAML: ${doc.errors[0]?.message ?? ''}`)
-    const value: unknown = doc.toJS({ maxAliasCount: 100 })
-    if (value === null || value === undefined) return
-    const isList = isRecord(value) && typeof value.kind === 'string' && value.kind.endsWith('List') && Array.isArray(value.items)
-    const items: unknown[] = isList ? (value.items as unknown[]) : [value]
-    items.forEach((item, i) => objects.push(checkObject(item, isList ? `${where} item ${i + 1}` : where)))
-  })
-  return objects
-}
-
-function checkObject(value: unknown, where: string): KubeObject {
-  if (!isRecord(value)) throw new InputError(`${where}: not a Kubernetes object (a mapping with apiVersion, kind and metadata)`)
-  if (typeof value.apiVersion !== 'string' || value.apiVersion === '') throw new InputError(`${where}: apiVersion is missing`)
-  if (typeof value.kind !== 'string' || value.kind === '') throw new InputError(`${where}: kind is missing`)
-  const metadata = value.metadata
-  if (!isRecord(metadata) || typeof metadata.name !== 'string' || metadata.name === '')
-    throw new InputError(`${where}: metadata.name is missing`)
-  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string')
-    throw new InputError(`${where}: metadata.namespace is not a string`)
-  return value as KubeObject
-}
-
-/**
- * A Secret as the API server stores and Metacontroller sends it: `stringData` written into `data`
- * (base64, winning over a `data` key of the same name) and dropped. Manifests such as
- * deploy/examples/cellpool.yaml write their Secrets with stringData; the hooks read data only.
- */
-export function asStored(object: KubeObject): KubeObject {
-  if (object.apiVersion !== 'v1' || object.kind !== 'Secret' || !isRecord(object.stringData)) return object
-  const data = new Map<string, unknown>(isRecord(object.data) ? Object.entries(object.data) : [])
-  for (const [key, value] of Object.entries(object.stringData)) {
-    if (typeof value === 'string') data.set(key, Buffer.from(value, 'utf8').toString('base64'))
-  }
-  const { stringData: _dropped, ...rest } = object
-  return { ...rest, data: Object.fromEntries(data) }
 }
 
 function keyOf(object: KubeObject): string {
@@ -211,7 +156,7 @@ export function buildRequest(args: RenderArgs, io: Pick<RenderIo, 'stderr'>): { 
   const customizeRequest = { controller: { metadata: { name: row.name } }, parent }
   const customizeProblem = schemaProblem(row.customizeSchema, customizeRequest)
   if (customizeProblem !== undefined) throw new InputError(`${args.parent}: the ${row.kind} cannot be read: parent${customizeProblem}`)
-  const rules = row.customize(customizeRequest as never).relatedResources
+  const rules = row.customize(customizeRequest as never, args.now).relatedResources
 
   const children = new Map<string, Record<string, KubeObject>>(row.childTypes.map((t) => [t, {}]))
   for (const file of args.children) {

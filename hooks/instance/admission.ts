@@ -17,7 +17,7 @@
  *   count, list order does), without serialising them.
  */
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
-import { isRecord, ownValue } from '../k8s/objects.ts'
+import { isRecord, nameOf, ownValue } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
 
 /** The verdict on one AdmissionReview request for an Instance. */
@@ -71,9 +71,4 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 function definedKeys(o: Record<string, unknown>): string[] {
   return Object.keys(o).filter((k) => o[k] !== undefined)
-}
-
-function nameOf(object: Record<string, unknown>): string | undefined {
-  const metadata = object.metadata
-  return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
 }

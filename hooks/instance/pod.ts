@@ -21,7 +21,7 @@ import type { Container, PodSpec, Volume } from 'kubernetes-types/core/v1.d.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { DEFAULT_SSH_SERVER_IMAGE } from '../api/setting.ts'
 import { cloneJson, recordOf, sortedRecord, type KubeObject } from '../k8s/objects.ts'
-import { contentHash, sortKeys } from '../k8s/hash.ts'
+import { contentHash, sortKeysDeep } from '../k8s/hash.ts'
 import { acceleratorRequests } from './accelerator.ts'
 import { GENERATION_ANNOTATION, MAIN_CONTAINER, POD_HASH_ANNOTATION, WORKSPACE_VOLUME, podLabels } from './labels.ts'
 import { sshSidecar } from './ssh.ts'
@@ -83,7 +83,7 @@ export function buildPod(input: PodInput): KubeObject {
     // sshd enters main's namespaces through main's first process, which it must be able to see.
     ...(ssh ? { shareProcessNamespace: true } : {}),
     // Keys sorted inside each toleration: the answer's bytes do not depend on how they arrived.
-    ...(tolerations.length > 0 ? { tolerations: sortKeys(tolerations) as PodSpec['tolerations'] } : {}),
+    ...(tolerations.length > 0 ? { tolerations: sortKeysDeep(tolerations) } : {}),
     volumes
   }
 

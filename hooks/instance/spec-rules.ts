@@ -7,6 +7,7 @@
  */
 import { ACCELERATOR_FAMILIES, ENV_SOURCES } from '../api/instance.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { isIanaServiceName } from '../k8s/names.ts'
 import { describe } from '../k8s/schema-messages.ts'
 import { SSH_PORT } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
@@ -248,11 +249,6 @@ function acceleratorProblems(a: Record<string, unknown>): SpecProblem[] {
     )
   }
   return problems
-}
-
-/** The IANA service name rule the CRD's CEL states for port names (length is the schema's). */
-function isIanaServiceName(name: string): boolean {
-  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) && /[a-z]/.test(name) && !name.includes('--')
 }
 
 function list(value: unknown): unknown[] {

@@ -17,6 +17,7 @@
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
+import { withoutStop } from '../k8s/sentences.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { MAIN_CONTAINER } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
@@ -50,11 +51,6 @@ export interface StatusInput {
   drift: Drift
 }
 
-const rec = asRecord
-const str = asText
-const arr = asList
-const withoutStop = (s: string): string => s.replace(/[.\s]+$/, '')
-
 interface Waiting {
   container: string
   reason: string
@@ -62,45 +58,45 @@ interface Waiting {
 
 /** The first waiting container of a Pod (`main` first), with its reason. */
 export function waitingContainer(pod: KubeObject | undefined): Waiting | undefined {
-  const statuses = [...arr(rec(pod?.status).initContainerStatuses), ...arr(rec(pod?.status).containerStatuses)]
-    .map(rec)
+  const statuses = [...asList(asRecord(pod?.status).initContainerStatuses), ...asList(asRecord(pod?.status).containerStatuses)]
+    .map(asRecord)
     .sort((a, b) => Number(b.name === MAIN_CONTAINER) - Number(a.name === MAIN_CONTAINER))
   for (const s of statuses) {
-    const reason = str(rec(rec(s.state).waiting).reason)
-    if (reason !== undefined) return { container: str(s.name) ?? 'a container', reason }
+    const reason = asText(asRecord(asRecord(s.state).waiting).reason)
+    if (reason !== undefined) return { container: asText(s.name) ?? 'a container', reason }
   }
   return undefined
 }
 
 function podCondition(pod: KubeObject, type: string): Record<string, unknown> | undefined {
-  return arr(rec(pod.status).conditions)
-    .map(rec)
+  return asList(asRecord(pod.status).conditions)
+    .map(asRecord)
     .find((c) => c.type === type)
 }
 
 /** True when the Pod ended (phase Failed or Succeeded): it never runs again. */
 export function podEnded(pod: KubeObject): boolean {
-  const phase = rec(pod.status).phase
+  const phase = asRecord(pod.status).phase
   return phase === 'Failed' || phase === 'Succeeded'
 }
 
 /** True when the Pod is being deleted. */
 export function podDeleting(pod: KubeObject): boolean {
-  return str(pod.metadata.deletionTimestamp) !== undefined
+  return asText(pod.metadata.deletionTimestamp) !== undefined
 }
 
 /** True when the Pod is bound to a node: `spec.nodeName` set or condition PodScheduled True. */
 export function podScheduled(pod: KubeObject): boolean {
-  return str(rec(pod.spec).nodeName) !== undefined || podCondition(pod, 'PodScheduled')?.status === 'True'
+  return asText(asRecord(pod.spec).nodeName) !== undefined || podCondition(pod, 'PodScheduled')?.status === 'True'
 }
 
 /** The phase and message the observed Pod alone gives. */
 export function phaseFromPod(pod: KubeObject): { phase: InstancePhase; message: string } {
   const name = pod.metadata.name ?? ''
-  const status = rec(pod.status)
-  const node = str(rec(pod.spec).nodeName)
+  const status = asRecord(pod.status)
+  const node = asText(asRecord(pod.spec).nodeName)
   if (podEnded(pod)) {
-    const reason = str(status.reason)
+    const reason = asText(status.reason)
     return {
       phase: 'Failed',
       message: `Pod ${name} ended with phase ${String(status.phase)}${reason !== undefined ? ` (${reason})` : ''}.`
@@ -114,7 +110,7 @@ export function phaseFromPod(pod: KubeObject): { phase: InstancePhase; message: 
     const detail = waiting !== undefined ? `: container ${waiting.container} is waiting (${waiting.reason})` : ''
     return { phase: 'Starting', message: `Pod ${name} is starting on node ${node ?? 'unknown'}${detail}.` }
   }
-  const why = str(podCondition(pod, 'PodScheduled')?.message)
+  const why = asText(podCondition(pod, 'PodScheduled')?.message)
   return { phase: 'Pending', message: `Pod ${name} is waiting to be scheduled${why !== undefined ? `: ${withoutStop(why)}` : ''}.` }
 }
 
@@ -126,7 +122,7 @@ export function instancePhase(input: StatusInput): { phase: InstancePhase; messa
     if (service !== undefined) return { phase: 'Deleting', message: `Deleting: removing Service ${service.metadata.name}.` }
     return { phase: 'Deleting', message: 'Deleting: every child is gone.' }
   }
-  if (rec(input.spec).stop === true) {
+  if (asRecord(input.spec).stop === true) {
     const keeps = service !== undefined ? `; Service ${service.metadata.name} keeps its node ports` : ''
     if (pod !== undefined) return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${keeps}.` }
     return { phase: 'Stopped', message: `Stopped${keeps}.` }
@@ -201,8 +197,8 @@ export function upToDateCondition(drift: Drift): ConditionInput {
 /** Port names the spec gives, by identity (`8888/TCP` → `jupyter`). */
 export function specPortNames(spec: unknown): Map<string, string> {
   const out = new Map<string, string>()
-  for (const p of arr(rec(spec).ports).map(rec)) {
-    const name = str(p.name)
+  for (const p of asList(asRecord(spec).ports).map(asRecord)) {
+    const name = asText(p.name)
     if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, protocolOf(p)), name)
   }
   return out
@@ -231,22 +227,22 @@ export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatu
 
 /** `status.accelerator` from the observed Pod's `main` container and the spec's family and count. */
 export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['accelerator'] {
-  const main = arr(rec(pod.spec).containers)
-    .map(rec)
+  const main = asList(asRecord(pod.spec).containers)
+    .map(asRecord)
     .find((c) => c.name === MAIN_CONTAINER)
-  const resources = rec(main?.resources)
-  const requested = new Map([...Object.entries(rec(resources.limits)), ...Object.entries(rec(resources.requests))])
+  const resources = asRecord(main?.resources)
+  const requested = new Map([...Object.entries(asRecord(resources.limits)), ...Object.entries(asRecord(resources.requests))])
   const extended = recordOf(
     [...requested.keys()].sort().flatMap((key) => {
       const value = requested.get(key)
       return key.includes('/') && (typeof value === 'string' || typeof value === 'number') ? [[key, String(value)] as const] : []
     })
   )
-  const declared = rec(rec(rec(spec).resources).accelerator)
-  const hasBlock = isRecord(rec(rec(spec).resources).accelerator)
+  const declared = asRecord(asRecord(asRecord(spec).resources).accelerator)
+  const hasBlock = isRecord(asRecord(asRecord(spec).resources).accelerator)
   const count = typeof declared.count === 'number' ? declared.count : hasBlock ? 1 : 0
   if (count === 0 && Object.keys(extended).length === 0) return undefined
-  return { family: str(declared.family) ?? 'Whole', count, resources: extended }
+  return { family: asText(declared.family) ?? 'Whole', count, resources: extended }
 }
 
 /**
@@ -265,15 +261,15 @@ export function instanceStatus(input: StatusInput): InstanceStatus {
   const { phase, message } = instancePhase(input)
   const status: InstanceStatus = { phase, message }
   const pod = input.pod
-  const podStatus = rec(pod?.status)
+  const podStatus = asRecord(pod?.status)
   if (pod !== undefined) {
     status.podName = pod.metadata.name
-    const nodeName = str(rec(pod.spec).nodeName)
+    const nodeName = asText(asRecord(pod.spec).nodeName)
     if (nodeName !== undefined) status.nodeName = nodeName
-    const podIP = str(podStatus.podIP)
+    const podIP = asText(podStatus.podIP)
     if (podIP !== undefined) status.podIP = podIP
   }
-  const hostIP = str(podStatus.hostIP)
+  const hostIP = asText(podStatus.hostIP)
   if (hostIP !== undefined) status.hostIP = hostIP
   const ports = statusPorts(input.service, input.spec)
   if (ports.length > 0) {

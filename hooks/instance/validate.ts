@@ -22,7 +22,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
-import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../api/kit.ts'
+import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, matchesDns1035Label } from '../k8s/names.ts'
 import { CONFIG_KEY_PATTERN, ENV_NAME_PATTERN, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { cloneJson, isRecord } from '../k8s/objects.ts'
@@ -66,7 +66,6 @@ const SPEC_CHECK = TypeCompiler.Compile(InstanceSpecSchema)
 
 /** The longest label value; `spec.type` and the Instance name become label values on the Pod. */
 const LABEL_VALUE_MAX = 63
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
 
 /**
  * Every problem of `spec` that needs no other object: the CRD schema (types, enums, ranges,
@@ -104,7 +103,7 @@ export function instanceNameProblems(name: string): SpecProblem[] {
       )
     )
   }
-  if (name.length <= LABEL_VALUE_MAX && !DNS1035_LABEL.test(name)) {
+  if (name.length <= LABEL_VALUE_MAX && !matchesDns1035Label(name)) {
     problems.push(
       invalid(
         'metadata.name',

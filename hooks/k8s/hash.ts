@@ -10,7 +10,7 @@ import { recordOf } from './objects.ts'
 
 /**
  * JSON text of `value` with object keys sorted at every depth: exactly
- * `JSON.stringify(sortKeys(value))`, written out directly instead of building the sorted copy
+ * `JSON.stringify(sortKeysDeep(value))`, written out directly instead of building the sorted copy
  * first (the Pod hash of every Instance sync takes one; the copy was most of its cost). Members
  * JSON.stringify leaves out (undefined, functions, symbols) are left out of objects and written
  * as `null` in arrays; undefined at the top gives undefined, as JSON.stringify does.
@@ -88,19 +88,24 @@ function isArrayIndex(key: string): boolean {
 
 /**
  * `value` with object keys sorted at every depth (arrays keep their order, `undefined` members are
- * dropped), for byte-stable JSON and YAML. Own keys only, written as own data properties, so a
+ * dropped), for byte-stable JSON and YAML; typed as its input. (One level only, for a flat map:
+ * `sortedRecord` in objects.ts.) Own keys only, written as own data properties, so a
  * key such as `__proto__` survives as a key. Recursion follows the nesting of its input, which
  * every caller has bounded (request bodies by their parser, see `json.ts`).
  */
-export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys)
+export function sortKeysDeep<T>(value: T): T {
+  return sortedDeep(value) as T
+}
+
+function sortedDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedDeep)
   if (typeof value !== 'object' || value === null) return value
   const record = value as Record<string, unknown>
   return recordOf(
     Object.keys(record)
       .sort()
       .filter((key) => record[key] !== undefined)
-      .map((key) => [key, sortKeys(record[key])] as const)
+      .map((key) => [key, sortedDeep(record[key])] as const)
   )
 }
 

@@ -14,8 +14,11 @@
  * `k8s.io/kubelet/pkg/apis.IsKubeletLabel`, `k8s.io/api/core/v1` well_known_labels.go):
  * - `node-restriction.kubernetes.io/` and its subdomains: forbidden to kubelets, so that an admin
  *   can mark the Nodes it trusts and steer workloads (and Secrets) to them;
- * - `node-role.kubernetes.io/control-plane` and `node-role.kubernetes.io/master`: what system
- *   workloads select to run on the control plane;
+ * - the control-plane and etcd roles: `node-role.kubernetes.io/control-plane` and
+ *   `node-role.kubernetes.io/master` (kubeadm, RKE2), and RKE's `node-role.kubernetes.io/controlplane`
+ *   and `node-role.kubernetes.io/etcd`: what system workloads select to run on the control plane
+ *   (Rancher's cluster agent, which holds the cluster's admin credentials, prefers Nodes with any of
+ *   `controlplane`, `control-plane` or `master`);
  * - every other key under `kubernetes.io`, `k8s.io` or their subdomains that a kubelet may not set
  *   on itself (`kubernetes.io/role` among them), except `node-role.kubernetes.io/<role>` for any
  *   other role (`gpu-cell`), which only names what a Node is for.
@@ -26,8 +29,8 @@
  *   non-graceful shutdown (`out-of-service`, which force-deletes the Node's Pods and detaches their
  *   volumes);
  * - `node.cloudprovider.kubernetes.io/`: the cloud node controller's (`uninitialized`, `shutdown`);
- * - `node-role.kubernetes.io/control-plane` and `node-role.kubernetes.io/master`: kubeadm's
- *   control-plane taints, which the workloads meant for the control plane tolerate.
+ * - the same four role keys: kubeadm's control-plane taints and RKE's (`controlplane=true:NoSchedule`,
+ *   `etcd=true:NoExecute`), which the workloads meant for the control plane tolerate.
  *
  * `permitted` is the admin's list of exceptions: a key, or a prefix ending in `/` for a whole
  * namespace (`node-restriction.kubernetes.io/`).
@@ -48,8 +51,13 @@ const KUBELET_LABELS = new Set([
   'failure-domain.beta.kubernetes.io/region'
 ])
 
-/** The role labels and taints of a control-plane Node. */
-const CONTROL_PLANE_KEYS = new Set(['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'])
+/** The role labels and taints of a control-plane or etcd Node: kubeadm's and RKE2's, then RKE's. */
+const CONTROL_PLANE_KEYS: ReadonlySet<string> = new Set([
+  'node-role.kubernetes.io/control-plane',
+  'node-role.kubernetes.io/master',
+  'node-role.kubernetes.io/controlplane',
+  'node-role.kubernetes.io/etcd'
+])
 
 const ROLE_PREFIX = 'node-role.kubernetes.io/'
 
@@ -97,7 +105,8 @@ export function restrictedLabelReason(key: string, permitted: readonly string[] 
   if (inDomain(namespace, 'node-restriction.kubernetes.io')) {
     return 'node-restriction.kubernetes.io/ labels mark the Nodes an admin trusts; NodeRestriction forbids a kubelet to set them'
   }
-  if (CONTROL_PLANE_KEYS.has(key)) return 'it marks a control-plane Node, where system workloads are steered'
+  if (CONTROL_PLANE_KEYS.has(key))
+    return 'it marks a control-plane Node (or, on RKE, an etcd Node), where system workloads and their credentials are steered'
   if (kubeletMaySetLabel(key) || key.startsWith(ROLE_PREFIX)) return undefined
   return `its prefix ${namespace} is reserved to Kubernetes and NodeRestriction forbids a kubelet to set it; only a cluster admin may`
 }
@@ -114,6 +123,7 @@ export function restrictedTaintReason(key: string, permitted: readonly string[] 
   }
   if (namespace === 'node.cloudprovider.kubernetes.io')
     return 'node.cloudprovider.kubernetes.io/ taints belong to the cloud node controller'
-  if (CONTROL_PLANE_KEYS.has(key)) return 'it is the control-plane taint, which workloads meant for the control plane tolerate'
+  if (CONTROL_PLANE_KEYS.has(key))
+    return "it is the control-plane taint (or RKE's etcd taint), which workloads meant for the control plane tolerate"
   return undefined
 }

@@ -75,6 +75,12 @@ export function asText(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
+/** An object's `metadata.name` when it is a string (empty included), else undefined: any stored value read without a throw. */
+export function nameOf(object: unknown): string | undefined {
+  const metadata = isRecord(object) ? object.metadata : undefined
+  return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
+}
+
 /** `value` when it is an array, else an empty one: a stored object's list read without a throw. */
 export function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : []
@@ -99,13 +105,17 @@ export function setOwn<V>(record: Record<string, V>, key: string, value: V): voi
   else record[key] = value
 }
 
-/** `map` with its keys in sorted order (own keys only), for byte-stable output. */
-export function sortedRecord<V>(map: Readonly<Record<string, V>>): Record<string, V> {
+/**
+ * `map` with its keys in sorted order, one level deep (own keys only), for byte-stable output;
+ * typed as its input. (Every level: `sortKeysDeep` in hash.ts.)
+ */
+export function sortedRecord<T extends object>(map: T): T {
+  const record = map as Readonly<Record<string, unknown>>
   return recordOf(
-    Object.keys(map)
+    Object.keys(record)
       .sort()
-      .map((key) => [key, map[key] as V] as const)
-  )
+      .map((key) => [key, record[key]] as const)
+  ) as T
 }
 
 /**

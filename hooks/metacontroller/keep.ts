@@ -49,7 +49,7 @@ import {
   isRecord,
   recordOf
 } from '../k8s/objects.ts'
-import { sortKeys } from '../k8s/hash.ts'
+import { sortKeysDeep } from '../k8s/hash.ts'
 import { parseJsonBounded } from '../k8s/json.ts'
 import { DECORATOR_ANNOTATION, LAST_APPLIED_ANNOTATION } from './observed.ts'
 
@@ -99,7 +99,7 @@ function shaped(recorded: unknown, observed: unknown): unknown {
     )
   }
   if (Array.isArray(recorded) && Array.isArray(observed)) return shapedList(recorded, observed)
-  return sortKeys(observed)
+  return sortKeysDeep(observed)
 }
 
 /**
@@ -113,7 +113,7 @@ function shapedList(recorded: unknown[], observed: unknown[]): unknown[] {
   const key = listMapKey(recorded, observed)
   const observedItems = key === undefined ? undefined : itemsByKey(observed, key)
   const recordedItems = key === undefined ? undefined : itemsByKey(recorded, key)
-  if (key === undefined || observedItems === undefined || recordedItems === undefined) return sortKeys(observed) as unknown[]
+  if (key === undefined || observedItems === undefined || recordedItems === undefined) return sortKeysDeep(observed)
   return [...recordedItems].flatMap(([k, item]) => {
     const match = observedItems.get(k)
     return match === undefined ? [] : [shaped(item, match)]

@@ -8,8 +8,9 @@
 import t from 'tap'
 import { eventually } from './support/env.ts'
 import { startScenario } from './support/scenario.ts'
+import { apply } from './support/kubectl.ts'
 import { isReason, resourcePath } from './support/kube.ts'
-import { reader, refs } from './support/reads.ts'
+import { condition, reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 const env = await startScenario()
@@ -22,16 +23,11 @@ type Obj = any
 const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
 const { get, must } = reader<Obj>(kube)
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 /** The Ready condition's status and reason. */
 const ready = (o: Obj): [string, string] => [condition(o, 'Ready')?.status, condition(o, 'Ready')?.reason]
 const nodePorts = (svc: Obj): Record<string, number> => Object.fromEntries(svc.spec.ports.map((p: Obj) => [p.name, p.nodePort]))
 const inRange = (n: unknown): boolean => typeof n === 'number' && n >= 30000 && n <= 32767
 
-/** The user's writes: kubectl, so that the API server runs our admission webhook on them. */
-async function apply(object: JsonObject): Promise<void> {
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(object) })
-}
 async function patchInstance(namespace: string, name: string, patch: JsonObject): Promise<void> {
   await cluster.kubectl(['patch', 'instance', name, '-n', namespace, '--type=merge', '-p', JSON.stringify(patch)])
 }
@@ -85,8 +81,8 @@ t.before(async () => {
       defaults: { cpu, memory: '4Gi' }
     }
   })
-  await apply(type('hami', '4'))
-  await apply(type('hami-small', '2'))
+  await apply(cluster, type('hami', '4'))
+  await apply(cluster, type('hami-small', '2'))
 })
 
 const WORKSPACE = { image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'] }
@@ -100,6 +96,7 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
 
   await t.test('a new Instance gets a Pod and a NodePort Service with real node ports', async (t) => {
     await apply(
+      cluster,
       instance(ns, name, {
         type: 'hami',
         ...WORKSPACE,
@@ -244,7 +241,7 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
 
   await t.test('deleting the Instance removes the Pod, then the Service, then the finalizer', async (t) => {
     const tidy = 'tidy'
-    await apply(instance(ns, tidy, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
+    await apply(cluster, instance(ns, tidy, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
     await settle(ns, tidy)
     await cluster.kubectl(['delete', 'instance', tidy, '-n', ns, '--wait=false'])
     const step = async (): Promise<[boolean, boolean, Obj]> => {
@@ -273,7 +270,7 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
   const name = 'stamped'
   const hostIP = '192.0.2.10'
   let nodePort = 0
-  await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888, name: 'jupyter' }] }))
+  await apply(cluster, instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888, name: 'jupyter' }] }))
   await settle(ns, name)
   nodePort = (await must(serviceRef(ns, name))).spec.ports[0].nodePort
   const podUid = (await must(podRef(ns, name))).metadata.uid
@@ -414,7 +411,7 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
 t.test("the API server's default tolerations cause no update loop", async (t) => {
   const ns = 'quiet'
   const name = 'still'
-  await apply(instance(ns, name, { type: 'hami', ...WORKSPACE }))
+  await apply(cluster, instance(ns, name, { type: 'hami', ...WORKSPACE }))
   const settled = await settle(ns, name)
   t.ok(settled.passes.length <= 3)
   const pod = await must(podRef(ns, name))
@@ -445,7 +442,7 @@ t.test("the API server's default tolerations cause no update loop", async (t) =>
 t.test('a RuntimeClass and spec.nodeName: the API server accepts the placement and its additions cause no loop', async (t) => {
   const ns = 'quiet'
   const name = 'placed'
-  await apply({
+  await apply(cluster, {
     apiVersion: 'node.k8s.io/v1',
     kind: 'RuntimeClass',
     metadata: { name: 'nvidia' },
@@ -456,13 +453,13 @@ t.test('a RuntimeClass and spec.nodeName: the API server accepts the placement a
       tolerations: [{ key: 'runtime', operator: 'Exists', effect: 'NoSchedule' }]
     }
   })
-  await apply({
+  await apply(cluster, {
     apiVersion: 'worker.gpustack.ai/v1alpha1',
     kind: 'InstanceType',
     metadata: { name: 'hami-rc' },
     spec: { devicePlugin: 'HAMi', nodeSelector: { gpu: 'on' }, runtimeClassName: 'nvidia' }
   })
-  await apply(instance(ns, name, { type: 'hami-rc', ...WORKSPACE, nodeName: 'gpu-node-1' }))
+  await apply(cluster, instance(ns, name, { type: 'hami-rc', ...WORKSPACE, nodeName: 'gpu-node-1' }))
   await settle(ns, name)
   const pod = await must(podRef(ns, name))
   t.same(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
@@ -478,7 +475,7 @@ t.test('a RuntimeClass and spec.nodeName: the API server accepts the placement a
 t.test('an InstanceType change keeps the running Pod and applies at the next start', async (t) => {
   const ns = 'retype'
   const name = 'steady'
-  await apply(instance(ns, name, { type: 'hami-small', ...WORKSPACE, ports: [{ port: 8888 }] }))
+  await apply(cluster, instance(ns, name, { type: 'hami-small', ...WORKSPACE, ports: [{ port: 8888 }] }))
   await settle(ns, name)
   const pod = await must(podRef(ns, name))
   t.equal(pod.spec.containers[0].resources.requests.cpu, '2')
@@ -526,7 +523,7 @@ t.test('a Service of the same name made by hand is reported and left alone', asy
     metadata: { name, namespace: ns },
     spec: { selector: { app: 'web' }, ports: [{ port: 80 }] }
   })
-  await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
+  await apply(cluster, instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
   await settle(ns, name)
   const inst = await must(instanceRef(ns, name))
   t.same([condition(inst, 'SpecValid').status, condition(inst, 'SpecValid').reason], ['False', 'ServiceNameTaken'])
@@ -546,7 +543,7 @@ t.test('a Service of the same name made by hand is reported and left alone', asy
 t.test('deleting a namespace that holds an Instance: every sync succeeds, nothing is recreated, the namespace goes', async (t) => {
   const ns = 'doomed'
   const name = 'ws'
-  await apply(instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
+  await apply(cluster, instance(ns, name, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
   await settle(ns, name)
   t.ok(await get(podRef(ns, name)), 'the Pod runs before')
   await cluster.kubectl(['delete', 'namespace', ns, '--wait=false'])
@@ -577,7 +574,7 @@ t.test('deleting a namespace that holds an Instance: every sync succeeds, nothin
 t.test('with Metacontroller away, the garbage collector removes the children through their owner references', async (t) => {
   const ns = 'lifecycle'
   const orphan = 'orphan'
-  await apply(instance(ns, orphan, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
+  await apply(cluster, instance(ns, orphan, { type: 'hami', ...WORKSPACE, ports: [{ port: 8888 }] }))
   await settle(ns, orphan)
   const uid = (await must(instanceRef(ns, orphan))).metadata.uid
   for (const ref of [podRef(ns, orphan), serviceRef(ns, orphan)]) {

@@ -7,8 +7,9 @@
  */
 import t from 'tap'
 import { startScenario } from './support/scenario.ts'
+import { apply } from './support/kubectl.ts'
 import { KubeError } from './support/kube.ts'
-import { reader, refs } from './support/reads.ts'
+import { condition, reader, refs } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 const env = await startScenario()
@@ -20,13 +21,9 @@ type Obj = any
 const { instance: instanceRef, pod: podRef, service: serviceRef } = refs
 
 const { get, must } = reader<Obj>(kube)
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const specValid = (o: Obj): [string, string] => [condition(o, 'SpecValid')?.status, condition(o, 'SpecValid')?.reason]
 const settle = (namespace: string, name: string) => driver.settle({ namespace, name }, { maxPasses: 3 })
 
-async function apply(object: JsonObject, allowFail = false): Promise<{ code: number; stderr: string }> {
-  return await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(object), allowFail })
-}
 function instance(namespace: string, name: string, spec: JsonObject): JsonObject {
   return { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'Instance', metadata: { name, namespace }, spec }
 }
@@ -47,7 +44,12 @@ const SSH_SPEC = {
 }
 
 async function secret(namespace: string): Promise<void> {
-  await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keys', namespace }, stringData: { authorized_keys: AUTHORIZED_KEYS } })
+  await apply(cluster, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'keys', namespace },
+    stringData: { authorized_keys: AUTHORIZED_KEYS }
+  })
 }
 
 t.before(async () => {
@@ -58,17 +60,22 @@ t.before(async () => {
     [UNLABELLED, {}],
     [ADMISSION, {}]
   ]
-  for (const [name, labels] of namespaces) await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } })
+  for (const [name, labels] of namespaces) await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } })
   for (const [name] of namespaces) await cluster.kubectl(['wait', '--for=create', '-n', name, 'serviceaccount/default', '--timeout=60s'])
   for (const plugin of ['HAMi', 'GPUStack']) {
-    await apply({
+    await apply(cluster, {
       apiVersion: 'worker.gpustack.ai/v1alpha1',
       kind: 'InstanceType',
       metadata: { name: plugin.toLowerCase() },
       spec: { devicePlugin: plugin, families: ['Whole'], defaults: { cpu: '2', memory: '4Gi' } }
     })
   }
-  await apply({ apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-ssh-server-image' }, value: SSHD_IMAGE })
+  await apply(cluster, {
+    apiVersion: 'gpustack.ai/v1alpha1',
+    kind: 'Setting',
+    metadata: { name: 'instance-ssh-server-image' },
+    value: SSHD_IMAGE
+  })
   for (const ns of [PRIVILEGED, BASELINE, RESTRICTED, UNLABELLED]) await secret(ns)
 })
 
@@ -76,7 +83,7 @@ t.test('SSH', async (t) => {
   let rendered: Obj
 
   await t.test('in a privileged namespace the API server accepts the Pod with the sshd sidecar', async (t) => {
-    await apply(instance(PRIVILEGED, 'dev', SSH_SPEC))
+    await apply(cluster, instance(PRIVILEGED, 'dev', SSH_SPEC))
     await settle(PRIVILEGED, 'dev')
     const pod = await must(podRef(PRIVILEGED, 'dev'))
     rendered = pod
@@ -130,7 +137,7 @@ t.test('SSH', async (t) => {
     [RESTRICTED, 'PodSecurityForbidsPod']
   ] as const) {
     await t.test(`in a namespace enforcing ${ns.slice(4)} the hook reports ${reason} and makes no Pod`, async (t) => {
-      await apply(instance(ns, 'dev', SSH_SPEC))
+      await apply(cluster, instance(ns, 'dev', SSH_SPEC))
       await settle(ns, 'dev')
       const inst = await must(instanceRef(ns, 'dev'))
       t.same(specValid(inst), ['False', reason])
@@ -167,7 +174,7 @@ t.test('SSH', async (t) => {
       t.equal(await get(podRef(ns, 'sidecar')), undefined)
     }
 
-    await apply(instance(BASELINE, 'plain', WORKSPACE))
+    await apply(cluster, instance(BASELINE, 'plain', WORKSPACE))
     await settle(BASELINE, 'plain')
     const plain = await get(podRef(BASELINE, 'plain'))
     t.ok(plain, 'an Instance without SSH runs under baseline: that check is about the sidecar only')
@@ -184,12 +191,12 @@ t.test('SSH', async (t) => {
       (err: unknown) => err
     )
     t.ok(refusedPlain instanceof KubeError && refusedPlain.status === 403, 'restricted refuses the plain Pod too')
-    await apply(instance(RESTRICTED, 'plain', WORKSPACE))
+    await apply(cluster, instance(RESTRICTED, 'plain', WORKSPACE))
     await settle(RESTRICTED, 'plain')
     t.same(specValid(await must(instanceRef(RESTRICTED, 'plain'))), ['False', 'PodSecurityForbidsPod'])
     t.equal(await get(podRef(RESTRICTED, 'plain')), undefined, 'no Pod the API server would refuse')
 
-    await apply(instance(UNLABELLED, 'dev', SSH_SPEC))
+    await apply(cluster, instance(UNLABELLED, 'dev', SSH_SPEC))
     await settle(UNLABELLED, 'dev')
     t.ok(
       await get(podRef(UNLABELLED, 'dev')),
@@ -198,7 +205,7 @@ t.test('SSH', async (t) => {
   })
 
   await t.test("the GPUStack plugin's visibility resource on the sidecar is accepted by the API server", async (t) => {
-    await apply(instance(PRIVILEGED, 'seen', { ...SSH_SPEC, type: 'gpustack', resources: { accelerator: { count: 2 } } }))
+    await apply(cluster, instance(PRIVILEGED, 'seen', { ...SSH_SPEC, type: 'gpustack', resources: { accelerator: { count: 2 } } }))
     await settle(PRIVILEGED, 'seen')
     const [main, sshd] = (await must(podRef(PRIVILEGED, 'seen'))).spec.containers
     t.same(main.resources.limits, { cpu: '2', memory: '4Gi', 'nvidia.com/gpu': '2' })
@@ -210,7 +217,7 @@ t.test('SSH', async (t) => {
 
   await t.test('a new sshd image Setting keeps the running Pod and applies at the next start', async (t) => {
     const pod = await must(podRef(PRIVILEGED, 'dev'))
-    await apply({
+    await apply(cluster, {
       apiVersion: 'gpustack.ai/v1alpha1',
       kind: 'Setting',
       metadata: { name: 'instance-ssh-server-image' },
@@ -230,19 +237,24 @@ t.test('SSH', async (t) => {
   })
 
   await t.test('a missing key Secret is SSHKeyMissing, and creating it lets the Pod come', async (t) => {
-    await apply(instance(PRIVILEGED, 'nokey', { ...SSH_SPEC, sshPublicKey: { name: 'nokey-keys' } }))
+    await apply(cluster, instance(PRIVILEGED, 'nokey', { ...SSH_SPEC, sshPublicKey: { name: 'nokey-keys' } }))
     await settle(PRIVILEGED, 'nokey')
     const inst = await must(instanceRef(PRIVILEGED, 'nokey'))
     t.same(specValid(inst), ['False', 'SSHKeyMissing'])
     t.match(condition(inst, 'SpecValid').message, /Secret ssh-privileged\/nokey-keys does not exist/)
     t.equal(await get(podRef(PRIVILEGED, 'nokey')), undefined, 'no Pod that would hang in ContainerCreating')
 
-    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'nokey-keys', namespace: PRIVILEGED }, data: { other: 'eA==' } })
+    await apply(cluster, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'nokey-keys', namespace: PRIVILEGED },
+      data: { other: 'eA==' }
+    })
     await settle(PRIVILEGED, 'nokey')
     t.match(condition(await must(instanceRef(PRIVILEGED, 'nokey')), 'SpecValid').message, /has no key authorized_keys/)
     t.equal(await get(podRef(PRIVILEGED, 'nokey')), undefined)
 
-    await apply({
+    await apply(cluster, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'nokey-keys', namespace: PRIVILEGED },
@@ -259,30 +271,30 @@ t.test('admission through kubectl', async (t) => {
   const manifest = (spec: JsonObject): JsonObject => instance(ns, 'locked', { ...WORKSPACE, ...spec })
 
   await t.test('a running Instance refuses a new image and allows stopping', async (t) => {
-    await apply(manifest({}))
+    await apply(cluster, manifest({}))
     await settle(ns, 'locked')
     t.equal((await must(instanceRef(ns, 'locked'))).status.podName, 'locked', 'the driver wrote status.podName')
     const pod = await must(podRef(ns, 'locked'))
 
-    const changed = await apply(manifest({ image: 'docker.io/library/python:3.13-slim' }), true)
+    const changed = await apply(cluster, manifest({ image: 'docker.io/library/python:3.13-slim' }), { allowFail: true })
     t.not(changed.code, 0)
     t.match(changed.stderr, /admission webhook "instances\.worker\.gpustack\.ai" denied the request/)
     t.match(changed.stderr, 'spec.image cannot change while the Instance is running; set spec.stop: true first')
     t.equal((await must(instanceRef(ns, 'locked'))).spec.image, WORKSPACE.image, 'the stored image is unchanged')
 
-    const both = await apply(manifest({ image: 'docker.io/library/python:3.13-slim', stop: true }), true)
+    const both = await apply(cluster, manifest({ image: 'docker.io/library/python:3.13-slim', stop: true }), { allowFail: true })
     t.not(both.code, 0, 'not even together with stop: the stored Instance still runs')
     t.match(both.stderr, 'spec.image cannot change while the Instance is running')
 
-    const stop = await apply(manifest({ stop: true }), true)
+    const stop = await apply(cluster, manifest({ stop: true }), { allowFail: true })
     t.equal(stop.code, 0, `stopping is allowed: ${stop.stderr}`)
     await settle(ns, 'locked')
     t.equal(await get(podRef(ns, 'locked')), undefined)
     t.equal((await must(instanceRef(ns, 'locked'))).status.phase, 'Stopped')
 
-    const edit = await apply(manifest({ image: 'docker.io/library/python:3.13-slim', stop: true }), true)
+    const edit = await apply(cluster, manifest({ image: 'docker.io/library/python:3.13-slim', stop: true }), { allowFail: true })
     t.equal(edit.code, 0, `a stopped Instance can be edited: ${edit.stderr}`)
-    await apply(manifest({ image: 'docker.io/library/python:3.13-slim', stop: false }))
+    await apply(cluster, manifest({ image: 'docker.io/library/python:3.13-slim', stop: false }))
     await settle(ns, 'locked')
     const fresh = await must(podRef(ns, 'locked'))
     t.equal(fresh.spec.containers[0].image, 'docker.io/library/python:3.13-slim', 'the next start uses the new image')
@@ -291,6 +303,7 @@ t.test('admission through kubectl', async (t) => {
 
   await t.test('values the API server would refuse in the Pod are refused at admission, each naming its field', async (t) => {
     const webhook = await apply(
+      cluster,
       instance(ns, 'bad-sources', {
         ...WORKSPACE,
         env: [
@@ -298,7 +311,7 @@ t.test('admission through kubectl', async (t) => {
           { name: 'GPUS', valueFrom: { resourceFieldRef: { resource: 'limits.nvidia.com/gpu' } } }
         ]
       }),
-      true
+      { allowFail: true }
     )
     t.not(webhook.code, 0)
     t.match(webhook.stderr, /admission webhook "instances\.worker\.gpustack\.ai" denied the request/)
@@ -308,13 +321,14 @@ t.test('admission through kubectl', async (t) => {
 
     // What the schema states is refused by the API server itself, before the webhook is asked.
     const schema = await apply(
+      cluster,
       instance(ns, 'bad-values', {
         ...WORKSPACE,
         env: [{ name: 'A=B', value: '1' }],
         resources: { cpu: '-1' },
         nodeName: 'Node_1'
       }),
-      true
+      { allowFail: true }
     )
     t.not(schema.code, 0)
     t.notMatch(schema.stderr, /admission webhook/)
@@ -325,12 +339,12 @@ t.test('admission through kubectl', async (t) => {
   })
 
   await t.test('an Instance that never got a Pod can be fixed in place', async (t) => {
-    await apply(instance(ns, 'typo', { ...WORKSPACE, type: 'hamii' }))
+    await apply(cluster, instance(ns, 'typo', { ...WORKSPACE, type: 'hamii' }))
     await settle(ns, 'typo')
     const broken = await must(instanceRef(ns, 'typo'))
     t.same(specValid(broken), ['False', 'InstanceTypeNotFound'])
     t.equal(broken.status.podName, undefined)
-    const fixed = await apply(instance(ns, 'typo', WORKSPACE), true)
+    const fixed = await apply(cluster, instance(ns, 'typo', WORKSPACE), { allowFail: true })
     t.equal(fixed.code, 0, `the fix is admitted: ${fixed.stderr}`)
     await settle(ns, 'typo')
     t.same(specValid(await must(instanceRef(ns, 'typo'))), ['True', 'Valid'])

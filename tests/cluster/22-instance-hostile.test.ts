@@ -7,8 +7,8 @@
  */
 import t from 'tap'
 import { startScenario } from './support/scenario.ts'
-import { reader, refs } from './support/reads.ts'
-import type { JsonObject } from '../support/merge.ts'
+import { apply } from './support/kubectl.ts'
+import { condition, reader, refs } from './support/reads.ts'
 
 const env = await startScenario()
 const { kube, cluster } = env
@@ -18,14 +18,9 @@ const driver = env.driver('gpuhooks-instance')
 type Obj = any
 const { instance: instanceRef, pod: podRef } = refs
 const { get, must } = reader<Obj>(kube)
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 
 const NS = 'hostile'
 const WORKSPACE = { image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'] }
-
-async function apply(object: JsonObject): Promise<void> {
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(object) })
-}
 
 t.before(async () => {
   await cluster.kubectl(['create', 'namespace', NS])
@@ -37,7 +32,7 @@ const HOSTILE_TYPES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty']
 for (const [i, type] of HOSTILE_TYPES.entries()) {
   t.test(`an Instance of type ${type} reports InstanceTypeNotFound and gets no Pod`, async (t) => {
     const name = `greedy-${i}`
-    await apply({
+    await apply(cluster, {
       apiVersion: 'worker.gpustack.ai/v1alpha1',
       kind: 'Instance',
       metadata: { name, namespace: NS },
@@ -54,7 +49,7 @@ for (const [i, type] of HOSTILE_TYPES.entries()) {
 }
 
 t.test('an InstanceType really named constructor is used, with its node selector', async (t) => {
-  await apply({
+  await apply(cluster, {
     apiVersion: 'worker.gpustack.ai/v1alpha1',
     kind: 'InstanceType',
     metadata: { name: 'constructor' },

@@ -17,6 +17,7 @@ import type { JsonObject } from '../support/merge.ts'
 import { CELLS, poolManifest, poolSpecWith } from './support/cellpool.ts'
 import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
 import { startScenario } from './support/scenario.ts'
+import { apply } from './support/kubectl.ts'
 import { celMessages, documents, objectAt } from './support/manifests.ts'
 import type { ResourceRef } from './support/kube.ts'
 import type { CellIdentity } from '../../hooks/cellpool/model/provisioner.ts'
@@ -34,9 +35,8 @@ const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: '
 const spec = (patch: JsonObject = {}): JsonObject => poolSpecWith({ replicas: 1, ...patch })
 const pool = (name: string, patch: JsonObject = {}): JsonObject => poolManifest(name, NS, { replicas: 1, ...patch })
 
-async function apply(object: JsonObject, extra: string[] = []) {
-  return cluster.kubectl(['apply', ...extra, '-f', '-'], { input: JSON.stringify(object), allowFail: true })
-}
+/** A user's apply, whose refusal is the answer the cases look at. */
+const attempt = (object: JsonObject, args: string[] = []) => apply(cluster, object, { args, allowFail: true })
 
 t.before(async () => {
   await cluster.kubectl(['create', 'namespace', NS])
@@ -93,7 +93,7 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
     deletion: { policy: 'Drain', drainTimeout: '10m' },
     updatePolicy: { type: 'RollingUpdate' }
   })
-  const { code, stdout, stderr } = await apply(full, ['--validate=strict'])
+  const { code, stdout, stderr } = await attempt(full, ['--validate=strict'])
   t.equal(code, 0, `${stdout} ${stderr}`)
   t.match(stderr, /Warning: spec\.cell\.clusterAPI is not acted on/, 'fields not acted on are named in a warning')
   t.match(stderr, /Warning: spec\.capacity\.hami\.deviceClassName is not acted on/)
@@ -101,13 +101,13 @@ t.test('a gpucellpool v0.1.1 manifest with every field applies under strict fiel
   t.hasStrict(stored.spec, full.spec, 'every field is stored as written: nothing pruned')
 
   const unknown = pool('unknown-field', { cell: { bogus: true } })
-  const refused = await apply(unknown, ['--validate=strict'])
+  const refused = await attempt(unknown, ['--validate=strict'])
   t.equal(refused.code, 1)
   t.match(refused.stderr, /unknown field "spec\.cell\.bogus"/, 'strict validation is in force')
 })
 
 t.test('the defaults of docs/api.md are filled in by the API server', async (t) => {
-  t.equal((await apply(pool('defaults', { cell: { gpu: { backend: null } } }))).code, 0, 'a pool without the defaulted fields')
+  t.equal((await attempt(pool('defaults', { cell: { gpu: { backend: null } } }))).code, 0, 'a pool without the defaulted fields')
   const stored = (await kube.get(poolRef('defaults'))).body
   t.match(stored.spec, {
     replicas: 1,
@@ -122,7 +122,7 @@ t.test('the defaults of docs/api.md are filled in by the API server', async (t) 
 })
 
 t.test('the scale subresource drives spec.replicas and reads the cell count and selector', async (t) => {
-  t.equal((await apply(pool('scaled'))).code, 0)
+  t.equal((await attempt(pool('scaled'))).code, 0)
   await cluster.kubectl(['scale', '-n', NS, 'gpucellpool/scaled', '--replicas=3'])
   t.equal(objectAt((await kube.get(poolRef('scaled'))).body, 'spec').replicas, 3, 'kubectl scale sets spec.replicas')
   const current = (await kube.get(poolRef('scaled'))).body
@@ -292,12 +292,12 @@ t.test('every CEL rule of the cell pool CRDs has a case in the table', async (t)
 
 t.test('each CEL rule refuses its case through kubectl apply', async (t) => {
   for (const c of CEL_CASES) {
-    const { code, stderr } = await apply(c.object)
+    const { code, stderr } = await attempt(c.object)
     t.equal(code, 1, `${c.name}: kubectl exits 1`)
     t.ok(stderr.includes(c.message), `${c.name}: the CEL message\n  got: ${stderr.trim()}`)
   }
-  t.equal((await apply(pool('p'.repeat(57)))).code, 0, 'a name of 57 characters is accepted')
-  t.equal((await apply(pool('shared-one', { cell: { gpu: { dra: SHARED_CLAIM } } }))).code, 0, 'a shared claim for one cell is accepted')
+  t.equal((await attempt(pool('p'.repeat(57)))).code, 0, 'a name of 57 characters is accepted')
+  t.equal((await attempt(pool('shared-one', { cell: { gpu: { dra: SHARED_CLAIM } } }))).code, 0, 'a shared claim for one cell is accepted')
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
 
 t.test('the webhook refuses through kubectl apply, every problem named at once', async (t) => {
   for (const c of WEBHOOK_CASES) {
-    const { code, stderr } = await apply(c.object)
+    const { code, stderr } = await attempt(c.object)
     t.equal(code, 1, `${c.name}: kubectl exits 1`)
     t.match(stderr, /admission webhook "gpucellpools\.cells\.kubeswift\.io" denied the request/, `${c.name}: our webhook refused`)
     for (const message of c.messages) t.ok(stderr.includes(message), `${c.name}: ${message}\n  got: ${stderr.trim()}`)
@@ -436,7 +436,7 @@ t.test('the webhook refuses through kubectl apply, every problem named at once',
 })
 
 t.test('nodeIPFrom is a DNS label in the schema: a newline never reaches the webhook, let alone a boot script', async (t) => {
-  const { code, stderr } = await apply(
+  const { code, stderr } = await attempt(
     pool('newline', {
       cell: { guestTemplate: { interfaces: [{ name: 'routable' }] }, nodeIPFrom: 'routable\nruncmd: [reboot]' }
     })
@@ -447,16 +447,16 @@ t.test('nodeIPFrom is a DNS label in the schema: a newline never reaches the web
 })
 
 t.test('an update that breaks a rule is refused; the stored pool stays', async (t) => {
-  t.equal((await apply(pool('updated'))).code, 0)
+  t.equal((await attempt(pool('updated'))).code, 0)
   const broken = pool('updated', { cell: { guestTemplate: { gpuResourceClaim: { resourceClaimName: 'mine' } } } })
-  const { code, stderr } = await apply(broken)
+  const { code, stderr } = await attempt(broken)
   t.equal(code, 1)
   t.ok(stderr.includes('spec.cell.guestTemplate.gpuResourceClaim is set by the controller and must not be set here'), stderr)
   t.notOk('gpuResourceClaim' in objectAt((await kube.get(poolRef('updated'))).body, 'spec', 'cell', 'guestTemplate'))
 })
 
 t.test('spec.cell.provisioner may not change while the stored status counts cells; with none it may', async (t) => {
-  t.equal((await apply(pool('switched'))).code, 0)
+  t.equal((await attempt(pool('switched'))).code, 0)
   const current = (await kube.get(poolRef('switched'))).body
   await kube.updateStatus(poolRef('switched'), { ...current, status: { replicas: 2, cells: [] } })
   const capi = pool('switched', {
@@ -467,7 +467,7 @@ t.test('spec.cell.provisioner may not change while the stored status counts cell
       nodeIPFrom: null
     }
   })
-  const refused = await apply(capi)
+  const refused = await attempt(capi)
   t.equal(refused.code, 1)
   t.match(refused.stderr, /admission webhook "gpucellpools\.cells\.kubeswift\.io" denied the request/)
   t.ok(
@@ -479,7 +479,7 @@ t.test('spec.cell.provisioner may not change while the stored status counts cell
   t.equal(objectAt((await kube.get(poolRef('switched'))).body, 'spec', 'cell').provisioner, 'SwiftGuest', 'the stored pool stays')
   const again = (await kube.get(poolRef('switched'))).body
   await kube.updateStatus(poolRef('switched'), { ...again, status: { replicas: 0, cells: [] } })
-  const admitted = await apply(capi)
+  const admitted = await attempt(capi)
   t.equal(admitted.code, 0, `with no cell the change is admitted: ${admitted.stderr}`)
   t.equal(objectAt((await kube.get(poolRef('switched'))).body, 'spec', 'cell').provisioner, 'ClusterAPI')
 })

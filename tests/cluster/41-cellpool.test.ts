@@ -17,10 +17,10 @@ import {
   poolManifest,
   preparePoolNamespace
 } from './support/cellpool.ts'
-import { eventually, KUBESWIFT_CRDS } from './support/env.ts'
+import { eventually, KUBESWIFT_CRDS, roundsUntil } from './support/env.ts'
 import { startScenario } from './support/scenario.ts'
 import type { ResourceRef } from './support/kube.ts'
-import { reader } from './support/reads.ts'
+import { condition, reader } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 const env = await startScenario({ extraCrds: [KUBESWIFT_CRDS] })
@@ -36,8 +36,6 @@ const poolRef: ResourceRef = { apiVersion: CELLS, resource: 'gpucellpools', name
 const cnsRef = cellNodeSetRef(NS, POOL)
 const seedsRef: ResourceRef = { apiVersion: 'seed.kubeswift.io/v1alpha1', resource: 'swiftseedprofiles', namespace: NS }
 const secretsRef: ResourceRef = { apiVersion: 'v1', resource: 'secrets', namespace: NS }
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The pool (the unit fixtures' spec: node label gpu=on, kubeconfig Secret `kc`) with `replicas` cells. */
 const pool = (replicas: number, name = POOL, patch: JsonObject = {}): JsonObject => poolManifest(name, NS, { ...patch, replicas })
@@ -54,22 +52,20 @@ async function round(name = POOL): Promise<void> {
 }
 
 /** Rounds of pool `name` until `check` holds (at most `seconds`), checking `always` after each. */
-async function until(
+function until(
   what: string,
   check: (p: Obj) => boolean,
   options: { seconds?: number; always?: (p: Obj) => void; name?: string } = {}
 ): Promise<Obj> {
   const name = options.name ?? POOL
-  const deadline = Date.now() + (options.seconds ?? 60) * 1000
-  for (;;) {
-    await round(name)
-    const p = await must({ ...poolRef, name })
-    options.always?.(p)
-    if (check(p)) return p
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))}`)
-    await sleep(1000)
-  }
+  return roundsUntil(what, {
+    round: () => round(name),
+    read: () => must({ ...poolRef, name }),
+    check,
+    seconds: options.seconds ?? 60,
+    ...(options.always === undefined ? {} : { always: options.always }),
+    explain: (p) => JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason]))
+  })
 }
 
 const phases = (p: Obj): string[] => (p.status?.cells ?? []).map((c: Obj) => `${c.name}:${c.phase}`)

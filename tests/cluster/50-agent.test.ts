@@ -23,6 +23,7 @@ import { presentRow, withoutRecord } from './support/cellpool.ts'
 import { startCluster } from './support/cluster.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
 import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
+import { condition } from './support/reads.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -80,7 +81,7 @@ const cellNode = (name: string, instance: string, options: { cordon?: boolean } 
 
 const cns = async (name = 'pool-a'): Promise<Loose> => (await kube.get(cnsRef(name))).body
 const row = (c: Loose, name: string): Loose => (c.status?.nodes ?? []).find((r: Loose) => r.name === name)
-const reachable = (c: Loose): Loose => (c.status?.conditions ?? []).find((x: Loose) => x.type === 'Reachable')
+const reachable = (c: Loose): Loose => condition(c, 'Reachable')
 
 // --- workload cluster: the agent's RBAC from deploy/agent-rbac, bound to its token's user ---
 await grantAgentAccess(wl)
@@ -405,12 +406,12 @@ t.test('a Secret without the opt-in label is CredentialInvalid, and nothing is r
   const uid = await createPool('pool-b')
   await createSecret('unlabelled', false, workload.agentKubeconfig())
   await createCellNodeSet('pool-b', uid, 'unlabelled')
-  const condition = await until('CredentialInvalid', async () => {
+  const unreachable = await until('CredentialInvalid', async () => {
     const c = reachable(await cns('pool-b'))
     return c?.status === 'False' ? c : undefined
   })
-  t.equal(condition.reason, 'CredentialInvalid')
-  t.match(condition.message, /lacks the label cells.kubeswift.io\/workload-kubeconfig/)
+  t.equal(unreachable.reason, 'CredentialInvalid')
+  t.match(unreachable.message, /lacks the label cells.kubeswift.io\/workload-kubeconfig/)
 })
 
 t.test("a CellNodeSet whose spec.poolUID is not its controller pool's uid is not served", async (t) => {

@@ -14,6 +14,7 @@ import { startCluster } from './support/cluster.ts'
 import { eventually, installCrds } from './support/env.ts'
 import { isReason, KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
 import { binariesDir, startWorkloadCluster, tokenKubeconfig } from './support/workload-cluster.ts'
+import { condition } from './support/reads.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -102,12 +103,8 @@ t.teardown(() => {
   if (agent.child.exitCode === null) agent.child.kill('SIGKILL')
 })
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  try {
-    return await eventually(what, check, timeoutMs)
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\nagent log:\n${agent.logTail()}`)
-  }
+function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  return eventually(what, check, timeoutMs, () => `agent log:\n${agent.logTail()}`)
 }
 
 const leaseRef: ResourceRef = { apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace: AGENT_NS, name: SA }
@@ -135,8 +132,7 @@ t.test('as its ServiceAccount the agent leads, syncs its informers and serves th
   t.pass('the Lease is renewed (update by name)')
   const c = await until('the status written', async () => {
     const c: Loose = (await kube.get(cnsRef)).body
-    const reachable = (c.status?.conditions ?? []).find((x: Loose) => x.type === 'Reachable')
-    return reachable?.status === 'True' ? c : undefined
+    return condition(c, 'Reachable')?.status === 'True' ? c : undefined
   })
   t.ok(c.metadata.finalizers.includes('cells.kubeswift.io/workload-nodes'), 'the finalizer is patched on')
   t.match(

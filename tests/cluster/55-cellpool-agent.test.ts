@@ -37,9 +37,9 @@ import {
   withoutRecord,
   scenarioWorkloadCluster
 } from './support/cellpool.ts'
-import { eventually, KUBESWIFT_CRDS, startEnv } from './support/env.ts'
+import { eventually, KUBESWIFT_CRDS, roundsUntil, startEnv } from './support/env.ts'
 import { isReason, type ResourceRef } from './support/kube.ts'
-import { reader } from './support/reads.ts'
+import { condition, reader } from './support/reads.ts'
 import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 import type { JsonObject } from '../support/merge.ts'
 
@@ -73,11 +73,9 @@ const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: '
 const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)
 const secretRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace: NS, name })
 const podsRef: ResourceRef = { apiVersion: 'v1', resource: 'pods', namespace: WORK_NAMESPACE }
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const cellOf = (p: Obj, name: string): Obj => (p.status?.cells ?? []).find((c: Obj) => c.name === name)
 const rowOf = (c: Obj, name: string): Obj => (c?.status?.nodes ?? []).find((r: Obj) => r.name === name)
 const phases = (p: Obj): string[] => (p.status?.cells ?? []).map((c: Obj) => `${c.name}:${c.phase}`)
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 const guests = async (): Promise<Obj[]> => listGuests(kube, NS)
 
 await grantAgentAccess(wl)
@@ -140,27 +138,25 @@ async function sync(pool: string): Promise<void> {
  * Rounds of Metacontroller, then `world` (the test's KubeSwift and kubelets), until `check`
  * holds for the pool.
  */
-async function until(
+function until(
   pool: string,
   what: string,
   check: (p: Obj) => boolean,
   options: { seconds?: number; world?: () => Promise<void> } = {}
 ): Promise<Obj> {
-  const deadline = Date.now() + (options.seconds ?? 120) * 1000
-  for (;;) {
-    await sync(pool)
-    await options.world?.()
-    const p = await infra.must(poolRef(pool))
-    if (check(p)) return p
-    if (Date.now() > deadline) {
-      const cns = await infra.get(cnsRef(pool))
-      throw new Error(
-        `timed out waiting for ${what}: cells ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason, c.message]))}\n` +
-          `conditions ${JSON.stringify(p.status?.conditions?.map((c: Obj) => [c.type, c.status, c.reason]))}\nCellNodeSet status ${JSON.stringify(cns?.status)}\nagent log:\n${agentLogTail()}`
-      )
-    }
-    await sleep(1000)
-  }
+  return roundsUntil(what, {
+    round: async () => {
+      await sync(pool)
+      await options.world?.()
+    },
+    read: () => infra.must(poolRef(pool)),
+    check,
+    seconds: options.seconds ?? 120,
+    explain: async (p) =>
+      `cells ${JSON.stringify(p.status?.cells?.map((c: Obj) => [c.name, c.phase, c.reason, c.message]))}\n` +
+      `conditions ${JSON.stringify(p.status?.conditions?.map((c: Obj) => [c.type, c.status, c.reason]))}\n` +
+      `CellNodeSet status ${JSON.stringify((await infra.get(cnsRef(pool)))?.status)}\nagent log:\n${agentLogTail()}`
+  })
 }
 
 /** A pool of the unit fixtures' spec whose Nodes join the workload cluster through `wl-kubeconfig`, labelled, annotated and tainted. */

@@ -1,11 +1,13 @@
 /**
- * Installing gpuhooks as a user does, on a real API server (no kubelet, no Metacontroller: its
- * CRDs are stood in by tests/cluster/fixtures/metacontroller-crds.yaml):
+ * Installing gpuhooks as a user with KubeSwift does, on a real API server (no kubelet, no
+ * Metacontroller: its CRDs are stood in by tests/cluster/fixtures/metacontroller-crds.yaml, and
+ * KubeSwift's by kubeswift-crds.yaml, so that the cell pool controller is installed too;
+ * 61-chart-parts.test.ts installs without them):
  *
  * - `helm install`: every object of the release accepted, the Settings seeded from values;
  * - `helm upgrade` with changed values and a changed CRD: the CRD upgraded, a Setting edited at
  *   runtime kept, the new values applied; `helm uninstall` keeps the CRDs and Settings;
- * - the plain manifest applied with `kubectl apply`: every object accepted, no certificate in it,
+ * - the plain manifest with cell pools applied with `kubectl apply`: every object accepted, no certificate in it,
  *   so the webhook fails closed until the certificate entry point has run;
  * - the certificate entry point run as its Job runs it: the TLS Secret and both caBundles written,
  *   a second run changes nothing, a configuration created after the run started is waited for, one
@@ -13,35 +15,28 @@
  *   API server calling the webhook through the caBundle the entry point wrote.
  */
 import t from 'tap'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { parseAllDocuments } from 'yaml'
-import { CHART, PLAIN_MANIFEST, helmPath } from '../../deploy/chart/generate.ts'
+import { CHART, PLAIN_MANIFEST_CELLPOOL } from '../../deploy/chart/generate.ts'
+import { helmRunner } from './support/helm.ts'
 import { freePorts } from '../support/ports.ts'
+import { startService } from '../support/service.ts'
 import { startCluster } from './support/cluster.ts'
-import { installCrds } from './support/env.ts'
+import { KUBESWIFT_CRDS, installCrds } from './support/env.ts'
 
 const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..', '..')
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx')
 const NS = 'gpuhooks-system'
-const helm = helmPath()
 const cluster = await startCluster()
 t.teardown(() => cluster.stop())
+const helmRun = helmRunner(cluster.kubeconfig)
 const work = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
-
-async function helmRun(args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run(helm, [...args, '--kubeconfig', cluster.kubeconfig], { maxBuffer: 64 << 20 })
-    return stdout
-  } catch (err) {
-    throw new Error(`helm ${args.join(' ')} failed: ${(err as { stderr?: string }).stderr ?? String(err)}`)
-  }
-}
 
 async function getJson(args: string[]): Promise<
   Record<string, unknown> & {
@@ -78,7 +73,7 @@ async function present(manifest: string): Promise<string[]> {
   return items.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort()
 }
 
-await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
+await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml'), KUBESWIFT_CRDS])
 
 const instance = (name: string, spec: Record<string, unknown> = {}): string =>
   JSON.stringify({
@@ -213,9 +208,9 @@ t.test('helm install, upgrade and uninstall', async (t) => {
 })
 
 t.test('the plain manifest, its certificate made in the cluster, and admission through it', async (t) => {
-  const manifest = readFileSync(PLAIN_MANIFEST, 'utf8')
+  const manifest = readFileSync(PLAIN_MANIFEST_CELLPOOL, 'utf8')
   t.notMatch(manifest, /PRIVATE KEY|BEGIN CERTIFICATE/, 'no certificate or key in the manifest')
-  await cluster.kubectl(['apply', '-f', PLAIN_MANIFEST])
+  await cluster.kubectl(['apply', '-f', PLAIN_MANIFEST_CELLPOOL])
   t.same(await present(manifest), objectsOf(manifest), 'every object accepted')
 
   await t.test('before the certificate exists, the webhook fails closed', async (t) => {
@@ -330,24 +325,15 @@ t.test('the plain manifest, its certificate made in the cluster, and admission t
     writeFileSync(certFile, Buffer.from(data['tls.crt'] as string, 'base64'))
     writeFileSync(keyFile, Buffer.from(data['tls.key'] as string, 'base64'))
     const [port, webhookPort] = (await freePorts(2)) as [number, number]
-    const child: ChildProcess = spawn(TSX, ['hooks/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    const { child, exit } = await startService(
+      { PORT: String(port), WEBHOOK_PORT: String(webhookPort), TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile },
+      2,
+      { startTimeoutMs: 120_000 }
+    )
     t.teardown(async () => {
       if (child.exitCode === null) child.kill('SIGTERM')
-      await exited
+      await exit
     })
-    let output = ''
-    child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
-    child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
-    const deadline = Date.now() + 30_000
-    while ((output.match(/listening/g) ?? []).length < 2) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`hook service did not start:\n${output}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
     // The Service reference becomes an address: no kube-proxy or DNS on this API server. The
     // caBundle stays the one the entry point wrote.
     const patch = [

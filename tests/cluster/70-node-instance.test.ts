@@ -10,10 +10,12 @@
 import t from 'tap'
 import { startNodeScenario } from './support/node-scenario.ts'
 import { probeFromHost } from './support/node-probe.ts'
-import { apply, createNamespaces, getJson as getJsonOf, HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { apply, createNamespaces, getJson as getJsonOf } from './support/kubectl.ts'
 import { importImages } from './support/node-images.ts'
 import { driveInstance } from './support/node-drive.ts'
 import type { JsonObject } from '../support/merge.ts'
+import { condition } from './support/reads.ts'
 
 type Obj = any
 
@@ -26,7 +28,6 @@ async function patchInstance(name: string, patch: JsonObject): Promise<void> {
   await cluster.kubectl(['patch', 'instance', name, '-n', NS, '--type=merge', '-p', JSON.stringify(patch)])
 }
 const getJson = (args: string[]): Promise<Obj> => getJsonOf(cluster, args)
-const condition = (o: Obj, type: string): Obj => (o.status?.conditions ?? []).find((c: Obj) => c.type === type)
 const drive = (name: string, what: string, until: (instance: Obj) => boolean): Promise<Obj> =>
   driveInstance(env, { namespace: NS, name }, what, until)
 const running = (i: Obj): boolean => i.status?.phase === 'Running' && (i.status?.accessAddresses ?? []).length > 0

@@ -14,7 +14,8 @@ import { DNS_SERVER, HTTP_SERVER, probeFromHost, probeFromOutside, probeFromPod,
 import { importImages } from './support/node-images.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { NODE_NET } from './support/node-host.ts'
-import { apply, createNamespaces, getJson, HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { apply, createNamespaces, getJson } from './support/kubectl.ts'
 
 type Obj = any
 

@@ -8,43 +8,36 @@
  * are tests/images' business).
  */
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import { CHART, helmPath } from '../../deploy/chart/generate.ts'
+import { CHART } from '../../deploy/chart/generate.ts'
+import { helmRunner } from './support/helm.ts'
 import { LAST_APPLIED_ANNOTATION } from '../support/merge.ts'
 import { Driver } from './support/driver.ts'
 import { loadControllers } from './support/driver-manifest.ts'
-import { installCrds, WEBHOOKS, type ClusterEnv } from './support/env.ts'
+import { installCrds, KUBESWIFT_CRDS, WEBHOOKS, type ClusterEnv } from './support/env.ts'
 import { KubeClient, loadKubeconfig } from './support/kube.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { importImages } from './support/node-images.ts'
 import { clientOptions, newKey, privilegeOf, runClient, unprivileged, type Key, type Ran } from '../images/support/ssh-client.ts'
 import { HTTP_SERVER } from './support/node-probe.ts'
 import { startNodeCluster } from './support/node-scenario.ts'
-import { apply, createNamespaces, getJson, HAMI_TYPE } from './support/node-workloads.ts'
+import { HAMI_TYPE } from './support/node-workloads.ts'
+import { apply, createNamespaces, getJson } from './support/kubectl.ts'
 
 type Obj = any
 
-const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..', '..')
 const NS = 'gpuhooks-system'
 const { cluster, node } = await startNodeCluster()
+const helm = helmRunner(cluster.kubeconfig)
 const work = mkdtempSync(join(tmpdir(), 'gpuhooks-node-images-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 
 const refs = await importImages(node, ['hooks', 'sshd', 'node'])
-await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
-
-async function helm(args: string[]): Promise<string> {
-  try {
-    return (await run(helmPath(), [...args, '--kubeconfig', cluster.kubeconfig], { maxBuffer: 64 << 20 })).stdout
-  } catch (err) {
-    throw new Error(`helm ${args.join(' ')} failed: ${(err as { stderr?: string }).stderr ?? String(err)}`)
-  }
-}
+// KubeSwift's CRDs too: the chart installs the cell pool controller and its agent where they are served.
+await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml'), KUBESWIFT_CRDS])
 
 /** A reference split into repository and tag, as the chart's values take it. */
 function repoAndTag(ref: string): [string, string] {

@@ -25,7 +25,6 @@ import { startClusterApiCellsWorld } from './support/clusterapi-cells.ts'
 import {
   cellOf,
   clusterApiScenario,
-  condition,
   machineRows,
   owners,
   PRE_DRAIN,
@@ -33,6 +32,7 @@ import {
   TEMPLATE_JOIN,
   TEMPLATE_REF
 } from './support/clusterapi-scenario.ts'
+import { condition } from './support/reads.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any

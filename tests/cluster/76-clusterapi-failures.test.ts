@@ -28,13 +28,13 @@ import { startClusterApiCellsWorld } from './support/clusterapi-cells.ts'
 import {
   cellOf,
   clusterApiScenario,
-  condition,
   EXCLUDE_NODE_DRAINING,
   machineRows,
   PRE_DRAIN,
   PRE_TERMINATE,
   TEMPLATE_REF
 } from './support/clusterapi-scenario.ts'
+import { condition } from './support/reads.ts'
 import { recordHistory, type History } from './support/watch.ts'
 
 /** Scenario reads are loose views, checked by value. */

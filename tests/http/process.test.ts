@@ -17,7 +17,7 @@ import { childEnv } from '../support/child-env.ts'
 import { freePorts } from '../support/ports.ts'
 import { WEBHOOKS } from '../cluster/support/env.ts'
 import { selfSignedCert } from './support/certs.ts'
-import { startService } from './support/service.ts'
+import { startService } from '../support/service.ts'
 
 t.test('readConfig', async (t) => {
   const rows: { name: string; given: NodeJS.ProcessEnv; expected: unknown }[] = [

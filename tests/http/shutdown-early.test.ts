@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePorts } from '../support/ports.ts'
 import { selfSignedCert } from './support/certs.ts'
-import { startService } from './support/service.ts'
+import { startService } from '../support/service.ts'
 
 t.test('a SIGTERM during start-up drains and exits 0', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-early-'))

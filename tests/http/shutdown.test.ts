@@ -8,7 +8,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { freePorts } from '../support/ports.ts'
-import { startService } from './support/service.ts'
+import { startService } from '../support/service.ts'
 import { childEnv } from '../support/child-env.ts'
 import { openRaw } from './support/raw.ts'
 

@@ -15,7 +15,7 @@ import { childEnv } from '../support/child-env.ts'
 import { freePorts } from '../support/ports.ts'
 import { exchange, openRaw, padded, post, type Raw } from './support/raw.ts'
 import { failingRoute } from './support/routes.ts'
-import { startService } from './support/service.ts'
+import { startService } from '../support/service.ts'
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }
 const CUSTOMIZE = '/hooks/isolation/customize'

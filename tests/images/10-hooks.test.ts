@@ -26,7 +26,7 @@ import { parseAllDocuments } from 'yaml'
 import type { PodSpec } from 'kubernetes-types/core/v1.d.ts'
 import { CHART, helmPath } from '../../deploy/chart/generate.ts'
 import { startCluster } from '../cluster/support/cluster.ts'
-import { installCrds } from '../cluster/support/env.ts'
+import { installCrds, KUBESWIFT_CRDS } from '../cluster/support/env.ts'
 import { freePorts } from '../support/ports.ts'
 import { OWNED, addressOf, exitCode, hostPid, inspect, removeContainers, waitForLog } from './support/containers.ts'
 import { buildImages, ROOT } from './support/images.ts'
@@ -48,7 +48,8 @@ const imageUser = (await podman(['image', 'inspect', '--format', '{{.Config.User
 
 const cluster = await startCluster()
 t.teardown(() => cluster.stop())
-await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
+// KubeSwift's CRDs too: the chart installs the cell pool controller and its agent where they are served.
+await installCrds(cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml'), KUBESWIFT_CRDS])
 const helm = helmPath()
 await run(helm, ['install', 'gpuhooks', CHART, '--namespace', NS, '--create-namespace', '--kubeconfig', cluster.kubeconfig])
 const manifest = await run(helm, ['get', 'manifest', 'gpuhooks', '--namespace', NS, '--kubeconfig', cluster.kubeconfig])

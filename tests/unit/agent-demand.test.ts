@@ -1,5 +1,8 @@
 import t from 'tap'
-import { readDemand, parseQuantity, type Demand } from '../../hooks/agent/demand.ts'
+import { demandStatus, readDemand, type Demand } from '../../hooks/agent/demand.ts'
+import { parseQuantity, saturatingAdd, wholeQuantity } from '../../hooks/agent/quantity.ts'
+import { CellNodeSetStatusSchema } from '../../hooks/api/cellnodeset.ts'
+import { Value } from '@sinclair/typebox/value'
 import type { CellNodeSetSpec } from '../../hooks/api/cellnodeset.ts'
 
 type DemandSpec = NonNullable<CellNodeSetSpec['demand']>
@@ -36,10 +39,12 @@ const required = (...nodeSelectorTerms: unknown[]) => ({
   affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms } } }
 })
 
-const ONE: Demand = { pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 3000, cores: 30, pods: 1 }] }
-const NONE: Demand = { pendingPods: 0, shapes: [] }
+type Counted = Omit<Demand, 'unreadablePods' | 'unrunnablePods'>
 
-const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
+const ONE: Counted = { pendingPods: 1, shapes: [{ devices: 1, memoryMiB: 3000, cores: 30, pods: 1 }] }
+const NONE: Counted = { pendingPods: 0, shapes: [] }
+
+const cases: Array<{ name: string; given: unknown[]; expected: Counted }> = [
   { name: 'a pending unschedulable Pod that fits counts', given: [pod()], expected: ONE },
   { name: 'a Pod with a nodeName does not count', given: [pod({ spec: { nodeName: 'n1' } })], expected: NONE },
   { name: 'a Pod not Pending does not count', given: [pod({ status: { phase: 'Running' } })], expected: NONE },
@@ -190,7 +195,7 @@ const cases: Array<{ name: string; given: unknown[]; expected: Demand }> = [
 
 for (const c of cases) {
   t.test(c.name, async (t) => {
-    t.same(readDemand(c.given, SPEC), c.expected)
+    t.same(readDemand(c.given, SPEC), { ...c.expected, unreadablePods: 0, unrunnablePods: 0 })
   })
 }
 
@@ -208,7 +213,86 @@ t.test('quantities read with suffixes; nonsense reads as nothing', async (t) => 
   t.equal(parseQuantity('2'), 2)
   t.equal(parseQuantity('1k'), 1000)
   t.equal(parseQuantity('1Ki'), 1024)
+  t.equal(parseQuantity('1e3'), 1000)
+  t.equal(parseQuantity('2E-3'), 0.002)
+  t.equal(parseQuantity('500m'), 0.5)
   t.equal(parseQuantity(3), 3)
   t.equal(parseQuantity('1Xi'), undefined)
   t.equal(parseQuantity('abc'), undefined)
+  t.equal(parseQuantity('1e9999'), undefined, 'an exponent past three digits is no quantity')
+  t.equal(parseQuantity('9'.repeat(400)), undefined, 'text past 64 characters is no quantity')
+  t.equal(parseQuantity(Infinity), undefined)
+})
+
+t.test('whole quantities round up, and stop at 2^53 - 1', async (t) => {
+  t.equal(wholeQuantity('1.1', 1e-3), 1100, 'floating point does not add a millicore')
+  t.equal(wholeQuantity('1500m'), 2)
+  t.equal(wholeQuantity('9007199254740991'), 9007199254740991)
+  t.equal(wholeQuantity('9007199254740993'), undefined)
+  t.equal(wholeQuantity('9223372036854775807'), undefined)
+  t.equal(wholeQuantity('-1'), undefined)
+  t.equal(saturatingAdd(9007199254740991, 1), 9007199254740991)
+  t.equal(saturatingAdd(2, 3), 5)
+})
+
+t.test('a Pod asking for more than 2^53 - 1 is not demand but counted as unreadable', async (t) => {
+  const huge = pod({ resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '9223372036854775807' } } })
+  t.same(readDemand([huge, pod()], SPEC), { ...ONE, unreadablePods: 1, unrunnablePods: 0 })
+})
+
+t.test('quantities that do not read or are negative make the Pod unreadable, not demand', async (t) => {
+  const given = [
+    pod({ resources: { limits: { 'nvidia.com/gpu': 'lots' } } }),
+    pod({ resources: { requests: { 'nvidia.com/gpumem': '-5' } } }),
+    pod({ resources: { limits: { 'nvidia.com/gpucores': { value: 1 } } } }),
+    // Limits name the resource: what they say decides, a readable request does not stand in for it.
+    pod({ resources: { limits: { 'nvidia.com/gpu': '1x' }, requests: { 'nvidia.com/gpu': '1' } } })
+  ]
+  t.same(readDemand(given, SPEC), { pendingPods: 0, shapes: [], unreadablePods: 4, unrunnablePods: 0 })
+})
+
+t.test('an unreadable Pod that would not land on the pool is not counted at all', async (t) => {
+  const elsewhere = pod({ resources: { limits: { 'nvidia.com/gpu': 'lots' } }, spec: { nodeSelector: { 'gpu.pool': 'h100' } } })
+  t.same(readDemand([elsewhere], SPEC), { pendingPods: 0, shapes: [], unreadablePods: 0, unrunnablePods: 0 })
+})
+
+t.test('sums over containers saturate at 2^53 - 1', async (t) => {
+  const near = { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '9007199254740000' } }
+  const given = [
+    pod({
+      spec: {
+        containers: [
+          { name: 'a', resources: near },
+          { name: 'b', resources: near }
+        ]
+      }
+    })
+  ]
+  t.same(readDemand(given, SPEC), {
+    pendingPods: 1,
+    shapes: [{ devices: 2, memoryMiB: 9007199254740991, cores: 0, pods: 1 }],
+    unreadablePods: 0,
+    unrunnablePods: 0
+  })
+})
+
+t.test('the demand status of a hostile Pod passes the CellNodeSet schema', async (t) => {
+  const huge = pod({ resources: { limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '9223372036854775807' } } })
+  const big = { limits: { 'nvidia.com/gpu': '9007199254740991', 'nvidia.com/gpumem': '9007199254740991' } }
+  const sum = pod({
+    spec: {
+      containers: [
+        { name: 'a', resources: big },
+        { name: 'b', resources: big }
+      ]
+    }
+  })
+  const demand = demandStatus({ read: true, items: [huge, sum] }, SPEC)
+  t.equal(demand.unreadablePods, 1)
+  const figures = (demand.shapes ?? []).flatMap((s) => [s.devices, s.memoryMiB, s.cores, s.pods])
+  t.ok(
+    figures.length > 0 && figures.every((n) => Number.isSafeInteger(n)),
+    'every figure an integer the API server and JavaScript both hold'
+  )
+  t.ok(Value.Check(CellNodeSetStatusSchema, { demand }), 'within the schema the API server enforces')
 })

@@ -193,7 +193,9 @@ t.test('HAMi scheduling annotations naming a Node called constructor count on th
     status: { phase: 'Pending' }
   }
   const labelsOf = (n: string): Record<string, string> => cellLabels(n)
-  const nodes = ['constructor', 'toString'].map((n) => node(n, labelsOf(n), {}))
+  // Both Nodes register the device the Pod names: only the Node it is scheduled to counts it.
+  const register = JSON.stringify([{ id: 'GPU-0', devmem: 1024, devcore: 100, health: true }])
+  const nodes = ['constructor', 'toString'].map((n) => node(n, labelsOf(n), { [REGISTER]: register }))
   const decision = decide(cns([entry('constructor'), entry('toString')]), snap(nodes, [pending]), NOW)
   t.strictSame(
     (decision.status.nodes ?? []).map((r) => [r.name, r.allocations]),
@@ -331,7 +333,7 @@ t.test('pending-Pod demand reads selectors, affinity and resources by own keys o
     status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
   })
   const spec = { resources: ['nvidia.com/gpu'], nodeLabels: { gpu: 'on' }, taints: [] }
-  const shape = { devices: 1, memoryMiB: 0, cores: 0 }
+  const shape = { devices: 1, memoryMiB: 0, cores: 0, cpuMillicores: 0, memoryBytes: 0 }
   t.equal(
     demandOf(pending({ nodeSelector: { constructor: 'x' } }), spec),
     undefined,

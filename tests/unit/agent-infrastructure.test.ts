@@ -4,7 +4,12 @@
 // Machine; nothing is written for a Machine the pool does not control. Every expectation is
 // written out here.
 import t from 'tap'
-import { decideInfrastructure, type InfrastructureInput, type InfrastructureSnapshot } from '../../hooks/agent/infrastructure.ts'
+import {
+  decideInfrastructure,
+  refusedRefs,
+  type InfrastructureInput,
+  type InfrastructureSnapshot
+} from '../../hooks/agent/infrastructure.ts'
 import { readInfrastructure, runInfrastructurePass, type ObjectsApi } from '../../hooks/agent/infrastructure-pass.ts'
 import type { CellMachine } from '../../hooks/api/cellinfrastructure.ts'
 
@@ -299,4 +304,51 @@ t.test('an entry of another template hash than its Machine was written for an ea
     ['create', 'create'],
     'the entry of this Machine is carried out'
   )
+})
+
+t.test('a KubeSwiftMachine spec whose references carry more than a name is not created with the agent rights', async (t) => {
+  const hostile = entry({
+    kubeSwiftMachine: {
+      spec: {
+        backend: {
+          type: 'SwiftGuest',
+          swiftGuest: {
+            imageRef: { name: 'noble', namespace: 'kube-system' },
+            guestClassRef: { name: 'gpu', kind: 'ClusterSwiftGuestClass' },
+            networkRef: { name: 'net', namespace: 'other' }
+          }
+        }
+      }
+    }
+  })
+  const d = decideInfrastructure(input([hostile]), snapshot())
+  t.same(
+    d.actions.map((a) => (a.type === 'create' ? a.object.kind : a.type)),
+    ['KubeadmConfig'],
+    'only the bootstrap config is made'
+  )
+  t.match(
+    d.status.machines?.[0]?.message,
+    /refers by more than a name \(spec\.backend\.swiftGuest\.imageRef\.namespace, .*guestClassRef\.kind, .*networkRef\.namespace\); it is not created/
+  )
+  t.same(
+    refusedRefs({ backend: { swiftGuest: { imageRef: 'noble', guestClassRef: { name: 'gpu' } } } }),
+    [],
+    'a name, as a string or {name}, is fine'
+  )
+  t.same(refusedRefs({ backend: { swiftGuest: { imageRef: ['x'] } } }), ['spec.backend.swiftGuest.imageRef'])
+})
+
+t.test('a bootstrap config of another group or kind fails the CellInfrastructure schema: nothing is done for it', async (t) => {
+  for (const config of [
+    { apiGroup: 'rbac.authorization.k8s.io', kind: 'KubeadmConfig' },
+    { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'Secret' }
+  ]) {
+    const e = entry()
+    const read = readInfrastructure({
+      metadata: { name: 'cells', namespace: 'capi' },
+      spec: { poolUID: POOL_UID, machines: [{ ...e, bootstrapConfig: { ...e.bootstrapConfig, ...config } }] }
+    })
+    t.match(read, /^spec\.machines\.0\.bootstrapConfig\.(apiGroup|kind): .*nothing is done for it$/)
+  }
 })

@@ -36,17 +36,18 @@ function manifests(): Array<{ name: string; kind: string; children: string[] }> 
       kind: d.kind,
       children: [
         ...(d.kind === 'CompositeController' ? d.spec.childResources : d.spec.attachments),
-        // The Cluster API child types the chart appends to the cell pool controller (controllers.cellpool.clusterAPI).
+        // The Cluster API child types of metacontroller/clusterapi/cellpool.yaml (the chart's controllers.cellpool.clusterAPI).
         ...(d.metadata.name === 'gpuhooks-cellpool' ? clusterApiChildren() : [])
       ].map((c: { apiVersion: string; resource: string }) => `${c.apiVersion} ${c.resource}`)
     }))
 }
 
-/** The child types of metacontroller/cellpool-clusterapi.yaml. */
+/** The child types metacontroller/clusterapi/cellpool.yaml adds to metacontroller/cellpool.yaml. */
 function clusterApiChildren(): Array<{ apiVersion: string; resource: string }> {
-  return (
-    parseAllDocuments(readFileSync(join(ROOT, 'metacontroller', 'cellpool-clusterapi.yaml'), 'utf8'))[0]?.toJS() as Record<string, any>
-  ).childResources
+  const children = (file: string): Array<{ apiVersion: string; resource: string }> =>
+    (parseAllDocuments(readFileSync(join(ROOT, 'metacontroller', file), 'utf8'))[0]?.toJS() as Record<string, any>).spec.childResources
+  const base = new Set(children('cellpool.yaml').map((c) => `${c.apiVersion} ${c.resource}`))
+  return children(join('clusterapi', 'cellpool.yaml')).filter((c) => !base.has(`${c.apiVersion} ${c.resource}`))
 }
 
 t.test('each rule declares exactly the child types of its manifest, and every controller has a rule', async (t) => {

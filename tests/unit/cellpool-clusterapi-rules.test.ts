@@ -93,6 +93,30 @@ t.test('a kind that is a kind but not a template kind', async (t) => {
   ])
 })
 
+t.test('the bootstrap template group and kind are allowlisted: the agent creates the config with its own rights', async (t) => {
+  const refused = (apiGroup: string, kind: string) => {
+    const spec = capiSpec(true)
+    spec.cell.clusterAPI.bootstrapConfigTemplateRef = { apiGroup, kind, name: 'join' }
+    return poolProblems('cells', spec)
+  }
+  t.same(refused('rbac.authorization.k8s.io', 'KubeadmConfigTemplate'), [
+    {
+      field: 'spec.cell.clusterAPI.bootstrapConfigTemplateRef.apiGroup',
+      message:
+        'spec.cell.clusterAPI.bootstrapConfigTemplateRef.apiGroup "rbac.authorization.k8s.io" is not allowed: the workload agent creates bootstrap configs of bootstrap.cluster.x-k8s.io only'
+    }
+  ])
+  t.same(refused('bootstrap.cluster.x-k8s.io', 'SecretTemplate'), [
+    {
+      field: 'spec.cell.clusterAPI.bootstrapConfigTemplateRef.kind',
+      message:
+        'spec.cell.clusterAPI.bootstrapConfigTemplateRef.kind "SecretTemplate" is not allowed: the workload agent creates configs of KubeadmConfigTemplate, RKE2ConfigTemplate, KThreesConfigTemplate only'
+    }
+  ])
+  for (const kind of ['KubeadmConfigTemplate', 'RKE2ConfigTemplate', 'KThreesConfigTemplate'])
+    t.same(refused('bootstrap.cluster.x-k8s.io', kind), [], `${kind} is allowed`)
+})
+
 t.test('the settings resolved', async (t) => {
   t.same(resolveClusterApi(capiSpec(true)), { clusterName: 'gpu-cluster', version: 'v1.33.3', bootstrapTemplate: TEMPLATE })
   const bare = capiSpec()

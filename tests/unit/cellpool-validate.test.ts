@@ -333,6 +333,8 @@ const CASES: Case[] = [
       ['tier.node-restriction.kubernetes.io/gold', /mark the Nodes an admin trusts/],
       ['node-role.kubernetes.io/control-plane', /it marks a control-plane Node/],
       ['node-role.kubernetes.io/master', /it marks a control-plane Node/],
+      ['node-role.kubernetes.io/controlplane', /it marks a control-plane Node/],
+      ['node-role.kubernetes.io/etcd', /an etcd Node/],
       ['kubernetes.io/role', /its prefix kubernetes\.io is reserved to Kubernetes and NodeRestriction forbids a kubelet to set it/],
       ['storage.k8s.io/zone', /its prefix storage\.k8s\.io is reserved to Kubernetes/]
     ] as const
@@ -349,7 +351,9 @@ const CASES: Case[] = [
       ['node.kubernetes.io/out-of-service', /node\.kubernetes\.io\/ taints belong to the node lifecycle controller and the kubelet/],
       ['node.kubernetes.io/unreachable', /node\.kubernetes\.io\/ taints belong to the node lifecycle controller/],
       ['node.cloudprovider.kubernetes.io/uninitialized', /belong to the cloud node controller/],
-      ['node-role.kubernetes.io/control-plane', /it is the control-plane taint/]
+      ['node-role.kubernetes.io/control-plane', /it is the control-plane taint/],
+      ['node-role.kubernetes.io/controlplane', /it is the control-plane taint/],
+      ['node-role.kubernetes.io/etcd', /RKE's etcd taint/]
     ] as const
   ).map(([key, message]) => ({
     rule: `taint ${key} is refused`,
@@ -916,4 +920,42 @@ t.test('any JSON in any field gives problems or none, never an exception, and ea
     { numRuns: 400 }
   )
   t.pass('400 random specs')
+})
+
+t.test('a guestTemplate reference takes only a name: a namespace or a kind beside it is refused, naming the field', async (t) => {
+  const spec = variant((s) => {
+    s.cell.guestTemplate.imageRef = { name: 'gpu-noble', namespace: 'kube-system', kind: 'ClusterSwiftImage' }
+    s.cell.guestTemplate.guestClassRef = { name: 'gpu-worker', apiGroup: 'swift.kubeswift.io' }
+    s.cell.guestTemplate.dataDiskRef = { name: 7 }
+    s.cell.guestTemplate.interfaces = [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'routable', namespace: 'other-team' } }]
+  })
+  t.same(
+    poolProblems('inference', spec).filter((p) => /Ref/.test(p.field)),
+    [
+      {
+        field: 'spec.cell.guestTemplate.imageRef.namespace',
+        message:
+          "spec.cell.guestTemplate.imageRef.namespace is not allowed: imageRef takes only a name, of an object in the pool's namespace"
+      },
+      {
+        field: 'spec.cell.guestTemplate.imageRef.kind',
+        message: "spec.cell.guestTemplate.imageRef.kind is not allowed: imageRef takes only a name, of an object in the pool's namespace"
+      },
+      {
+        field: 'spec.cell.guestTemplate.guestClassRef.apiGroup',
+        message:
+          "spec.cell.guestTemplate.guestClassRef.apiGroup is not allowed: guestClassRef takes only a name, of an object in the pool's namespace"
+      },
+      { field: 'spec.cell.guestTemplate.dataDiskRef.name', message: 'spec.cell.guestTemplate.dataDiskRef.name 7 is not a name' },
+      {
+        field: 'spec.cell.guestTemplate.interfaces[1].networkRef.namespace',
+        message:
+          "spec.cell.guestTemplate.interfaces[1].networkRef.namespace is not allowed: networkRef takes only a name, of an object in the pool's namespace"
+      }
+    ]
+  )
+  const named = variant((s) => {
+    s.cell.guestTemplate.interfaces = [{ name: 'primary' }, { name: 'routable', networkRef: { name: 'routable-net' } }]
+  })
+  t.same(poolProblems('inference', named), [], 'a networkRef by name alone is fine')
 })

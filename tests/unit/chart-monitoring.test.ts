@@ -7,13 +7,13 @@
  * Helm and promtool as tests/support/tools.ts finds them; without Helm the file is skipped with
  * that reason (except in CI), and without promtool only the promtool check is.
  */
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse, parseAllDocuments, stringify } from 'yaml'
-import { CHART } from '../../deploy/chart/generate.ts'
+import { CHART, cellPoolCapabilities } from '../../deploy/chart/generate.ts'
 import { findHelm, findPromtool } from '../support/tools.ts'
 
 type Doc = {
@@ -45,7 +45,8 @@ if ('skip' in found) {
   const helm = found.path
   const docs = (args: string[] = [], chart = CHART): Doc[] =>
     parseAllDocuments(
-      execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', 'gpuhooks-system', ...args], {
+      // As on a cluster that serves KubeSwift, so that the cell pool controller and its agent are installed.
+      execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', 'gpuhooks-system', ...cellPoolCapabilities(), ...args], {
         encoding: 'utf8',
         maxBuffer: 64 << 20
       })
@@ -53,15 +54,6 @@ if ('skip' in found) {
       .map((d) => d.toJS() as Doc | null)
       .filter((d): d is Doc => d !== null)
   const kinds = (all: Doc[]): string[] => all.map((d) => `${d.kind}/${d.metadata.name}`)
-  const withoutCellPools = (t: Test): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const chart = join(dir, 'gpuhooks')
-    cpSync(CHART, chart, { recursive: true })
-    rmSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'))
-    return chart
-  }
-
   t.test('by default no PodMonitor, PrometheusRule or dashboard is rendered', async (t) => {
     const all = docs()
     t.same(
@@ -107,7 +99,7 @@ if ('skip' in found) {
       ...ruleFile('hooks'),
       ...ruleFile('cellpool')
     ])
-    const without = docs(ALL_ON, withoutCellPools(t))
+    const without = docs([...ALL_ON, '--set', 'controllers.cellpool.enabled=false'])
     t.same(rule(without), [...ruleFile('hooks'), ...ruleFile('instance')])
     t.same(kinds(without.filter((d) => d.kind === 'PodMonitor')), ['PodMonitor/gpuhooks'])
   })

@@ -12,7 +12,7 @@ import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { parseAllDocuments } from 'yaml'
 import type { NetworkPolicy } from 'kubernetes-types/networking/v1.d.ts'
-import { CHART } from '../../deploy/chart/generate.ts'
+import { CHART, cellPoolCapabilities } from '../../deploy/chart/generate.ts'
 import { connectionAllowed, egressAllowed, ingressAllowed, type ClusterView, type Endpoint } from '../support/netpol-eval.ts'
 import { findHelm } from '../support/tools.ts'
 
@@ -31,12 +31,18 @@ if ('skip' in found) {
 } else {
   const helm = found.path
   const render = (args: string[]): { status: number | null; out: string; err: string } => {
-    const r = spawnSync(helm, ['template', 'gpuhooks', CHART, '--namespace', NS, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
+    const r = spawnSync(helm, ['template', 'gpuhooks', CHART, '--namespace', NS, ...cellPoolCapabilities(), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20
+    })
     return { status: r.status, out: r.stdout, err: r.stderr }
   }
   const docs = (args: string[]): Doc[] =>
     parseAllDocuments(
-      execFileSync(helm, ['template', 'gpuhooks', CHART, '--namespace', NS, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
+      execFileSync(helm, ['template', 'gpuhooks', CHART, '--namespace', NS, ...cellPoolCapabilities(), ...args], {
+        encoding: 'utf8',
+        maxBuffer: 64 << 20
+      })
     )
       .map((d) => d.toJS() as Doc)
       .filter((d) => d !== null)

@@ -2,8 +2,10 @@
  * The Helm chart: lint, reviewed snapshots of `helm template` (default values; cert-manager),
  * the generated parts up to date (CRDs and Metacontroller manifests copied from the repository,
  * the plain manifest), and the promises of the install: no key in any manifest, webhooks on and
- * failing closed, CRDs kept, hooks pointed at the release's Service, the agent and the cell pool
- * webhook present exactly when the GPUCellPool CRD is.
+ * failing closed, CRDs kept, hooks pointed at the release's Service; each controller installed by
+ * its switch, the cell pool controller (with its CRDs, webhook and agent) and its Cluster API
+ * child types by default only where the cluster serves what they need. Unless a test says
+ * otherwise, the chart is rendered as on a cluster that serves KubeSwift.
  *
  * Helm is `$GPUHOOKS_HELM` or the one tests/cluster/build-helm.sh builds once per machine (Go
  * needed). Without either these tests are skipped with that reason, except in CI.
@@ -14,7 +16,16 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
-import { CHART, PLAIN_MANIFEST, ROOT, staleCopies, stalePlainManifest } from '../../deploy/chart/generate.ts'
+import {
+  CHART,
+  PLAIN_MANIFEST,
+  PLAIN_MANIFEST_CELLPOOL,
+  ROOT,
+  cellPoolCapabilities,
+  staleCopies,
+  stalePlainManifest
+} from '../../deploy/chart/generate.ts'
+import { clusterApiManifestPath } from '../../deploy/chart/controllers.ts'
 import { readAgentConfig } from '../../hooks/agent/config.ts'
 import { findHelm } from '../support/tools.ts'
 
@@ -30,7 +41,11 @@ if ('skip' in found) {
   t.plan(0, found.skip)
 } else {
   const helm = found.path
+  /** `helm template`, as on a cluster that serves KubeSwift's SwiftSeedProfiles and SwiftGuests. */
   const template = (args: string[] = [], chart = CHART, namespace = 'gpuhooks-system'): string =>
+    bare([...cellPoolCapabilities(), ...args], chart, namespace)
+  /** `helm template` as on a cluster that serves only Kubernetes' own APIs. */
+  const bare = (args: string[] = [], chart = CHART, namespace = 'gpuhooks-system'): string =>
     execFileSync(helm, ['template', 'gpuhooks', chart, '--namespace', namespace, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })
   const docs = (text: string): Doc[] =>
     parseAllDocuments(text)
@@ -82,6 +97,7 @@ if ('skip' in found) {
   t.test('no manifest carries a certificate or a key', async (t) => {
     for (const [name, text] of [
       ['plain', readFileSync(PLAIN_MANIFEST, 'utf8')],
+      ['plain with cell pools', readFileSync(PLAIN_MANIFEST_CELLPOOL, 'utf8')],
       ['default', template()],
       ['cert-manager', template(['--set', 'webhook.certManager.enabled=true'])]
     ] as const) {
@@ -283,26 +299,105 @@ if ('skip' in found) {
     t.same(find(docs(readFileSync(PLAIN_MANIFEST, 'utf8')), 'Setting'), [])
   })
 
-  t.test('without the GPUCellPool CRD in the chart: no agent, no cell pool webhook', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const chart = join(dir, 'gpuhooks')
-    cpSync(CHART, chart, { recursive: true })
-    rmSync(join(chart, 'files', 'crds', 'gpucellpools.cells.kubeswift.io.yaml'))
-    const without = docs(template([], chart))
-    t.same(
-      find(without, 'Deployment').map((d) => d.metadata.name),
-      ['gpuhooks'],
-      'no agent'
+  t.test(
+    'on a cluster without KubeSwift, or with the cell pool controller off: no cell pool controller, CRD, webhook or agent',
+    async (t) => {
+      const cellPoolParts = (all: Doc[]): string[] =>
+        all
+          .filter(
+            (d) =>
+              /cellpool|agent|cellnodeset/.test(d.metadata.name) ||
+              (d.kind === 'CustomResourceDefinition' && d.metadata.name.endsWith('.cells.kubeswift.io'))
+          )
+          .map((d) => `${d.kind}/${d.metadata.name}`)
+      for (const [what, all] of [
+        ['no KubeSwift served', docs(bare())],
+        ['only SwiftGuests served', docs(bare(['--api-versions', 'swift.kubeswift.io/v1alpha1/SwiftGuest']))],
+        ['forced off', docs(template(['--set', 'controllers.cellpool.enabled=false']))]
+      ] as const) {
+        t.same(cellPoolParts(all), [], `${what}: nothing of cell pools`)
+        t.same(
+          find(all, 'Deployment').map((d) => d.metadata.name),
+          ['gpuhooks'],
+          `${what}: no agent`
+        )
+        t.same(
+          [...find(all, 'CompositeController'), ...find(all, 'DecoratorController')].map((c) => c.metadata.name),
+          ['gpuhooks-instance', 'gpuhooks-instance-isolation'],
+          `${what}: the Instance and isolation controllers`
+        )
+        t.same(
+          find(all, 'ValidatingWebhookConfiguration').map((d) => d.metadata.name),
+          ['gpuhooks-instance'],
+          `${what}: the Instance webhook only`
+        )
+      }
+      // Served, or forced on without it: the whole cell pool part.
+      for (const all of [docs(template()), docs(bare(['--set', 'controllers.cellpool.enabled=true']))]) {
+        t.same(cellPoolParts(all).sort(), [
+          'ClusterRole/gpuhooks-agent',
+          'ClusterRole/gpuhooks-agent-secrets',
+          'ClusterRoleBinding/gpuhooks-agent',
+          'ClusterRoleBinding/gpuhooks-agent-secrets',
+          'CompositeController/gpuhooks-cellpool',
+          'CustomResourceDefinition/cellinfrastructures.cells.kubeswift.io',
+          'CustomResourceDefinition/cellnodesets.cells.kubeswift.io',
+          'CustomResourceDefinition/gpucellpools.cells.kubeswift.io',
+          'Deployment/gpuhooks-agent',
+          'PodDisruptionBudget/gpuhooks-agent',
+          'Role/gpuhooks-agent-leader',
+          'RoleBinding/gpuhooks-agent-leader',
+          'ServiceAccount/gpuhooks-agent',
+          'ValidatingAdmissionPolicy/gpuhooks-cellnodeset-spec-writers',
+          'ValidatingAdmissionPolicyBinding/gpuhooks-cellnodeset-spec-writers',
+          'ValidatingWebhookConfiguration/gpuhooks-cellpool'
+        ])
+      }
+    }
+  )
+
+  t.test('each controller has its switch; a switch that is neither true, false nor auto is refused, named', async (t) => {
+    const installed = (args: string[]): string[] =>
+      docs(template(args))
+        .filter((d) => d.kind === 'CompositeController' || d.kind === 'DecoratorController' || d.kind === 'ValidatingWebhookConfiguration')
+        .map((d) => `${d.kind}/${d.metadata.name}`)
+    t.same(installed(['--set', 'controllers.instance.enabled=false']), [
+      'CompositeController/gpuhooks-cellpool',
+      'DecoratorController/gpuhooks-instance-isolation',
+      'ValidatingWebhookConfiguration/gpuhooks-cellpool'
+    ])
+    t.same(installed(['--set', 'controllers.isolation.enabled=false']), [
+      'CompositeController/gpuhooks-cellpool',
+      'CompositeController/gpuhooks-instance',
+      'ValidatingWebhookConfiguration/gpuhooks-instance',
+      'ValidatingWebhookConfiguration/gpuhooks-cellpool'
+    ])
+    // With no webhook left, the certificate Job may touch no configuration (an empty resourceNames would grant every one).
+    const none = docs(
+      template([
+        '--set',
+        'controllers.instance.enabled=false',
+        '--set',
+        'controllers.isolation.enabled=false',
+        '--set',
+        'controllers.cellpool.enabled=false'
+      ])
     )
+    t.same((find(none, 'ClusterRole', 'gpuhooks-certs')[0] as unknown as { rules: unknown[] }).rules, [])
+    t.same(find(none, 'Setting'), [], 'no Setting seeded without a controller that reads Settings, nor their CRD')
     t.same(
-      find(without, 'ValidatingWebhookConfiguration').map((d) => d.metadata.name),
-      ['gpuhooks-instance']
-    )
-    t.same(
-      find(without, 'ClusterRole').filter((r) => r.metadata.name.startsWith('gpuhooks-agent')),
+      find(none, 'CustomResourceDefinition').map((d) => d.metadata.name),
       []
     )
+    for (const [value, field] of [
+      ['controllers.cellpool.enabled=maybe', 'controllers.cellpool.enabled is maybe'],
+      ['controllers.instance.enabled=yes', 'controllers.instance.enabled is yes'],
+      ['controllers.cellpool.clusterAPI=on', 'controllers.cellpool.clusterAPI is on']
+    ] as const) {
+      const refused = spawnSync(helm, ['template', 'gpuhooks', CHART, ...cellPoolCapabilities(), '--set', value], { encoding: 'utf8' })
+      t.not(refused.status, 0, value)
+      t.match(refused.stderr, `${field}; it takes true, false or auto`)
+    }
   })
 
   t.test('the agent: two replicas, a Lease named after the release in its namespace, RBAC as docs/workload.md lists it', async (t) => {
@@ -464,15 +559,26 @@ if ('skip' in found) {
         'cells.kubeswift.io/v1alpha1 cellinfrastructures'
       ]
     )
-    // controllers.cellpool.clusterAPI: the Machines join the children, as cellpool-clusterapi.yaml lists them.
-    const [withMachines] = find(
-      docs(template(['--set', 'controllers.cellpool.clusterAPI=true'])),
-      'CompositeController',
-      'gpuhooks-cellpool'
+    // controllers.cellpool.clusterAPI: the Machines join the children, where Cluster API's Machines are served (auto)
+    // or when forced, never without the cell pool controller; as metacontroller/clusterapi/cellpool.yaml lists them.
+    const machines = (args: string[], render = template): unknown[] | undefined =>
+      (
+        find(docs(render(args)), 'CompositeController', 'gpuhooks-cellpool')[0] as unknown as
+          { spec: { childResources: unknown[] } } | undefined
+      )?.spec.childResources.slice(5)
+    const entry = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', resource: 'machines', updateStrategy: { method: 'InPlace' } }]
+    t.same(machines(['--set', 'controllers.cellpool.clusterAPI=true']), entry)
+    t.same(machines(['--api-versions', 'cluster.x-k8s.io/v1beta2/Machine']), entry)
+    t.same(machines([]), [], 'auto: not served, no Machines')
+    t.same(machines(['--api-versions', 'cluster.x-k8s.io/v1beta2/Machine', '--set', 'controllers.cellpool.clusterAPI=false']), [])
+    t.equal(machines(['--set', 'controllers.cellpool.clusterAPI=true'], bare), undefined, 'no cell pool controller, no Machines')
+    const [byHand] = docs(readFileSync(clusterApiManifestPath(ROOT), 'utf8'))
+    t.same((byHand as unknown as { spec: { childResources: unknown[] } }).spec.childResources.slice(5), entry)
+    t.same(
+      (byHand as unknown as { spec: { childResources: unknown[] } }).spec.childResources.slice(0, 5),
+      (controller as unknown as { spec: { childResources: unknown[] } }).spec.childResources,
+      'the by-hand variant is metacontroller/cellpool.yaml with the Machines'
     )
-    t.same((withMachines as unknown as { spec: { childResources: unknown[] } }).spec.childResources.slice(5), [
-      { apiVersion: 'cluster.x-k8s.io/v1beta2', resource: 'machines', updateStrategy: { method: 'InPlace' } }
-    ])
   })
 
   t.test("a multi-document file of metacontroller/ renders every document, Metacontroller's identity from values", async (t) => {

@@ -7,7 +7,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { jsonDeeperThan, parseJsonBounded } from '../../hooks/k8s/json.ts'
-import { canonicalJson, contentHash, sortKeys } from '../../hooks/k8s/hash.ts'
+import { canonicalJson, contentHash, sortKeysDeep } from '../../hooks/k8s/hash.ts'
 
 /** Nesting of JSON text: the deepest run of open brackets outside strings (the oracle). */
 function textDepth(text: string): number {
@@ -91,7 +91,7 @@ const awkward = fc.letrec<{ value: unknown }>((tie) => ({
 t.test('canonicalJson is JSON.stringify of the key-sorted copy, byte for byte', async (t) => {
   fc.assert(
     fc.property(awkward, (value) => {
-      t.equal(canonicalJson(value), JSON.stringify(sortKeys(value)))
+      t.equal(canonicalJson(value), JSON.stringify(sortKeysDeep(value)))
     }),
     { numRuns: 2000 }
   )

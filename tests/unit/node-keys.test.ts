@@ -1,6 +1,7 @@
 // Which Node labels and taints a cell pool may ask for (hooks/k8s/node-keys.ts): NodeRestriction's
 // rules for what a kubelet may set on its own Node, and the taints Kubernetes' controllers own.
 import t from 'tap'
+import { withoutRestricted } from '../../hooks/agent/ensure.ts'
 import { isPermitted, restrictedLabelReason, restrictedTaintReason } from '../../hooks/k8s/node-keys.ts'
 
 t.test('labels: what NodeRestriction keeps from a kubelet is refused, except informational roles', async (t) => {
@@ -12,6 +13,9 @@ t.test('labels: what NodeRestriction keeps from a kubelet is refused, except inf
     // The control-plane roles; any other role only names what a Node is for.
     ['node-role.kubernetes.io/control-plane', true],
     ['node-role.kubernetes.io/master', true],
+    // RKE's roles: Rancher's cluster agent prefers controlplane Nodes.
+    ['node-role.kubernetes.io/controlplane', true],
+    ['node-role.kubernetes.io/etcd', true],
     ['node-role.kubernetes.io/gpu-cell', false],
     ['node-role.kubernetes.io/worker', false],
     // Other kubernetes.io and k8s.io keys a kubelet may not set.
@@ -49,6 +53,8 @@ t.test('taints: the node lifecycle, the cloud node controller and kubeadm keep t
     ['node.cloudprovider.kubernetes.io/shutdown', true],
     ['node-role.kubernetes.io/control-plane', true],
     ['node-role.kubernetes.io/master', true],
+    ['node-role.kubernetes.io/controlplane', true],
+    ['node-role.kubernetes.io/etcd', true],
     ['node-role.kubernetes.io/gpu-cell', false],
     ['feature.node.kubernetes.io/x', false],
     ['nvidia.com/gpu', false],
@@ -68,4 +74,24 @@ t.test('an admin exception names a key or a whole namespace', async (t) => {
     isPermitted('node-restriction.kubernetes.io', ['node-restriction.kubernetes.io/']),
     'a prefix covers keys under it, not a look-alike'
   )
+})
+
+t.test("the agent drops RKE's control-plane and etcd roles from what it writes, whatever a CellNodeSet says", async (t) => {
+  const { entry, refused } = withoutRestricted({
+    name: 'pool-a-0',
+    labels: { 'node-role.kubernetes.io/controlplane': 'true', 'node-role.kubernetes.io/etcd': 'true', team: 'ml' },
+    taints: [
+      { key: 'node-role.kubernetes.io/controlplane', value: 'true', effect: 'NoSchedule' },
+      { key: 'node-role.kubernetes.io/etcd', value: 'true', effect: 'NoExecute' },
+      { key: 'gpu', effect: 'NoSchedule' }
+    ]
+  })
+  t.same(entry.labels, { team: 'ml' })
+  t.same(entry.taints, [{ key: 'gpu', effect: 'NoSchedule' }])
+  t.same(refused, [
+    'label node-role.kubernetes.io/controlplane',
+    'label node-role.kubernetes.io/etcd',
+    'taint node-role.kubernetes.io/controlplane:NoSchedule',
+    'taint node-role.kubernetes.io/etcd:NoExecute'
+  ])
 })

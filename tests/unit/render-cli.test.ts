@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse, parseAllDocuments } from 'yaml'
-import { asStored, buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
+import { asStored } from '../../hooks/cli/read.ts'
+import { buildRequest, parseArgs, runRender } from '../../hooks/cli/run.ts'
 import { sync as instanceSync } from '../../hooks/instance/sync.ts'
 import { finalize as instanceFinalize } from '../../hooks/instance/finalize.ts'
 import { sync as isolationSync } from '../../hooks/isolation/sync.ts'
@@ -149,6 +150,15 @@ t.test('a Namespace renders the isolation decorator: object, attachments, relate
   )
 })
 
+/** Ten anchors, each a list of ten aliases of the one before: 10^9 strings if expanded. */
+const ALIAS_BOMB = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]']
+  .concat(Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`))
+  .join('\n')
+/** Twenty maps, each merging the one before twice (`<<`, YAML 1.1). */
+const MERGE_BOMB = ['%YAML 1.1', '---', 'm0: &m0 {k: 1}']
+  .concat(Array.from({ length: 20 }, (_, i) => `m${i + 1}: &m${i + 1} {<<: [*m${i}, *m${i}], n${i + 1}: 1}`))
+  .join('\n')
+
 t.test('bad input is named with its file and exits 2', async (t) => {
   const rows: { name: string; argv: string[]; message: RegExp }[] = [
     { name: 'a missing file', argv: [join(dir, 'nope.yaml')], message: /nope\.yaml: cannot read \(ENOENT\)/ },
@@ -204,7 +214,48 @@ t.test('bad input is named with its file and exits 2', async (t) => {
     },
     { name: 'a time that is not one', argv: [instanceFile, '--now', 'yesterday'], message: /--now yesterday is not a time/ },
     { name: 'no parent file', argv: [], message: /expected one parent file, got 0\nusage: gpuhooks render/ },
-    { name: 'an unknown option', argv: [instanceFile, '--colour'], message: /unknown option --colour/ }
+    { name: 'an unknown option', argv: [instanceFile, '--colour'], message: /unknown option --colour/ },
+    {
+      name: 'an alias bomb stops at 100 expansions',
+      argv: [file('aliases.yaml', ALIAS_BOMB)],
+      message: /aliases\.yaml: document 1: its aliases \(or merge keys\) expand past 100 copies/
+    },
+    {
+      name: 'a merge-key bomb (YAML 1.1) stops at 100 expansions',
+      argv: [file('merges.yaml', MERGE_BOMB)],
+      message: /merges\.yaml: document 1: its aliases \(or merge keys\) expand past 100 copies/
+    },
+    {
+      name: '2,000 nested flow sequences',
+      argv: [file('flow.yaml', `${'['.repeat(2000)}${']'.repeat(2000)}\n`)],
+      message: /flow\.yaml: document 1: nested too deeply to read \(at most 100 levels\)/
+    },
+    {
+      name: '2,000 nested block mappings',
+      argv: [file('block.yaml', Array.from({ length: 2000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + '\n')],
+      message: /block\.yaml: document 1: nested (too deeply to read|deeper than 100 levels)/
+    },
+    {
+      name: 'a value nested past 100 levels that the parser still reads',
+      argv: [file('deep.yaml', `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\nx: ${'['.repeat(300)}${']'.repeat(300)}\n`)],
+      message: /deep\.yaml: document 1: nested deeper than 100 levels/
+    },
+    {
+      name: 'an alias to its own ancestor',
+      argv: [file('cycle.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\nx: &a [*a]\n')],
+      message: /cycle\.yaml: document 1: nested deeper than 100 levels \(or an alias to its own ancestor\)/
+    },
+    {
+      name: 'a file past 8 MiB, refused before it is parsed',
+      argv: [file('large.yaml', `# ${'x'.repeat(8 * 1024 * 1024)}\n`)],
+      message: /large\.yaml: 8388611 bytes, past the bound of 8388608 bytes \(8 MiB\) on an input file/
+    },
+    { name: 'a directory', argv: [dir], message: /: cannot read \(EISDIR\)/ },
+    {
+      name: 'a key repeated in one mapping, however deep',
+      argv: [file('twice.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n  labels: {a: "1", b: "2", a: "3"}\n')],
+      message: /twice\.yaml: document 1: not valid YAML: the key "a" repeats in one mapping/
+    }
   ]
   for (const row of rows) {
     t.test(row.name, async (t) => {
@@ -225,6 +276,14 @@ t.test('the command exits 2 with the message on stderr', async (t) => {
   t.equal(result.status, 2)
   t.equal(result.stdout, '')
   t.match(result.stderr, /gpuhooks render: .*missing\.yaml: cannot read \(ENOENT\)/)
+})
+
+t.test('the command exits 2, not with an uncaught exception, on an alias bomb', async (t) => {
+  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
+  const bomb = file('bomb.yaml', ALIAS_BOMB)
+  const result = spawnSync(tsx, ['hooks/cli/render.ts', bomb], { encoding: 'utf8', env: childEnv() })
+  t.equal(result.status, 2)
+  t.match(result.stderr, /^gpuhooks render: .*bomb\.yaml: document 1: its aliases/)
 })
 
 // --- GPUCellPool: the example deploy/examples/cellpool.yaml, split as a user would pass it ---

@@ -16,6 +16,7 @@
  */
 import type { CellStatus, GPUCellPoolStatus } from '../../api/gpucellpool.ts'
 import { withoutStop } from '../rules/wording.ts'
+import { MAX_REASON_CHARS, clipText } from '../../k8s/clip.ts'
 import { stampConditions, type ConditionInput } from '../../k8s/conditions.ts'
 import { scalingActiveCondition } from '../plan/autoscale.ts'
 import { hasChildren } from '../cells/cell.ts'
@@ -89,9 +90,19 @@ export function poolSelector(pool: string): string {
   return `cells.kubeswift.io/pool=${pool}`
 }
 
-/** The row as written to `status.cells[]`: fields in a fixed order, absent ones left out. */
+/**
+ * The row as written to `status.cells[]`: fields in a fixed order, absent ones left out. Its
+ * reason and messages carry text read from the machine, clipped here to their documented
+ * lengths whatever sentence they were built into (k8s/clip.ts).
+ */
 export function cellStatusRow(row: CellRow): CellStatus {
-  const out: CellStatus = { name: row.name, index: row.index, phase: row.phase, reason: row.reason, message: row.message }
+  const out: CellStatus = {
+    name: row.name,
+    index: row.index,
+    phase: row.phase,
+    reason: clipText(row.reason, MAX_REASON_CHARS),
+    message: clipText(row.message)
+  }
   if (row.guestUID !== undefined) out.guestUID = row.guestUID
   if (row.hostNode !== undefined) out.hostNode = row.hostNode
   if (row.devices !== undefined && row.devices.length > 0) out.devices = [...row.devices]
@@ -99,7 +110,8 @@ export function cellStatusRow(row: CellRow): CellStatus {
   if (row.nodeName !== undefined) out.nodeName = row.nodeName
   if (row.templateHash !== undefined) out.templateHash = row.templateHash
   out.failureCount = row.failureCount
-  if (row.failure !== undefined) out.failure = row.failure
+  if (row.failure !== undefined)
+    out.failure = { ...row.failure, reason: clipText(row.failure.reason, MAX_REASON_CHARS), message: clipText(row.failure.message) }
   out.readyOnce = row.readyOnce
   out.lastTransitionTime = row.lastTransitionTime
   return out

@@ -48,7 +48,7 @@ export const BOOTSTRAP_KEYS = ['user-data', 'value'] as const
 
 /** The labels of a cell's children: the cell labels and managed-by, keys sorted. */
 export function childLabels(id: CellIdentity): Record<string, string> {
-  return sortKeys({ ...cellLabels(id.poolName, id.poolUID, cellName(id.poolName, id.index), id.index), [MANAGED_BY_LABEL]: MANAGED_BY })
+  return sortedRecord({ ...cellLabels(id.poolName, id.poolUID, cellName(id.poolName, id.index), id.index), [MANAGED_BY_LABEL]: MANAGED_BY })
 }
 
 /**
@@ -76,11 +76,11 @@ export function buildCellNode(pool: ResolvedPool, id: CellIdentity, instance: st
   const cell = cellName(id.poolName, id.index)
   const labels: Record<string, string> = { ...pool.workload.labels, ...cellLabels(id.poolName, id.poolUID, cell, id.index) }
   if (instance !== '') labels[INSTANCE_LABEL] = instance
-  const node: CellNode = { name: cell, labels: sortKeys(labels), cordon }
+  const node: CellNode = { name: cell, labels: sortedRecord(labels), cordon }
   if (instance !== '') node.instance = instance
-  if (Object.keys(pool.workload.annotations).length > 0) node.annotations = sortKeys(pool.workload.annotations)
+  if (Object.keys(pool.workload.annotations).length > 0) node.annotations = sortedRecord(pool.workload.annotations)
   if (pool.workload.taints.length > 0) node.taints = pool.workload.taints.map((t) => ({ ...t }))
-  return sortKeys(node)
+  return sortedRecord(node)
 }
 
 /** HAMi's resource names for a whole-device resource name. */
@@ -109,10 +109,10 @@ export function buildCellNodeSet(
   if (demand) {
     const wanted: NonNullable<CellNodeSetSpec['demand']> = {
       resources: hamiResources(pool.capacity.resourceName),
-      nodeLabels: sortKeys({ ...pool.workload.labels, [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID })
+      nodeLabels: sortedRecord({ ...pool.workload.labels, [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID })
     }
     if (pool.workload.taints.length > 0) wanted.taints = pool.workload.taints.map((t) => ({ ...t }))
-    spec.demand = sortKeys(wanted)
+    spec.demand = sortedRecord(wanted)
   }
   return {
     apiVersion: CELLS_API_VERSION,
@@ -120,9 +120,9 @@ export function buildCellNodeSet(
     metadata: {
       name: poolName,
       namespace,
-      labels: sortKeys({ [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID, [MANAGED_BY_LABEL]: MANAGED_BY })
+      labels: sortedRecord({ [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID, [MANAGED_BY_LABEL]: MANAGED_BY })
     },
-    spec: sortKeys(spec)
+    spec: sortedRecord(spec)
   }
 }
 
@@ -143,12 +143,7 @@ export function byCellIndex(a: { name: string }, b: { name: string }): number {
 export function gpuClaim(dra: ResolvedDra): Record<string, string> {
   const claim: Record<string, string> = { [dra.claim.kind]: dra.claim.name, requestName: dra.requestName, tier: dra.tier }
   if (dra.hugepages !== '') claim.hugepages = dra.hugepages
-  return sortKeys(claim)
-}
-
-/** A shallow copy of a child's part with keys in sorted order (sortedRecord, typed as the part). */
-export function sortKeys<T extends object>(value: T): T {
-  return sortedRecord(value as Record<string, unknown>) as T
+  return sortedRecord(claim)
 }
 
 /**

@@ -36,7 +36,7 @@
 import type { CellNode } from '../../api/cellnodeset.ts'
 import type { CellPhase } from '../../api/gpucellpool.ts'
 import type { Cell, CellWitness } from '../model/cell.ts'
-import { sortKeys } from '../build/children.ts'
+import { sortedRecord } from '../../k8s/objects.ts'
 import type { GuestView } from '../model/provisioner.ts'
 
 /** No witness: no entry, or one of another machine. */
@@ -51,7 +51,7 @@ export function witnessOf(entry: CellNode | undefined, guest: GuestView | undefi
 /** The entry `node` with the witness of a machine once Ready; only an entry that names a machine carries one. */
 export function witnessed(node: CellNode, readyOnce: boolean): CellNode {
   if (!readyOnce || node.instance === undefined || node.instance === '') return node
-  return sortKeys({ ...node, readyOnce: true })
+  return sortedRecord({ ...node, readyOnce: true })
 }
 
 /**

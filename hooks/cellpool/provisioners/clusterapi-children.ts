@@ -19,6 +19,7 @@
  */
 import { CELLS_API_VERSION, POOL_LABEL, POOL_UID_LABEL, cellName, type CellNode } from '../../api/cellnodeset.ts'
 import {
+  BOOTSTRAP_GROUP,
   CLUSTER_API_VERSION,
   INFRASTRUCTURE_GROUP,
   KUBESWIFT_MACHINE_KIND,
@@ -26,10 +27,12 @@ import {
   PRE_DRAIN_HOOK,
   PRE_TERMINATE_HOOK,
   CellMachineSchema,
+  isBootstrapConfigKind,
   type CellMachine
 } from '../../api/cellinfrastructure.ts'
 import { Value } from '@sinclair/typebox/value'
-import { contentHash, sortKeys as sortDeep } from '../../k8s/hash.ts'
+import { contentHash, sortKeysDeep } from '../../k8s/hash.ts'
+import { MAX_REASON_CHARS, clipText, nameWithin } from '../../k8s/clip.ts'
 import { asRecord, asText, isRecord, type KubeObject } from '../../k8s/objects.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../k8s/labels.ts'
 import { byCellIndex, childLabels, gpuClaim } from '../build/children.ts'
@@ -58,7 +61,11 @@ export interface MachineView {
   notReady: { type: string; reason?: string; message?: string } | undefined
 }
 
-/** The Machine's fields the hooks read; a field of the wrong shape counts as absent. */
+/**
+ * The Machine's fields the hooks read; a field of the wrong shape counts as absent. Condition
+ * text is clipped and a node name past 253 characters is not read (k8s/clip.ts): whoever writes
+ * the Machine's status could make either a megabyte, copied once per cell into the pool status.
+ */
 export function readMachine(machine: KubeObject): MachineView {
   const status = asRecord(machine.status)
   const annotations = asRecord(machine.metadata.annotations)
@@ -69,16 +76,16 @@ export function readMachine(machine: KubeObject): MachineView {
     first === undefined
       ? undefined
       : {
-          type: String(first.type),
-          ...(asText(first.reason) !== undefined ? { reason: String(first.reason) } : {}),
-          ...(asText(first.message) !== undefined ? { message: String(first.message) } : {})
+          type: clipText(String(first.type), MAX_REASON_CHARS),
+          ...(asText(first.reason) !== undefined ? { reason: clipText(String(first.reason), MAX_REASON_CHARS) } : {}),
+          ...(asText(first.message) !== undefined ? { message: clipText(String(first.message)) } : {})
         }
   return {
     name: machine.metadata.name ?? '',
     uid: asText(machine.metadata.uid) ?? '',
     phase: asText(status.phase),
     providerID: asText(asRecord(machine.spec).providerID),
-    nodeName: asText(asRecord(status.nodeRef).name),
+    nodeName: nameWithin(asText(asRecord(status.nodeRef).name)),
     deleting: asText(machine.metadata.deletionTimestamp) !== undefined,
     templateHash: hash,
     notReady
@@ -111,13 +118,13 @@ export function buildMachine(capi: ResolvedClusterApi, id: CellIdentity, hash: s
       name: cell,
       namespace: id.namespace,
       labels: childLabels(id),
-      annotations: sortKeys({
+      annotations: sortKeysDeep({
         [PRE_DRAIN_HOOK]: MACHINE_HOOK_OWNER,
         [PRE_TERMINATE_HOOK]: MACHINE_HOOK_OWNER,
         [TEMPLATE_HASH_ANNOTATION]: hash
       })
     },
-    spec: sortKeys(spec)
+    spec: sortKeysDeep(spec)
   }
 }
 
@@ -135,7 +142,7 @@ export function kubeSwiftMachineSpec(pool: ResolvedPool): Record<string, unknown
   } else if (pool.gpu.dra !== undefined) {
     guest.gpu = gpuClaim(pool.gpu.dra)
   }
-  return { backend: { swiftGuest: sortKeys(guest), type: 'SwiftGuest' } }
+  return { backend: { swiftGuest: sortKeysDeep(guest), type: 'SwiftGuest' } }
 }
 
 /** The CellInfrastructure entry of a cell: what the agent makes for its Machine, and whether the pool lets the Machine go. */
@@ -147,19 +154,16 @@ export function buildCellMachine(
   release: boolean
 ): CellMachine {
   const cell = cellName(id.poolName, id.index)
-  const objectLabels = sortKeys({ ...childLabels(id), [CLUSTER_NAME_LABEL]: capi.clusterName })
+  const objectLabels = sortKeysDeep({ ...childLabels(id), [CLUSTER_NAME_LABEL]: capi.clusterName })
   const entry: CellMachine = {
     name: cell,
     kubeSwiftMachine: { labels: objectLabels, annotations: { [TEMPLATE_HASH_ANNOTATION]: hash }, spec: kubeSwiftMachineSpec(pool) }
   }
   const template = capi.bootstrapTemplate
-  if (template !== undefined) {
-    entry.bootstrapConfig = {
-      apiGroup: template.apiGroup,
-      kind: configKindOf(template.kind),
-      labels: objectLabels,
-      templateName: template.name
-    }
+  const kind = configKindOf(template?.kind ?? '')
+  // Admission and the sync's own check refuse another group or kind (clusterapi-rules.ts).
+  if (template !== undefined && template.apiGroup === BOOTSTRAP_GROUP && isBootstrapConfigKind(kind)) {
+    entry.bootstrapConfig = { apiGroup: BOOTSTRAP_GROUP, kind, labels: objectLabels, templateName: template.name }
   }
   if (release) entry.release = true
   return entry
@@ -179,7 +183,7 @@ export function buildCellInfrastructure(
     metadata: {
       name: poolName,
       namespace,
-      labels: sortKeys({ [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID, [MANAGED_BY_LABEL]: MANAGED_BY })
+      labels: sortKeysDeep({ [POOL_LABEL]: poolName, [POOL_UID_LABEL]: poolUID, [MANAGED_BY_LABEL]: MANAGED_BY })
     },
     spec: { ...(sorted.length > 0 ? { machines: sorted.map((m) => structuredClone(m)) } : {}), poolUID }
   }
@@ -187,7 +191,7 @@ export function buildCellInfrastructure(
 
 /** A Cluster API cell's CellNodeSet entry: the SwiftGuest one, with the Machine's providerID by which the agent knows its Node. */
 export function withProviderID(node: CellNode, machine: { providerID?: string | undefined } | undefined): CellNode {
-  return machine?.providerID === undefined ? node : sortKeys({ ...node, providerID: machine.providerID })
+  return machine?.providerID === undefined ? node : sortKeysDeep({ ...node, providerID: machine.providerID })
 }
 
 /** The pool's observed CellInfrastructure: the object and its entries that read as entries, by Machine name. */
@@ -239,14 +243,9 @@ export function answerCellInfrastructure(input: InfrastructureCells): KubeObject
       const uid = readMachine(cell.machine).uid
       if (uid !== '') entry.machineUID = uid
     }
-    entries.push(sortKeys(entry))
+    entries.push(sortKeysDeep(entry))
   }
   return buildCellInfrastructure(input.poolName, input.namespace, input.poolUID, entries)
-}
-
-/** `value` with keys sorted at every depth (k8s/hash.ts), as its own type. */
-function sortKeys<T>(value: T): T {
-  return sortDeep(value) as T
 }
 
 /** What a Cluster API cell is built from: the guest fields a KubeSwiftMachine takes, the GPU and the Cluster API settings. */

@@ -12,6 +12,7 @@
  * pool lives and, in teardown, while any Machine is observed.
  */
 import { MACHINE_TYPE_KEY } from '../../api/cellinfrastructure.ts'
+import { PROVIDER_ID_MAX } from '../../api/cellnodeset.ts'
 import type { KubeObject } from '../../k8s/objects.ts'
 import {
   answerCellInfrastructure,
@@ -24,8 +25,13 @@ import {
 } from './clusterapi-children.ts'
 import type { CellProvisioner, GuestView } from '../model/provisioner.ts'
 
-/** The observed Machine as the cell's machine. */
-export function readMachineAsGuest(machine: KubeObject): GuestView {
+/**
+ * The observed Machine as the cell's machine. Its `spec.providerID` goes into the CellNodeSet,
+ * whose schema takes at most {@link PROVIDER_ID_MAX} characters: a longer one is not copied (a
+ * CellNodeSet that fails its schema is never written, so every cell would wait), and pushed to
+ * `problems` instead; the agent then cannot match the cell's Node by it.
+ */
+export function readMachineAsGuest(machine: KubeObject, problems: string[] = []): GuestView {
   const view = readMachine(machine)
   const phase = machineProvisioned(view) ? 'Running' : view.phase
   const guest: GuestView = {
@@ -41,7 +47,11 @@ export function readMachineAsGuest(machine: KubeObject): GuestView {
     templateHash: view.templateHash,
     observes: 'provisioned'
   }
-  if (view.providerID !== undefined) guest.providerID = view.providerID
+  if (view.providerID !== undefined && view.providerID.length <= PROVIDER_ID_MAX) guest.providerID = view.providerID
+  else if (view.providerID !== undefined)
+    problems.push(
+      `Machine ${view.name}: spec.providerID is ${view.providerID.length} characters, past the ${PROVIDER_ID_MAX} a CellNodeSet entry takes; not copied`
+    )
   return guest
 }
 
@@ -49,7 +59,7 @@ export function readMachineAsGuest(machine: KubeObject): GuestView {
 export const CLUSTER_API: CellProvisioner = {
   name: 'ClusterAPI',
   guest: { type: MACHINE_TYPE_KEY, kind: 'Machine', name: (cell) => cell },
-  readGuest: (machine) => readMachineAsGuest(machine),
+  readGuest: (machine, problems) => readMachineAsGuest(machine, problems),
   buildSeed: () => undefined,
   needsSecret: (pool) => pool.clusterApi?.bootstrapTemplate === undefined,
   drainsDeletedGuest: true,

@@ -14,11 +14,12 @@ import {
   TEMPLATE_HASH_ANNOTATION
 } from '../../api/gpucellpool.ts'
 import { canonicalJson, contentHash } from '../../k8s/hash.ts'
+import { MAX_NAME_CHARS, MAX_REASON_CHARS, clipText, nameWithin } from '../../k8s/clip.ts'
 import { kindOf } from '../../k8s/schema-messages.ts'
-import { asRecord, asText, isRecord, ownValue, setOwn, type KubeObject } from '../../k8s/objects.ts'
+import { asRecord, asText, isRecord, ownValue, setOwn, sortedRecord, type KubeObject } from '../../k8s/objects.ts'
 import { bootstrapSecretName, seedProfileName } from '../request/cell-names.ts'
 import { cellName } from '../../api/cellnodeset.ts'
-import { childLabels, gpuClaim, sortKeys } from '../build/children.ts'
+import { childLabels, gpuClaim } from '../build/children.ts'
 import type { CellProvisioner, GuestCondition, GuestView, CellIdentity } from '../model/provisioner.ts'
 import type { ResolvedPool } from '../model/resolved-pool.ts'
 
@@ -38,7 +39,7 @@ export function buildSeedProfile(id: CellIdentity, hostname: ResolvedPool['hostn
     apiVersion: SEED_API_VERSION,
     kind: 'SwiftSeedProfile',
     metadata: { name: seedProfileName(cell), namespace: id.namespace, labels: childLabels(id) },
-    spec: sortKeys(spec)
+    spec: sortedRecord(spec)
   }
 }
 
@@ -70,7 +71,7 @@ export function buildGuest(pool: ResolvedPool, id: CellIdentity): KubeObject {
       labels: childLabels(id),
       annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(pool) }
     },
-    spec: sortKeys(spec)
+    spec: sortedRecord(spec)
   }
 }
 
@@ -83,7 +84,23 @@ export function templateHash(pool: ResolvedPool): string {
   return contentHash({ guestTemplate: pool.guestTemplate, gpu: pool.gpu, nodeIPFrom: pool.nodeIPFrom, hostname: pool.hostname })
 }
 
-/** The SwiftGuest's status read defensively; problems are pushed to `problems`. */
+/** A cell's VM holds one GPU: a longer device list is not a VM this pool made, and is shown only in part. */
+const MAX_GUEST_DEVICES = 16
+/** The longest IP address (IPv6 with a zone is under 64 characters). */
+const MAX_ADDRESS_CHARS = 64
+
+/** The infrastructure node named by the guest, when it is a name at all. */
+function hostNode(name: string | undefined, where: string, problems: string[]): string | undefined {
+  if (name === undefined || nameWithin(name) !== undefined) return name
+  problems.push(`${where}: status.gpu.nodeName is ${name.length} characters, past the ${MAX_NAME_CHARS} of a node name; not shown`)
+  return undefined
+}
+
+/**
+ * The SwiftGuest's status read defensively; problems are pushed to `problems`. Whatever is
+ * copied into the pool's status is bounded (k8s/clip.ts): condition text is clipped, a node name
+ * or address past its length is not copied, and at most 16 devices are.
+ */
 export function readGuest(guest: KubeObject, problems: string[]): GuestView {
   const where = `SwiftGuest ${guest.metadata.name ?? ''}`
   const status = guest.status
@@ -99,16 +116,20 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
       typeof d === 'string'
         ? d
         : (asText(asRecord(d).pciAddress) ?? asText(asRecord(d).address) ?? asText(asRecord(d).id) ?? asText(asRecord(d).name))
-    if (id !== undefined && id !== '') devices.push(id)
-    else problems.push(`${where}: an entry of status.gpu.devices is ${kindOf(d)} without an address`)
+    if (id === undefined || id === '') problems.push(`${where}: an entry of status.gpu.devices is ${kindOf(d)} without an address`)
+    else if (nameWithin(id) === undefined) problems.push(`${where}: an address of status.gpu.devices is past ${MAX_NAME_CHARS} characters`)
+    else if (devices.length === MAX_GUEST_DEVICES) {
+      problems.push(`${where}: status.gpu.devices lists more than ${MAX_GUEST_DEVICES} devices; the first ${MAX_GUEST_DEVICES} are shown`)
+      break
+    } else devices.push(id)
   }
   const interfaces: Array<{ name: string; ip?: string }> = []
   if (network.interfaces !== undefined && !Array.isArray(network.interfaces))
     problems.push(`${where}: status.network.interfaces is ${kindOf(network.interfaces)}, not a list`)
   for (const i of Array.isArray(network.interfaces) ? network.interfaces : []) {
-    const name = asText(asRecord(i).name)
+    const name = nameWithin(asText(asRecord(i).name), MAX_NAME_CHARS)
     if (name === undefined) continue
-    const ip = asText(asRecord(i).ip)
+    const ip = nameWithin(asText(asRecord(i).ip), MAX_ADDRESS_CHARS)
     interfaces.push(ip !== undefined ? { name, ip } : { name })
   }
   const conditions: GuestCondition[] = []
@@ -118,11 +139,14 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
     const r = asRecord(c)
     const type = asText(r.type)
     if (type === undefined) continue
-    const condition: GuestCondition = { type, status: asText(r.status) ?? 'Unknown' }
+    const condition: GuestCondition = {
+      type: clipText(type, MAX_REASON_CHARS),
+      status: clipText(asText(r.status) ?? 'Unknown', MAX_REASON_CHARS)
+    }
     const reason = asText(r.reason)
     const message = asText(r.message)
-    if (reason !== undefined) condition.reason = reason
-    if (message !== undefined) condition.message = message
+    if (reason !== undefined) condition.reason = clipText(reason, MAX_REASON_CHARS)
+    if (message !== undefined) condition.message = clipText(message)
     conditions.push(condition)
   }
   const hash = ownValue(guest.metadata.annotations, TEMPLATE_HASH_ANNOTATION)
@@ -131,9 +155,9 @@ export function readGuest(guest: KubeObject, problems: string[]): GuestView {
     uid: asText(guest.metadata.uid) ?? '',
     phase: asText(s.phase),
     devices,
-    hostNode: asText(gpu.nodeName) ?? asText(s.nodeName),
+    hostNode: hostNode(asText(gpu.nodeName) ?? asText(s.nodeName), where, problems),
     interfaces,
-    primaryIP: asText(network.primaryIP),
+    primaryIP: nameWithin(asText(network.primaryIP), MAX_ADDRESS_CHARS),
     conditions,
     deleting: asText(guest.metadata.deletionTimestamp) !== undefined,
     templateHash: typeof hash === 'string' ? hash : undefined

@@ -9,7 +9,7 @@
  *   key in another case (`KernelRef`) is refused as the field it spells.
  */
 import { asRecord, isRecord } from '../../k8s/objects.ts'
-import { DNS_LABEL_RULE, isDnsLabel } from './names.ts'
+import { DNS_LABEL_RULE, isDnsLabel } from '../../k8s/names.ts'
 import { describe } from '../../k8s/schema-messages.ts'
 import { clip } from './wording.ts'
 import type { PoolProblem } from '../model/problems.ts'
@@ -98,7 +98,39 @@ export function guestTemplateProblems(template: unknown): PoolProblem[] {
       })
     }
   }
-  problems.push(...interfaceNameProblems(template.interfaces))
+  problems.push(...interfaceNameProblems(template.interfaces), ...refProblems(template))
+  return problems
+}
+
+/**
+ * The guestTemplate's references, each by name only: KubeSwift's `imageRef`, `guestClassRef` and
+ * `dataDiskRef` take nothing else, and `interfaces[].networkRef` could name a network of another
+ * namespace. What a cell's machine refers to is made or read with the controller's or the agent's
+ * rights, never the pool author's, so a namespace or a kind beside the name is refused.
+ */
+function refProblems(template: Record<string, unknown>): PoolProblem[] {
+  const base = 'spec.cell.guestTemplate'
+  const refs: Array<[string, unknown]> = (['imageRef', 'guestClassRef', 'dataDiskRef'] as const).map((f) => [
+    f,
+    Object.hasOwn(template, f) ? template[f] : undefined
+  ])
+  if (Array.isArray(template.interfaces))
+    template.interfaces.forEach((i, n) => refs.push([`interfaces[${n}].networkRef`, asRecord(i).networkRef]))
+  const problems: PoolProblem[] = []
+  for (const [path, ref] of refs) {
+    if (!isRecord(ref)) continue
+    for (const key of Object.keys(ref).filter((k) => k !== 'name')) {
+      const field = `${base}.${path}.${clip(key)}`
+      problems.push({
+        field,
+        message: `${field} is not allowed: ${path.replace(/^interfaces\[\d+\]\./, '')} takes only a name, of an object in the pool's namespace`
+      })
+    }
+    // imageRef and guestClassRef have their own rule: a name is required.
+    if (path !== 'imageRef' && path !== 'guestClassRef' && Object.hasOwn(ref, 'name') && typeof ref.name !== 'string') {
+      problems.push({ field: `${base}.${path}.name`, message: `${base}.${path}.name ${describe(ref.name)} is not a name` })
+    }
+  }
   return problems
 }
 

@@ -15,11 +15,14 @@
  *
  * Choices where gpucellpool is silent: `clusterName` is a DNS label, as Cluster API's own webhook
  * asks of a Cluster name; the template's group is a DNS subdomain and its name a DNS subdomain;
- * `version` is at most 256 characters (Cluster API adds the `v` prefix it defaults itself).
+ * `version` is at most 256 characters (Cluster API adds the `v` prefix it defaults itself). The
+ * workload agent creates the config with its own rights, so the template's group must be
+ * `bootstrap.cluster.x-k8s.io` and its kind one of the allowlisted providers' (cellinfrastructure.ts).
  */
+import { BOOTSTRAP_CONFIG_KINDS, BOOTSTRAP_GROUP, isBootstrapConfigKind } from '../../api/cellinfrastructure.ts'
 import { asRecord, isRecord } from '../../k8s/objects.ts'
 import type { PoolProblem } from '../model/problems.ts'
-import { TEMPLATE_SUFFIX, usesClusterApi } from '../request/resolve.ts'
+import { TEMPLATE_SUFFIX, configKindOf, usesClusterApi } from '../request/resolve.ts'
 
 /** The guestTemplate fields a Cluster API cell uses (the KubeSwiftMachine's swiftGuest backend). */
 export const CLUSTER_API_GUEST_FIELDS = ['imageRef', 'guestClassRef', 'interfaces'] as const
@@ -84,6 +87,11 @@ function templateRefProblems(field: string, ref: Record<string, unknown>): PoolP
   const { apiGroup, kind, name } = ref
   if (typeof apiGroup === 'string' && apiGroup !== '' && !(apiGroup.length <= 253 && DNS_SUBDOMAIN.test(apiGroup))) {
     problems.push({ field: `${field}.apiGroup`, message: `${field}.apiGroup ${shown(apiGroup)} is not an API group (a DNS subdomain)` })
+  } else if (typeof apiGroup === 'string' && apiGroup !== '' && apiGroup !== BOOTSTRAP_GROUP) {
+    problems.push({
+      field: `${field}.apiGroup`,
+      message: `${field}.apiGroup ${shown(apiGroup)} is not allowed: the workload agent creates bootstrap configs of ${BOOTSTRAP_GROUP} only`
+    })
   }
   if (typeof kind === 'string' && kind !== '') {
     if (!kind.endsWith(TEMPLATE_SUFFIX) || kind.length === TEMPLATE_SUFFIX.length) {
@@ -95,6 +103,11 @@ function templateRefProblems(field: string, ref: Record<string, unknown>): PoolP
       problems.push({
         field: `${field}.kind`,
         message: `${field}.kind ${shown(kind)} is not a kind (letters and digits, upper-case first)`
+      })
+    } else if (!isBootstrapConfigKind(configKindOf(kind))) {
+      problems.push({
+        field: `${field}.kind`,
+        message: `${field}.kind ${shown(kind)} is not allowed: the workload agent creates configs of ${BOOTSTRAP_CONFIG_KINDS.map((k) => `${k}${TEMPLATE_SUFFIX}`).join(', ')} only`
       })
     }
   }

@@ -12,7 +12,7 @@
  */
 import { isRecord } from '../../k8s/objects.ts'
 import { restrictedLabelReason, restrictedTaintReason } from '../../k8s/node-keys.ts'
-import { isLabelValue, isQualifiedName } from './names.ts'
+import { isLabelValue, isQualifiedName } from '../../k8s/names.ts'
 import { clip } from './wording.ts'
 import type { PoolProblem } from '../model/problems.ts'
 

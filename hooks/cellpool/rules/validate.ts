@@ -19,7 +19,7 @@ import { schemaProblems as schemaErrorProblems, type SchemaWording } from '../..
 import { CELL_FIELDS, gpuProblems, guestTemplateProblems, nodeIPFromProblems } from './cell-rules.ts'
 import { clusterApiProblems, usesBootstrapTemplate } from './clusterapi-rules.ts'
 import { parseDuration } from '../../api/duration.ts'
-import { isSecretKey, isSecretName, matchesDnsLabel } from './names.ts'
+import { isSecretKey, isSecretName, matchesDnsLabel } from '../../k8s/names.ts'
 import { annotationProblems, labelProblems, taintProblems } from './node-rules.ts'
 import { describe } from '../../k8s/schema-messages.ts'
 import { clip } from './wording.ts'

@@ -310,15 +310,18 @@ spec:
                         the Machine names a data Secret of the pool.'
                       properties:
                         apiGroup:
-                          description: API group of the config and its template.
-                          maxLength: 253
-                          minLength: 1
+                          description: 'API group of the config and its template:
+                            bootstrap.cluster.x-k8s.io.'
+                          enum:
+                          - bootstrap.cluster.x-k8s.io
                           type: string
                         kind:
-                          description: Kind of the config (the template kind without
-                            Template).
-                          maxLength: 63
-                          minLength: 1
+                          description: 'Kind of the config (the template kind without
+                            Template): KubeadmConfig, RKE2Config or KThreesConfig.'
+                          enum:
+                          - KubeadmConfig
+                          - RKE2Config
+                          - KThreesConfig
                           type: string
                         labels:
                           additionalProperties:
@@ -688,8 +691,46 @@ spec:
                 description: Pods pending for lack of GPU that could run on a pool
                   Node.
                 properties:
+                  cell:
+                    description: 'What one cell offers: the smallest figures among
+                      the pool Nodes that are Ready and have a healthy device.'
+                    properties:
+                      cpuMillicores:
+                        description: Allocatable CPU of a cell Node, millicores.
+                        maximum: 9007199254740991
+                        minimum: 0
+                        type: integer
+                      deviceCores:
+                        description: Compute of a device, percent.
+                        maximum: 9007199254740991
+                        minimum: 0
+                        type: integer
+                      deviceMemoryMiB:
+                        description: Memory of a device, MiB.
+                        maximum: 9007199254740991
+                        minimum: 0
+                        type: integer
+                      devices:
+                        description: Healthy HAMi devices of a cell Node.
+                        maximum: 9007199254740991
+                        minimum: 0
+                        type: integer
+                      memoryBytes:
+                        description: Allocatable memory of a cell Node, bytes.
+                        maximum: 9007199254740991
+                        minimum: 0
+                        type: integer
+                    required:
+                    - cpuMillicores
+                    - memoryBytes
+                    - devices
+                    - deviceMemoryMiB
+                    - deviceCores
+                    type: object
                   pendingPods:
                     description: Pending Pods that count as demand for this pool.
+                    maximum: 9007199254740991
+                    minimum: 0
                     type: integer
                   read:
                     description: Pending Pods were listed.
@@ -697,21 +738,30 @@ spec:
                   shapes:
                     description: Grouped by request, largest first, at most 50.
                     items:
-                      description: Pending Pods grouped by identical request.
+                      description: Pending Pods grouped by identical request; each
+                        figure at most 2^53 - 1 (a larger request is held there).
                       properties:
                         cores:
                           description: 'Device compute requested per Pod, percent
                             (0: not stated).'
+                          maximum: 9007199254740991
+                          minimum: 0
                           type: integer
                         devices:
                           description: Devices requested per Pod.
+                          maximum: 9007199254740991
+                          minimum: 0
                           type: integer
                         memoryMiB:
                           description: 'Device memory requested per Pod, MiB (0: not
                             stated).'
+                          maximum: 9007199254740991
+                          minimum: 0
                           type: integer
                         pods:
                           description: Pending Pods with this request.
+                          maximum: 9007199254740991
+                          minimum: 0
                           type: integer
                       required:
                       - devices
@@ -726,6 +776,20 @@ spec:
                       agent bound (AGENT_MAX_PENDING_PODS, or the bytes a pass may
                       read): only the Pods listed were counted.'
                     type: boolean
+                  unreadablePods:
+                    description: 'Pending Pods that would count but whose request
+                      does not read (a quantity that does not parse, is negative or
+                      is past 2^53 - 1); they are not demand. Absent: none.'
+                    maximum: 9007199254740991
+                    minimum: 0
+                    type: integer
+                  unrunnablePods:
+                    description: 'Pending Pods that would count but ask for more than
+                      one cell offers (CPU, memory, devices, device memory or compute
+                      against cell); they are not demand. Absent: none.'
+                    maximum: 9007199254740991
+                    minimum: 0
+                    type: integer
                 required:
                 - read
                 - pendingPods
@@ -841,7 +905,8 @@ spec:
                         writes nothing to it.
                       type: boolean
                     devices:
-                      description: Devices HAMi registered on the Node.
+                      description: Devices HAMi registered on the Node, at most 64
+                        (a longer registration is Unparseable).
                       items:
                         description: One GPU device HAMi registered on the Node.
                         properties:
@@ -852,13 +917,17 @@ spec:
                             description: HAMi reports the device healthy.
                             type: boolean
                           id:
-                            description: Device id (UUID).
+                            description: Device id (UUID), at most 128 characters
+                              (a longer one makes the registration Unparseable).
+                            maxLength: 128
                             type: string
                           memoryMiB:
                             description: Device memory in MiB.
                             type: integer
                           type:
-                            description: Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB.
+                            description: Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB;
+                              clipped to 128 characters.
+                            maxLength: 128
                             type: string
                         required:
                         - id
@@ -867,6 +936,7 @@ spec:
                         - cores
                         - healthy
                         type: object
+                      maxItems: 64
                       type: array
                     instance:
                       description: The Node label cells.kubeswift.io/instance when
@@ -1420,8 +1490,9 @@ spec:
                           a kubelet may set on itself are set at registration ({{
                           nodeLabels }}); the others (node-role.kubernetes.io/...)
                           by the workload agent after the Node joins. Refused: node-restriction.kubernetes.io/
-                          labels, the control-plane roles, and other kubernetes.io
-                          and k8s.io labels NodeRestriction forbids a kubelet. Labels
+                          labels, the control-plane and etcd roles (control-plane,
+                          master, controlplane, etcd), and other kubernetes.io and
+                          k8s.io labels NodeRestriction forbids a kubelet. Labels
                           and annotations together take at most 16 KiB.'
                         maxProperties: 64
                         type: object
@@ -1429,7 +1500,7 @@ spec:
                         description: 'Taints of each cell Node: at registration ({{
                           nodeTaints }}) and ensured by the workload agent. Refused:
                           node.kubernetes.io/ and node.cloudprovider.kubernetes.io/
-                          taints and the control-plane taints.'
+                          taints and taints on the control-plane and etcd role keys.'
                         items:
                           description: A Node taint; taints are matched by key and
                             effect.
@@ -1501,7 +1572,8 @@ spec:
                   description: One cell of the pool.
                   properties:
                     devices:
-                      description: PCI addresses of the GPUs passed into the VM.
+                      description: 'PCI addresses of the GPUs passed into the VM:
+                        at most 16, each at most 253 characters.'
                       items:
                         type: string
                       type: array
@@ -1548,7 +1620,8 @@ spec:
                         the cell.'
                       type: string
                     hostNode:
-                      description: Infrastructure node whose GPU the cell holds.
+                      description: Infrastructure node whose GPU the cell holds; absent
+                        when the guest reports a name past 253 characters.
                       type: string
                     index:
                       description: The cell index.
@@ -1559,7 +1632,8 @@ spec:
                       format: date-time
                       type: string
                     message:
-                      description: What a person should know about the cell.
+                      description: What a person should know about the cell; at most
+                        1024 characters (clipped, ending in …).
                       type: string
                     name:
                       description: 'The cell name <pool>-<index>: also the SwiftGuest
@@ -1567,7 +1641,8 @@ spec:
                       type: string
                     nodeIP:
                       description: 'The node address: the nodeIPFrom interface IP,
-                        else the primary IP.'
+                        else the primary IP (an address past 64 characters is not
+                        read).'
                       type: string
                     nodeName:
                       description: The cell Node in the workload cluster, once present.
@@ -1593,7 +1668,8 @@ spec:
                         budgets stop applying.
                       type: boolean
                     reason:
-                      description: One CamelCase word on why the cell is in its phase.
+                      description: One CamelCase word on why the cell is in its phase;
+                        at most 128 characters (clipped).
                       type: string
                     templateHash:
                       description: Hash of what the cell was built from (guestTemplate,

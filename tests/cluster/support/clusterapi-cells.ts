@@ -2,15 +2,14 @@
  * The world of a Cluster API cell pool scenario: the Cluster API world (clusterapi-world.ts: the
  * real core manager, the stand-in providers, one Cluster for the workload cluster) plus the
  * product around it: every CRD of `crds/`, the hook service as a process, the driver playing
- * Metacontroller with `gpuhooks-cellpool` and the Machine child type of
- * `metacontroller/cellpool-clusterapi.yaml` (as the chart's `controllers.cellpool.clusterAPI`
- * appends it), and the workload agent as a process, reading the workload cluster through its
+ * Metacontroller with `gpuhooks-cellpool` as `metacontroller/clusterapi/cellpool.yaml` declares it
+ * (the Machines among its children, as the chart's `controllers.cellpool.clusterAPI` renders it),
+ * and the workload agent as a process, reading the workload cluster through its
  * own labelled kubeconfig Secret.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { parse } from 'yaml'
 import { grantAgentAccess, startAgent, type AgentProcess } from './agent.ts'
 import { JOIN_TEMPLATE } from './cellpool.ts'
 import { startClusterApiWorld, type ClusterApiWorld } from './clusterapi-world.ts'
@@ -24,15 +23,9 @@ const ROOT = join(import.meta.dirname, '..', '..', '..')
 
 /** The cell pool controller as the chart renders it with `controllers.cellpool.clusterAPI: true`. */
 export function clusterApiCellPoolController(): CompositeSpec {
-  const base = loadControllers(join(ROOT, 'metacontroller')).find((c) => c.name === 'gpuhooks-cellpool')
-  if (base?.kind !== 'CompositeController') throw new Error('no CompositeController gpuhooks-cellpool in metacontroller/')
-  const extra = parse(readFileSync(join(ROOT, 'metacontroller', 'cellpool-clusterapi.yaml'), 'utf8')) as {
-    childResources: { apiVersion: string; resource: string; updateStrategy: { method: string } }[]
-  }
-  const children = extra.childResources.map((c) => ({ apiVersion: c.apiVersion, resource: c.resource, method: c.updateStrategy.method }))
-  const manifest = structuredClone(base.manifest) as { spec: { childResources: unknown[] } }
-  manifest.spec.childResources = [...manifest.spec.childResources, ...extra.childResources]
-  return { ...base, children: [...base.children, ...children], manifest: manifest as never }
+  const controller = loadControllers(join(ROOT, 'metacontroller', 'clusterapi')).find((c) => c.name === 'gpuhooks-cellpool')
+  if (controller?.kind !== 'CompositeController') throw new Error('no CompositeController gpuhooks-cellpool in metacontroller/clusterapi/')
+  return controller
 }
 
 /** A running Cluster API cell pool world. */

@@ -14,6 +14,7 @@ import { capiRefs } from './clusterapi.ts'
 import type { ClusterApiCellsWorld } from './clusterapi-cells.ts'
 import { BOOTSTRAP_GROUP, KINDS, standInRef } from './clusterapi-providers.ts'
 import type { KubeClient, ResourceRef } from './kube.ts'
+import { roundsUntil } from './env.ts'
 import { reader } from './reads.ts'
 import type { JsonObject } from '../../support/merge.ts'
 
@@ -30,16 +31,12 @@ export const TEMPLATE_REF = { apiGroup: BOOTSTRAP_GROUP, kind: KINDS.bootstrapTe
 
 /** The row of cell `name` in the pool's status. */
 export const cellOf = (p: Loose, name: string): Loose => (p?.status?.cells ?? []).find((c: Loose) => c.name === name)
-/** The condition `type` of an object's status. */
-export const condition = (o: Loose, type: string): Loose => (o?.status?.conditions ?? []).find((c: Loose) => c.type === type)
 /** An object's owner references as `{kind, name, controller}`. */
 export const owners = (o: Loose): Loose[] =>
   (o.metadata.ownerReferences ?? []).map((r: Loose) => ({ kind: r.kind, name: r.name, controller: r.controller === true }))
 /** The CellInfrastructure status rows as `[name, kubeSwiftMachine, bootstrapConfig, released]`. */
 export const machineRows = (cinfra: Loose): Loose[] =>
   (cinfra?.status?.machines ?? []).map((r: Loose) => [r.name, r.kubeSwiftMachine, r.bootstrapConfig, r.released])
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The shared part of a Cluster API cell scenario file, for the pools of one namespace. */
 export interface ClusterApiScenario {
@@ -83,25 +80,22 @@ export function clusterApiScenario(w: ClusterApiCellsWorld, namespace: string, c
   }
 
   const until = async (pool: string, what: string, check: (p: Loose) => boolean, seconds = 240): Promise<Loose> => {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      await w.sync(pool)
-      await hamiRegisters(pool)
-      const p = await infra.get(poolRef(pool))
-      if (check(p)) return p
-      if (Date.now() > deadline) {
-        const cinfra = await infra.get(cellsRef('cellinfrastructures', pool))
-        const cns = await infra.get(cellsRef('cellnodesets', pool))
-        throw new Error(
-          `timed out waiting for ${what}: cells ${JSON.stringify(p?.status?.cells?.map((c: Loose) => [c.name, c.phase, c.reason, c.message]))}\n` +
-            `conditions ${JSON.stringify(p?.status?.conditions?.map((c: Loose) => [c.type, c.status, c.reason, c.message]))}\n` +
-            `CellInfrastructure status ${JSON.stringify(cinfra?.status)}\nCellNodeSet status ${JSON.stringify(cns?.status)}\n` +
-            `stand-in problems ${JSON.stringify([...w.providers.problems])}\nagent log:\n${w.agent.logTail(20)}\n` +
-            `manager log:\n${w.manager.logText().split('\n').slice(-15).join('\n')}`
-        )
-      }
-      await sleep(1000)
-    }
+    return roundsUntil(what, {
+      round: async () => {
+        await w.sync(pool)
+        await hamiRegisters(pool)
+      },
+      read: () => infra.get(poolRef(pool)),
+      check,
+      seconds,
+      explain: async (p) =>
+        `cells ${JSON.stringify(p?.status?.cells?.map((c: Loose) => [c.name, c.phase, c.reason, c.message]))}\n` +
+        `conditions ${JSON.stringify(p?.status?.conditions?.map((c: Loose) => [c.type, c.status, c.reason, c.message]))}\n` +
+        `CellInfrastructure status ${JSON.stringify((await infra.get(cellsRef('cellinfrastructures', pool)))?.status)}\n` +
+        `CellNodeSet status ${JSON.stringify((await infra.get(cellsRef('cellnodesets', pool)))?.status)}\n` +
+        `stand-in problems ${JSON.stringify([...w.providers.problems])}\nagent log:\n${w.agent.logTail(20)}\n` +
+        `manager log:\n${w.manager.logText().split('\n').slice(-15).join('\n')}`
+    })
   }
 
   const pool = (name: string, replicas: number, cell: JsonObject = {}, more: JsonObject = {}): JsonObject =>

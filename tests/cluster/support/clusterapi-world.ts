@@ -84,18 +84,11 @@ export async function startClusterApiWorld(options: ClusterApiWorldOptions): Pro
   providers.start()
   stops.push(() => providers.stop())
 
-  const diagnosed = (error: unknown): Error => {
-    const log = manager.logText().split('\n').slice(-40).join('\n')
-    const problems = JSON.stringify([...providers.problems])
-    return new Error(`${(error as Error).message}\nstand-in problems: ${problems}\nCluster API manager log:\n${log}`)
-  }
-  const until = async <T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> => {
-    try {
-      return await eventually(what, check, timeoutMs)
-    } catch (error) {
-      throw diagnosed(error)
-    }
-  }
+  const diagnosis = (): string =>
+    `stand-in problems: ${JSON.stringify([...providers.problems])}\nCluster API manager log:\n${manager.logText().split('\n').slice(-40).join('\n')}`
+  const diagnosed = (error: unknown): Error => new Error(`${(error as Error).message}\n${diagnosis()}`)
+  const until = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> =>
+    eventually(what, check, timeoutMs, diagnosis)
   let capiCluster: Loose
   try {
     capiCluster = await createWorkloadClusterObject(kube, cluster, workload, options.namespace, options.clusterName)

@@ -26,6 +26,7 @@ import { resourcePath, type KubeClient, type ResourceRef } from './kube.ts'
 import { startProcess, stopProcess, tailLog, type ManagedProcess } from './processes.ts'
 import { contractRef, KINDS, standInRef } from './clusterapi-providers.ts'
 import type { WorkloadCluster } from './workload-cluster.ts'
+import { condition } from './reads.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -233,8 +234,9 @@ export async function createWorkloadClusterObject(
     async () => {
       const found: Loose = (await kube.get(capiRefs.cluster(namespace, name))).body
       const init = found.status?.initialization
-      const condition = (found.status?.conditions ?? []).find((c: Loose) => c.type === 'ControlPlaneInitialized')
-      return init?.infrastructureProvisioned === true && init?.controlPlaneInitialized === true && condition?.status === 'True'
+      return init?.infrastructureProvisioned === true &&
+        init?.controlPlaneInitialized === true &&
+        condition(found, 'ControlPlaneInitialized')?.status === 'True'
         ? found
         : undefined
     },

@@ -140,13 +140,53 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
   }
 }
 
-/** Polls `check` every 200 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+/**
+ * Polls `check` every 200 ms until it returns a value other than undefined, or fails after
+ * `timeoutMs`; the failure names `what` and adds what `explain` says (a process's log, the state
+ * it waited on), the one home of every scenario's wait.
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  explain?: () => string | Promise<string>
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await check()
     if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    if (Date.now() > deadline) {
+      const why = explain === undefined ? '' : `\n${await explain()}`
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/**
+ * Rounds of the world (Metacontroller's passes, then whatever the scenario plays: KubeSwift, the
+ * kubelets, the agent) until `check` holds for what `read` reads, at most `seconds`, a second
+ * apart; `always` runs on every read (an invariant of every round). The failure names `what` and
+ * adds what `explain` says of the last read.
+ */
+export async function roundsUntil<T>(
+  what: string,
+  world: {
+    round: () => Promise<void>
+    read: () => Promise<T>
+    check: (value: T) => boolean
+    seconds: number
+    always?: (value: T) => void
+    explain: (value: T) => string | Promise<string>
+  }
+): Promise<T> {
+  const deadline = Date.now() + world.seconds * 1000
+  for (;;) {
+    await world.round()
+    const value = await world.read()
+    world.always?.(value)
+    if (world.check(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${await world.explain(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
   }
 }

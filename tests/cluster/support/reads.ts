@@ -1,6 +1,6 @@
 /**
- * Reading objects back in scenario files: resource references by kind, and reads that treat
- * NotFound as an answer rather than an error.
+ * Reading objects back in scenario files: resource references by kind, reads that treat
+ * NotFound as an answer rather than an error, and an object's status condition.
  */
 import { isReason, resourcePath, type KubeApi, type ResourceRef } from './kube.ts'
 import type { JsonObject } from '../../support/merge.ts'
@@ -46,3 +46,6 @@ export function reader<T = JsonObject>(
   }
   return { get, must }
 }
+
+/** The status condition `type` of an object read as a loose view (scenarios check each field by value), or undefined. */
+export const condition = (o: any, type: string): any => (o?.status?.conditions ?? []).find((c: any) => c?.type === type)

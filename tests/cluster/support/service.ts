@@ -1,12 +1,12 @@
 /**
- * The hook service under test, as a real process (`npm start`'s command) with its HTTPS admission
+ * The hook service under test, as a real process (`npm start`'s command, started by
+ * tests/support/service.ts) with its HTTPS admission
  * listener, registered with the API server through a ValidatingWebhookConfiguration whose
  * caBundle is a test CA. The API server itself then calls our webhook on `kubectl apply`.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { freePorts } from '../../support/ports.ts'
+import { startService } from '../../support/service.ts'
 import { makeWebhookCerts } from './certs.ts'
 import type { TestCluster } from './cluster.ts'
 
@@ -35,59 +35,40 @@ export interface WebhookTarget {
   probe: Record<string, unknown>
 }
 
-/** Starts the service in `cluster.dir` with TLS and waits until both listeners are ready. */
+/**
+ * Starts the service (tests/support/service.ts, the one starter of every layer) with TLS from a
+ * test CA in `cluster.dir`, and waits until both listeners are ready.
+ */
 export async function startHookService(cluster: TestCluster): Promise<HookService> {
   const certs = await makeWebhookCerts(cluster.dir)
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
-  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx')
-  const child: ChildProcess = spawn(tsx, ['hooks/main.ts'], {
-    env: {
-      ...process.env,
+  const started = await startService(
+    {
       PORT: String(port),
       WEBHOOK_PORT: String(webhookPort),
       TLS_CERT_FILE: certs.serverCert,
       TLS_KEY_FILE: certs.serverKey,
       LOG_LEVEL: 'info'
     },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let output = ''
-  let spawnError: Error | undefined
-  child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
-  child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
-  // Every stream and the child itself have an error handler: a broken pipe or a failed start is
-  // reported as the service's failure, with its output, not as a crash of the test file.
-  const noteStreamError = (stream: string) => (err: Error) => (output += `\n[harness] service ${stream}: ${err.message}\n`)
-  child.stdout?.on('error', noteStreamError('stdout'))
-  child.stderr?.on('error', noteStreamError('stderr'))
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve())
-    child.once('error', (err) => {
-      spawnError = err
-      resolve()
-    })
-  })
-  const deadline = Date.now() + 120_000
-  while ((output.match(/listening/g) ?? []).length < 2) {
-    if (spawnError !== undefined) throw new Error(`hook service could not be started: ${spawnError.message}\n${output}`)
-    if (child.exitCode !== null) throw new Error(`hook service exited with ${child.exitCode}:\n${output}`)
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`hook service did not start in 120 s:\n${output}`)
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
+    2,
+    { startTimeoutMs: 120_000 }
+  )
+  const { child } = started
   const caBundle = readFileSync(certs.caCert).toString('base64')
   const service: HookService & { caBundle: string } = {
     hooksUrl: `http://127.0.0.1:${port}`,
     admissionUrl: `https://127.0.0.1:${webhookPort}`,
     caBundle,
-    logs: () => output,
+    logs: () =>
+      started
+        .lines()
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null && spawnError === undefined) {
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM')
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-        await exited
+        await started.exit
         clearTimeout(timer)
       }
     }

@@ -1,5 +1,5 @@
 /**
- * The GPUHOOKS_SERVICE_LAUNCHER module of tests/http/support/service.ts for the image tests: the
+ * The GPUHOOKS_SERVICE_LAUNCHER module of tests/support/service.ts for the image tests: the
  * process-contract tests start the service in the hook image instead of `npm start`. The podman
  * arguments come from the chart's hook container (GPUHOOKS_CONTAINER_RUN, JSON of a
  * kube-podman.ts `PodmanRun`: user, capabilities, read-only root, mounts, command), on the host

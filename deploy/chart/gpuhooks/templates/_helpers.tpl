@@ -30,9 +30,66 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{ include "gpuhooks.fullname" . }}-webhook-tls
 {{- end -}}
 
-{{/* "true" when the GPUCellPool CRD is part of the chart (files/crds, copied from crds/). */}}
+{{/*
+"true" when a switch is on: true or false force it; auto follows the cluster, on when it serves
+every kind of `needs` (group/version/Kind, as discovery lists them). Called with
+(dict "root" $ "field" "controllers.<name>.enabled" "value" <value> "needs" <list>).
+*/}}
+{{- define "gpuhooks.switch" -}}
+{{- $value := toString .value -}}
+{{- if eq $value "auto" -}}
+{{- $served := true -}}
+{{- range .needs }}{{ if not ($.root.Capabilities.APIVersions.Has .) }}{{ $served = false }}{{ end }}{{ end -}}
+{{- if $served }}true{{ end -}}
+{{- else if eq $value "true" -}}
+true
+{{- else if ne $value "false" -}}
+{{- fail (printf "%s is %s; it takes true, false or auto" .field $value) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The controllers as their descriptors describe them (files/controllers.yaml, written by `npm run chart`). */}}
+{{- define "gpuhooks.controllers" -}}
+{{- toJson (.Files.Get "files/controllers.yaml" | fromYaml).controllers -}}
+{{- end -}}
+
+{{/*
+"true" when the controller named by `name` is installed: controllers.<name>.enabled (true, false,
+or auto: where the cluster serves what its child types need). Called with (dict "root" $ "name" <name>).
+*/}}
+{{- define "gpuhooks.on" -}}
+{{- $root := .root -}}
+{{- $name := .name -}}
+{{- range (include "gpuhooks.controllers" $root | fromJsonArray) }}
+{{- if eq .name $name -}}
+{{- $values := index $root.Values.controllers $name | default dict -}}
+{{- include "gpuhooks.switch" (dict "root" $root "field" (printf "controllers.%s.enabled" $name) "value" (hasKey $values "enabled" | ternary $values.enabled true) "needs" .needs) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when a group of a controller's optional child types is declared: the controller on, and
+controllers.<name>.<option> (true, false, or auto: where the cluster serves them). Called with
+(dict "root" $ "name" <name> "option" <option>).
+*/}}
+{{- define "gpuhooks.optionOn" -}}
+{{- $root := .root -}}
+{{- $name := .name -}}
+{{- $option := .option -}}
+{{- if include "gpuhooks.on" (dict "root" $root "name" $name) -}}
+{{- range (include "gpuhooks.controllers" $root | fromJsonArray) }}
+{{- if eq .name $name -}}
+{{- $values := index $root.Values.controllers $name | default dict -}}
+{{- include "gpuhooks.switch" (dict "root" $root "field" (printf "controllers.%s.%s" $name $option) "value" (hasKey $values $option | ternary (index $values $option) "auto") "needs" (index .optional $option).needs) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the GPUCellPool controller, and with it the workload agent, is installed. */}}
 {{- define "gpuhooks.cellpools" -}}
-{{- if .Files.Get "files/crds/gpucellpools.cells.kubeswift.io.yaml" -}}true{{- end -}}
+{{- include "gpuhooks.on" (dict "root" . "name" "cellpool") -}}
 {{- end -}}
 
 {{/* Container security shared by every container of the chart. */}}

@@ -3,11 +3,13 @@
  * with GPUHOOKS_SERVICE_DIR set, the built service of that directory (`node dist/hooks/main.js`,
  * as the image runs it), or, with GPUHOOKS_SERVICE_LAUNCHER set, as the module it names says
  * (its `serviceCommand(env)` gives the command that starts the service with those variables: the
- * image tests start it in a container), with its log lines collected and awaitable.
+ * image tests start it in a container), with its log lines collected and awaitable. The one
+ * starter of the service for every layer: the HTTP layer's process tests and the cluster layer's
+ * hook service (tests/cluster/support/service.ts) start it here.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { childEnv } from '../../support/child-env.ts'
+import { childEnv } from './child-env.ts'
 
 const BUILT = process.env['GPUHOOKS_SERVICE_DIR']
 /**
@@ -53,11 +55,16 @@ const UNSAMPLED = { MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }
 const LISTENING = /^(hooks|admission) listening/
 
 /**
- * Starts the service with `env` and waits until `readyLines` listeners said they listen. Every
- * stream and the child have an error handler, so a broken pipe or a failed start fails the start
- * with what was printed instead of crashing the test file.
+ * Starts the service with `env` and waits until `readyLines` listeners said they listen, at most
+ * `startTimeoutMs` (30 s; the cluster layer, on a machine busy with API servers, gives it more).
+ * Every stream and the child have an error handler, so a broken pipe or a failed start fails the
+ * start with what was printed instead of crashing the test file.
  */
-export async function startService(env: Record<string, string>, readyLines: number): Promise<Started> {
+export async function startService(
+  env: Record<string, string>,
+  readyLines: number,
+  options: { startTimeoutMs?: number } = {}
+): Promise<Started> {
   const [command, args] = launcher?.serviceCommand({ ...UNSAMPLED, ...env }) ?? COMMAND
   const child = spawn(command, args, { cwd: BUILT, env: childEnv({ ...UNSAMPLED, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   const parsed: Record<string, unknown>[] = []
@@ -94,7 +101,11 @@ export async function startService(env: Record<string, string>, readyLines: numb
   }
   await new Promise<void>((resolve, reject) => {
     const printed = (): string => `${JSON.stringify(parsed)} ${stderr}`
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${printed()}`)), 30000)
+    const timeoutMs = options.startTimeoutMs ?? 30_000
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`service did not start in ${timeoutMs} ms: ${printed()}`))
+    }, timeoutMs)
     const done = (error?: Error): void => {
       clearTimeout(timer)
       child.stdout?.off('data', check)

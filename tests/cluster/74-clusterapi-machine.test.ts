@@ -21,7 +21,7 @@ import { capiRefs, CLUSTER_API } from './support/clusterapi.ts'
 import { contractRef, KINDS, NO_KUBELET_ANNOTATION, standInRef } from './support/clusterapi-providers.ts'
 import { startClusterApiWorld } from './support/clusterapi-world.ts'
 import type { ResourceRef } from './support/kube.ts'
-import { reader, refs } from './support/reads.ts'
+import { condition, reader, refs } from './support/reads.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -119,7 +119,6 @@ async function createCell(name: string, options: CellOptions): Promise<void> {
 
 const secretRef = (namespace: string, name?: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace, name })
 const machine = (name: string): Promise<Loose> => infra.get(capiRefs.machine(NS, name))
-const condition = (obj: Loose, type: string): Loose => (obj?.status?.conditions ?? []).find((c: Loose) => c.type === type)
 const owners = (obj: Loose): Loose[] =>
   (obj.metadata.ownerReferences ?? []).map((r: Loose) => ({ kind: r.kind, name: r.name, controller: r.controller === true }))
 /** Polls until Cluster API has set the Machine's nodeRef and its phase is Running. */
