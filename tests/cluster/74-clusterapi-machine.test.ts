@@ -64,7 +64,7 @@ await kube.create(standInRef(KINDS.bootstrapTemplate, NS), {
 })
 
 interface CellOptions {
-  /** `config`: a CloudInitConfig copied from the template; `secret`: `bootstrap.dataSecretName` of a Secret the pool renders. */
+  /** `config`: a KubeadmConfig copied from the template; `secret`: `bootstrap.dataSecretName` of a Secret the pool renders. */
   bootstrap: 'config' | 'secret'
   /** The KubeSwiftMachine's owner reference to the pool carries the controller flag. */
   infraControlledByPool?: boolean

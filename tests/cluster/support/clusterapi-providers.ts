@@ -16,7 +16,8 @@
  * - **KubeSwiftCluster**, the InfraCluster, and **ExternalControlPlane**, the control plane of
  *   the workload cluster (its second API server, which nothing in Cluster API manages): their
  *   status is written once, provisioned and initialized, by the scenario.
- * - **CloudInitConfig** (a bootstrap config kind of a test group, with its `...Template`): once a
+ * - **KubeadmConfig** (the kubeadm bootstrap provider's kind, with its `...Template`, the one
+ *   group and kinds a pool may name; only the fields below are served): once a
  *   Machine owns it and the control plane is initialized, its `spec.userData` becomes the data
  *   Secret `<name>` (key `value`), `status.dataSecretName` and
  *   `status.initialization.dataSecretCreated: true`.
@@ -34,7 +35,8 @@ type Loose = any
 
 export const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io'
 export const INFRA_VERSION = 'v1alpha1'
-export const BOOTSTRAP_GROUP = 'bootstrap.test.gpuhooks.io'
+/** Cluster API's bootstrap group: the only one a pool may name (hooks/api/cellinfrastructure.ts). */
+export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io'
 export const CONTROL_PLANE_GROUP = 'controlplane.test.gpuhooks.io'
 /** The providerID scheme of KubeSwift's provider. */
 export const PROVIDER_ID_SCHEME = 'kubeswift'
@@ -54,8 +56,8 @@ export interface StandInKind {
 export const KINDS = {
   machine: { group: INFRA_GROUP, version: INFRA_VERSION, kind: 'KubeSwiftMachine', plural: 'kubeswiftmachines' },
   infraCluster: { group: INFRA_GROUP, version: INFRA_VERSION, kind: 'KubeSwiftCluster', plural: 'kubeswiftclusters' },
-  bootstrapConfig: { group: BOOTSTRAP_GROUP, version: 'v1beta2', kind: 'CloudInitConfig', plural: 'cloudinitconfigs' },
-  bootstrapTemplate: { group: BOOTSTRAP_GROUP, version: 'v1beta2', kind: 'CloudInitConfigTemplate', plural: 'cloudinitconfigtemplates' },
+  bootstrapConfig: { group: BOOTSTRAP_GROUP, version: 'v1beta2', kind: 'KubeadmConfig', plural: 'kubeadmconfigs' },
+  bootstrapTemplate: { group: BOOTSTRAP_GROUP, version: 'v1beta2', kind: 'KubeadmConfigTemplate', plural: 'kubeadmconfigtemplates' },
   controlPlane: { group: CONTROL_PLANE_GROUP, version: 'v1beta2', kind: 'ExternalControlPlane', plural: 'externalcontrolplanes' }
 } as const satisfies Record<string, StandInKind>
 
@@ -124,7 +126,7 @@ const machineRef = (namespace: string, name: string): ResourceRef => ({
 const secretRef = (namespace: string, name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace, name })
 
 /**
- * The KubeSwiftMachine and CloudInitConfig providers of one namespace, as a poll loop (every
+ * The KubeSwiftMachine and KubeadmConfig providers of one namespace, as a poll loop (every
  * 300 ms) against the infrastructure cluster, with the VMs' kubelets played in the workload
  * cluster. `problems` keeps each object's last reconcile error, for a failing scenario to show.
  */
