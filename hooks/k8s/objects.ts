@@ -81,6 +81,14 @@ export function nameOf(object: unknown): string | undefined {
   return isRecord(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined
 }
 
+/** `namespace/name` of an object, or undefined when it has no name. */
+export function keyOf(object: unknown): string | undefined {
+  const metadata = isRecord(object) ? object.metadata : undefined
+  const name = ownValue(metadata, 'name')
+  const namespace = ownValue(metadata, 'namespace')
+  return typeof name === 'string' && name !== '' ? `${typeof namespace === 'string' ? namespace : ''}/${name}` : undefined
+}
+
 /** `value` when it is an array, else an empty one: a stored object's list read without a throw. */
 export function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : []

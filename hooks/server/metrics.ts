@@ -2,7 +2,8 @@
  * Prometheus metrics of the hook service: per hook, requests by HTTP code, errors by tier, and
  * latency. One registry per process, shared by the hook and admission listeners.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Counter, Histogram, Registry } from 'prom-client'
+import { metricRegistry } from '../metric-registry.ts'
 
 /** The tiers of `gpuhooks_hook_errors_total`: bad input (4xx), a load bound (503), a bug (500). */
 export const ERROR_TIERS = ['request', 'overload', 'internal'] as const
@@ -13,31 +14,6 @@ export interface HookMetrics {
   requests: Counter<'hook' | 'code'>
   errors: Counter<'hook' | 'tier'>
   duration: Histogram<'hook'>
-}
-
-/** A registry and makers of metrics registered in it. */
-export interface MetricRegistry {
-  registry: Registry
-  counter<L extends string = string>(name: string, help: string, labelNames?: readonly L[]): Counter<L>
-  gauge<L extends string = string>(name: string, help: string, labelNames?: readonly L[]): Gauge<L>
-  histogram<L extends string = string>(name: string, help: string, buckets: number[], labelNames?: readonly L[]): Histogram<L>
-}
-
-/**
- * A fresh registry, for the hook service and the workload agent alike. `processPrefix` adds Node's
- * default process metrics under that prefix; tests leave them out, since several registries share
- * one process there.
- */
-export function metricRegistry(processPrefix?: string): MetricRegistry {
-  const registry = new Registry()
-  if (processPrefix !== undefined) collectDefaultMetrics({ register: registry, prefix: processPrefix })
-  const registers = [registry]
-  return {
-    registry,
-    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers }),
-    gauge: (name, help, labelNames = []) => new Gauge({ name, help, labelNames, registers }),
-    histogram: (name, help, buckets, labelNames = []) => new Histogram({ name, help, buckets, labelNames, registers })
-  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:https'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { issueCa, issueCert } from '../../hooks/certs/issue.ts'
-import type { ReducedKubeconfig } from '../../hooks/agent/kubeconfig.ts'
+import type { ReducedKubeconfig } from '../../hooks/agent/workload/kubeconfig.ts'
 
 /** One CA and serving certificate for 127.0.0.1, made once per test file. */
 let pki: { caCert: string; cert: string; key: string } | undefined

@@ -1,9 +1,9 @@
 /**
- * A clock the test moves by hand (hooks/agent/clock.ts): time stands still until `advance`, which
+ * A clock the test moves by hand (hooks/agent/runtime/clock.ts): time stands still until `advance`, which
  * runs every timer that falls due, in time order, and lets the promises they start run to the
  * next wait. Nothing in a test that uses it depends on how fast the machine is.
  */
-import type { Clock } from '../../hooks/agent/clock.ts'
+import type { Clock } from '../../hooks/agent/runtime/clock.ts'
 
 interface Timer {
   at: number

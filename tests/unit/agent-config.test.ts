@@ -3,7 +3,7 @@
  * and rule, all of them in one error, as the hook service does.
  */
 import t from 'tap'
-import { readAgentConfig, type AgentConfig } from '../../hooks/agent/config.ts'
+import { readAgentConfig, type AgentConfig } from '../../hooks/agent/runtime/config.ts'
 
 const HOST = { name: 'node-1', pid: 42 }
 

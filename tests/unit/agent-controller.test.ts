@@ -6,7 +6,7 @@
  * about a pool (within the limits; a failed one counted, never retried).
  */
 import t from 'tap'
-import { INACTIVE_POLL_MS } from '../../hooks/agent/loop.ts'
+import { INACTIVE_POLL_MS } from '../../hooks/agent/runtime/loop.ts'
 import { cellNodeSet, emptyWorkload, POOL_UID, secret, setup } from '../support/agent-controller-fixture.ts'
 import { settle } from '../support/fake-clock.ts'
 

@@ -1,8 +1,9 @@
 // The workload agent's pure core, rule by rule (docs/workload.md steps 1-5). Every expectation is
 // written out here; nothing is produced by the code under test.
 import t, { type Test } from 'tap'
-import { decide, type Action, type CellNodeSetInput, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/liveness.ts'
+import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import type { Action, CellNodeSetInput, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
+import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode, CellNodeSetStatus } from '../../hooks/api/cellnodeset.ts'
 import {
   CELL_KEYS,

@@ -5,9 +5,10 @@
  * Every expectation is written out.
  */
 import t from 'tap'
-import { observedCellSize, fitsCell } from '../../hooks/agent/cell-size.ts'
-import { decide, type CellNodeSetInput, type ObservedNode } from '../../hooks/agent/core.ts'
-import { podCompute, readDemand } from '../../hooks/agent/demand.ts'
+import { observedCellSize, fitsCell } from '../../hooks/agent/nodeset/demand/cell-size.ts'
+import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import type { CellNodeSetInput, ObservedNode } from '../../hooks/agent/model/observed.ts'
+import { podCompute, readDemand } from '../../hooks/agent/nodeset/demand/demand.ts'
 import type { CellSize } from '../../hooks/api/cellnodeset.ts'
 
 const POOL_UID = 'uid-pool'

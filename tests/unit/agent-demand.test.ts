@@ -1,6 +1,6 @@
 import t from 'tap'
-import { demandStatus, readDemand, type Demand } from '../../hooks/agent/demand.ts'
-import { parseQuantity, saturatingAdd, wholeQuantity } from '../../hooks/agent/quantity.ts'
+import { demandStatus, readDemand, type Demand } from '../../hooks/agent/nodeset/demand/demand.ts'
+import { parseQuantity, saturatingAdd, wholeQuantity } from '../../hooks/agent/nodeset/demand/quantity.ts'
 import { CellNodeSetStatusSchema } from '../../hooks/api/cellnodeset.ts'
 import { Value } from '@sinclair/typebox/value'
 import type { CellNodeSetSpec } from '../../hooks/api/cellnodeset.ts'

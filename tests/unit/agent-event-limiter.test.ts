@@ -4,7 +4,7 @@
  * that stays bounded however many objects and messages pass through it.
  */
 import t from 'tap'
-import { DEFAULT_EVENT_LIMITS, EventLimiter, type EventKey } from '../../hooks/agent/event-limiter.ts'
+import { DEFAULT_EVENT_LIMITS, EventLimiter, type EventKey } from '../../hooks/agent/runtime/event-limiter.ts'
 
 const limits = { burst: 3, refillMs: 10_000, dedupMs: 60_000, maxKeys: 100 }
 const ev = (message: string, objectUid = 'pool-a', reason = 'WorkloadClusterUnreachable'): EventKey => ({

@@ -3,8 +3,8 @@
  * the agent gets (AGENT_CALL_TIMEOUT_SECONDS).
  */
 import t from 'tap'
-import { deadline } from '../../hooks/agent/clock.ts'
-import { EVENT_SOURCE, MAX_EVENT_MESSAGE, eventBody, recountPatch } from '../../hooks/agent/events.ts'
+import { deadline } from '../../hooks/agent/runtime/clock.ts'
+import { EVENT_SOURCE, MAX_EVENT_MESSAGE, eventBody, recountPatch } from '../../hooks/agent/runtime/events.ts'
 
 const cns = { apiVersion: 'cells.kubeswift.io/v1alpha1', kind: 'CellNodeSet', namespace: 'ns', name: 'pool', uid: 'u-1' }
 const NOW = new Date('2026-03-04T05:06:07Z')

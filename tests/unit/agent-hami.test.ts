@@ -1,5 +1,11 @@
 import t from 'tap'
-import { allocationsOf, parseRegistration, podDeviceCount, podDevices, type RegisteredDevices } from '../../hooks/agent/hami.ts'
+import {
+  allocationsOf,
+  parseRegistration,
+  podDeviceCount,
+  podDevices,
+  type RegisteredDevices
+} from '../../hooks/agent/nodeset/demand/hami.ts'
 import type { CellDevice } from '../../hooks/api/cellnodeset.ts'
 
 const A100 = 'NVIDIA-NVIDIA A100-SXM4-80GB'

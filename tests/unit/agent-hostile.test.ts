@@ -2,12 +2,13 @@
 // label and annotation keys, HAMi annotation content, kubeconfig entry names and Secret keys.
 // None of them may reach a prototype, throw, or lose a key. Every expectation is written out here.
 import t from 'tap'
-import { decide, type Action, type CellNodeSetInput, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'
-import { demandOf } from '../../hooks/agent/demand.ts'
-import { ensurePatch } from '../../hooks/agent/ensure.ts'
-import { parseRegistration, podDeviceCount } from '../../hooks/agent/hami.ts'
-import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/liveness.ts'
+import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import type { Action, CellNodeSetInput, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
+import { demandOf } from '../../hooks/agent/nodeset/demand/demand.ts'
+import { ensurePatch } from '../../hooks/agent/nodeset/decide/ensure.ts'
+import { parseRegistration, podDeviceCount } from '../../hooks/agent/nodeset/demand/hami.ts'
+import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/workload/kubeconfig.ts'
+import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode } from '../../hooks/api/cellnodeset.ts'
 
 const NOW = new Date('2026-11-30T12:00:00Z')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Informer, KubernetesObject } from '@kubernetes/client-node'
-import { startInformer } from '../../hooks/agent/informer.ts'
+import { startInformer } from '../../hooks/agent/runtime/informer.ts'
 
 /**
  * An informer whose starts the test settles by hand: each start is a list that succeeds, fails

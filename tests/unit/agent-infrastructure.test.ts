@@ -9,8 +9,9 @@ import {
   refusedRefs,
   type InfrastructureInput,
   type InfrastructureSnapshot
-} from '../../hooks/agent/infrastructure.ts'
-import { readInfrastructure, runInfrastructurePass, type ObjectsApi } from '../../hooks/agent/infrastructure-pass.ts'
+} from '../../hooks/agent/infrastructure/decide.ts'
+import { readInfrastructure, runInfrastructurePass } from '../../hooks/agent/infrastructure/pass.ts'
+import type { ObjectsApi } from '../../hooks/agent/model/apis.ts'
 import type { CellMachine } from '../../hooks/api/cellinfrastructure.ts'
 
 const POOL_UID = 'uid-pool'

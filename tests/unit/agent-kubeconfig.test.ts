@@ -1,6 +1,6 @@
 import t from 'tap'
-import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/kubeconfig.ts'
-import { classifyError } from '../../hooks/agent/reachability.ts'
+import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/workload/kubeconfig.ts'
+import { classifyError } from '../../hooks/agent/workload/reachability.ts'
 
 const CA = Buffer.from('ca-pem').toString('base64')
 const CERT = Buffer.from('cert-pem').toString('base64')

@@ -6,7 +6,7 @@
  * cluster run one after another and read their Secret once per round.
  */
 import t from 'tap'
-import type { WorkloadApi } from '../../hooks/agent/clients.ts'
+import type { WorkloadApi } from '../../hooks/agent/model/apis.ts'
 import { cellNodeSet, emptyWorkload, secret, setup } from '../support/agent-controller-fixture.ts'
 import { settle } from '../support/fake-clock.ts'
 

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { Campaign, LeaderElector, leaseStep, type ElectionTimings, type LeaseApi, type LeaseBody } from '../../hooks/agent/leader.ts'
-import { readAgentConfig } from '../../hooks/agent/config.ts'
+import { Campaign, LeaderElector, leaseStep, type ElectionTimings } from '../../hooks/agent/runtime/leader.ts'
+import type { LeaseApi, LeaseBody } from '../../hooks/agent/model/apis.ts'
+import { readAgentConfig } from '../../hooks/agent/runtime/config.ts'
 import { FakeClock, settle } from '../support/fake-clock.ts'
 
 const TIMINGS: ElectionTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { HeartbeatTracker, isLive, type NodeHeartbeats } from '../../hooks/agent/liveness.ts'
+import { HeartbeatTracker, isLive } from '../../hooks/agent/nodeset/decide/liveness.ts'
+import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
 
 const S = 1000
 const MIN = 60 * S

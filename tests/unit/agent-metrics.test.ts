@@ -4,8 +4,8 @@
  * or a pool that goes taking its series with it, and a replica that stands down exporting none.
  */
 import t from 'tap'
-import { createAgentMetrics } from '../../hooks/agent/metrics.ts'
-import { poolGauges } from '../../hooks/agent/pool-gauges.ts'
+import { createAgentMetrics } from '../../hooks/agent/runtime/metrics.ts'
+import { poolGauges } from '../../hooks/agent/nodeset/decide/pool-gauges.ts'
 
 /** The sample lines of the registry for `prefix`, without HELP and TYPE. */
 async function samples(metrics: ReturnType<typeof createAgentMetrics>, prefix: string): Promise<string[]> {

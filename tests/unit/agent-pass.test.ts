@@ -1,10 +1,10 @@
 // One pass of the agent against fake clusters: what it reads (field selectors, never all Pods),
 // what it writes, and that it writes nothing in an unreachable workload cluster.
 import t from 'tap'
-import type { InfraApi, WorkloadApi } from '../../hooks/agent/clients.ts'
-import { HeartbeatTracker } from '../../hooks/agent/liveness.ts'
-import { runPass, type PassDeps } from '../../hooks/agent/pass.ts'
-import { listPendingPods, readSnapshot, UNBOUND_PENDING } from '../../hooks/agent/snapshot.ts'
+import type { InfraApi, WorkloadApi } from '../../hooks/agent/model/apis.ts'
+import { HeartbeatTracker } from '../../hooks/agent/nodeset/decide/liveness.ts'
+import { runPass, type PassDeps } from '../../hooks/agent/nodeset/pass.ts'
+import { listPendingPods, readSnapshot, UNBOUND_PENDING } from '../../hooks/agent/nodeset/snapshot.ts'
 
 const POOL_UID = 'uid-pool'
 const NOW = Date.parse('2026-11-30T12:00:00Z')
@@ -301,7 +301,7 @@ const refusedDeletions = [
 ]
 for (const c of refusedDeletions) {
   t.test(c.name, async (t) => {
-    const { applyNodeActions } = await import('../../hooks/agent/actions.ts')
+    const { applyNodeActions } = await import('../../hooks/agent/nodeset/actions.ts')
     const workload = new FakeWorkload()
     workload.deleteNode = async () => {
       throw c.error
@@ -365,7 +365,7 @@ t.test('a failed Node read is classified, and every heartbeat is watched afresh 
 })
 
 t.test('one client per kubeconfig Secret, rebuilt when its resourceVersion changes', async (t) => {
-  const { ClientCache } = await import('../../hooks/agent/clients.ts')
+  const { ClientCache } = await import('../../hooks/agent/runtime/clients.ts')
   const built: string[] = []
   const cache = new ClientCache((config) => {
     built.push(config.token ?? '')

@@ -5,11 +5,11 @@
  * workload cluster and round, shared by every pool on that cluster.
  */
 import t from 'tap'
-import type { WorkloadApi } from '../../hooks/agent/clients.ts'
-import { decide } from '../../hooks/agent/core.ts'
-import { listPendingPods, MAX_PENDING_PAGES, PENDING_PAGE_SIZE, UNBOUND_PENDING } from '../../hooks/agent/snapshot.ts'
-import { workloadConnection } from '../../hooks/agent/workload-client.ts'
-import { ByteBudget, WorkloadHttpError } from '../../hooks/agent/workload-http.ts'
+import type { WorkloadApi } from '../../hooks/agent/model/apis.ts'
+import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import { listPendingPods, MAX_PENDING_PAGES, PENDING_PAGE_SIZE, UNBOUND_PENDING } from '../../hooks/agent/nodeset/snapshot.ts'
+import { workloadConnection } from '../../hooks/agent/workload/client.ts'
+import { ByteBudget, WorkloadHttpError } from '../../hooks/agent/workload/http.ts'
 import { cellNodeSet, emptyWorkload, secret, setup } from '../support/agent-controller-fixture.ts'
 import { fakeApiServer } from '../support/fake-apiserver.ts'
 import { settle } from '../support/fake-clock.ts'

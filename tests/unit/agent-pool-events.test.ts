@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import type { CellNode, CellNodeSetStatus, CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import { poolEvents, type PoolEvent } from '../../hooks/agent/pool-events.ts'
+import { poolEvents, type PoolEvent } from '../../hooks/agent/nodeset/decide/pool-events.ts'
 
 const entry = (name: string, cordon = false): CellNode => ({ name, instance: `uid-${name}`, cordon })
 const row = (name: string, more: Partial<CellNodeStatus> = {}): CellNodeStatus => ({

@@ -6,7 +6,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import type { CellNodeSetStatus, CellNodeStatus } from '../../hooks/api/cellnodeset.ts'
-import { poolGauges } from '../../hooks/agent/pool-gauges.ts'
+import { poolGauges } from '../../hooks/agent/nodeset/decide/pool-gauges.ts'
 
 const GiB = 1024 * 1024 * 1024
 const noCells = {

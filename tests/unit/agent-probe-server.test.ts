@@ -5,8 +5,8 @@
 import t from 'tap'
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import { close, listen, probeServer } from '../../hooks/agent/probes.ts'
-import type { ReadinessState } from '../../hooks/agent/probes.ts'
+import { close, listen, probeServer } from '../../hooks/agent/runtime/probes.ts'
+import type { ReadinessState } from '../../hooks/agent/runtime/probes.ts'
 
 interface Answer {
   status: number

@@ -3,7 +3,7 @@
  * Deployment must be ready, or the chart's readiness probe would keep it unready for ever.
  */
 import t from 'tap'
-import { readiness } from '../../hooks/agent/probes.ts'
+import { readiness } from '../../hooks/agent/runtime/probes.ts'
 
 const synced = { stopping: false, cellNodeSetsSynced: true, cellInfrastructuresSynced: true }
 

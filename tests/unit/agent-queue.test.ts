@@ -3,7 +3,7 @@
  * a failed key comes back after a growing delay, and shutdown lets the pass in progress finish.
  */
 import t from 'tap'
-import { WorkQueue } from '../../hooks/agent/queue.ts'
+import { WorkQueue } from '../../hooks/agent/runtime/queue.ts'
 import { FakeClock, settle } from '../support/fake-clock.ts'
 
 /** Takes every key queued now, ending each pass at once. */

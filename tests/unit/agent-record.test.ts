@@ -5,8 +5,9 @@
 // which Node counts as the cell's. Every expectation is written out here.
 import { Value } from '@sinclair/typebox/value'
 import t, { type Test } from 'tap'
-import { decide, type CellNodeSetInput, type Decision, type ObservedNode, type WorkloadSnapshot } from '../../hooks/agent/core.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/liveness.ts'
+import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import type { CellNodeSetInput, Decision, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
+import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
 import { CellNodeSetStatusSchema, type Applied, type CellNodeSetStatus } from '../../hooks/api/cellnodeset.ts'
 import {
   cellLabels,

@@ -6,9 +6,9 @@
  * Kubernetes Status message, clipped.
  */
 import t, { type Test } from 'tap'
-import { workloadConnection } from '../../hooks/agent/workload-client.ts'
-import { ByteBudget, type ReadLimits } from '../../hooks/agent/workload-http.ts'
-import { classifyError } from '../../hooks/agent/reachability.ts'
+import { workloadConnection } from '../../hooks/agent/workload/client.ts'
+import { ByteBudget, type ReadLimits } from '../../hooks/agent/workload/http.ts'
+import { classifyError } from '../../hooks/agent/workload/reachability.ts'
 import { issueCa } from '../../hooks/certs/issue.ts'
 import { fakeApiServer, type FakeApiServer } from '../support/fake-apiserver.ts'
 

@@ -26,7 +26,7 @@ import {
   stalePlainManifest
 } from '../../deploy/chart/generate.ts'
 import { clusterApiManifestPath } from '../../deploy/chart/controllers.ts'
-import { readAgentConfig } from '../../hooks/agent/config.ts'
+import { readAgentConfig } from '../../hooks/agent/runtime/config.ts'
 import { findHelm } from '../support/tools.ts'
 
 type Doc = {
@@ -444,7 +444,7 @@ if ('skip' in found) {
         'LEASE_NAME',
         'POD_NAMESPACE'
       ],
-      'names hooks/agent/config.ts reads'
+      'names hooks/agent/runtime/config.ts reads'
     )
     t.same(
       env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),

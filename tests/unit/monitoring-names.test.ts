@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import type { Registry } from 'prom-client'
 import { parse } from 'yaml'
 import { CHART, ROOT } from '../../deploy/chart/generate.ts'
-import { createAgentMetrics } from '../../hooks/agent/metrics.ts'
+import { createAgentMetrics } from '../../hooks/agent/runtime/metrics.ts'
 import { createMetrics } from '../../hooks/server/metrics.ts'
 import { metricNames } from '../support/promql-names.ts'
 

@@ -1,7 +1,7 @@
 // Which Node labels and taints a cell pool may ask for (hooks/k8s/node-keys.ts): NodeRestriction's
 // rules for what a kubelet may set on its own Node, and the taints Kubernetes' controllers own.
 import t from 'tap'
-import { withoutRestricted } from '../../hooks/agent/ensure.ts'
+import { withoutRestricted } from '../../hooks/agent/nodeset/decide/ensure.ts'
 import { isPermitted, restrictedLabelReason, restrictedTaintReason } from '../../hooks/k8s/node-keys.ts'
 
 t.test('labels: what NodeRestriction keeps from a kubelet is refused, except informational roles', async (t) => {

@@ -7,8 +7,9 @@
  * - no controller importing another (nor the workload agent a controller, nor one it);
  * - no re-export: a name has one home, and every importer names it.
  *
- * The cycles that remain while the floor plan of the workload agent (issue 29) lands are listed below, each with its
- * reason; an exception that no longer matches a cycle fails too, so the list only shrinks.
+ * - a `model/` folder (the floor of the cell pool and of the workload agent) imports nothing of its
+ *   own controller outside itself: only other model files and the shared floors below every
+ *   controller, `hooks/api/`, `hooks/k8s/` and `hooks/metacontroller/`.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
@@ -22,23 +23,6 @@ const MAX_LINES = 350
 
 /** Folders whose files may not import one another's: the controllers and the workload agent. */
 const APART = ['hooks/instance/', 'hooks/isolation/', 'hooks/cellpool/', 'hooks/agent/']
-
-/** A cycle allowed for now: the files it may span, and why it is still there. */
-interface KnownCycle {
-  name: string
-  /** Every file of an allowed cycle is under one of these (a folder ending in `/`) or is one of them. */
-  within: readonly string[]
-  reason: string
-}
-
-const KNOWN_CYCLES: readonly KnownCycle[] = [
-  {
-    name: 'the workload agent before its floor plan',
-    within: ['hooks/agent/core.ts', 'hooks/agent/listed.ts', 'hooks/agent/node-view.ts', 'hooks/agent/record.ts'],
-    reason:
-      'core.ts defines the types (ObservedNode, PodList) that node-view.ts and listed.ts build on and imports their functions back; the agent floor plan (issue 29) moves the shared records to a types-only model'
-  }
-]
 
 /** Every .ts file under `dir`, as a path relative to the repository. */
 function sourceFiles(dir: string): string[] {
@@ -151,9 +135,19 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found.sort((a, b) => (a[0] as string).localeCompare(b[0] as string))
 }
 
-/** The known cycle that allows `cycle`, if any. */
-function allowedBy(cycle: readonly string[]): KnownCycle | undefined {
-  return KNOWN_CYCLES.find((known) => cycle.every((file) => known.within.some((w) => (w.endsWith('/') ? file.startsWith(w) : file === w))))
+/** The floors below every controller, which a model may stand on. */
+const SHARED_FLOORS = ['hooks/api/', 'hooks/k8s/', 'hooks/metacontroller/']
+
+/** The imports of a `model/` file that leave the model and the shared floors. */
+function modelEscapes(files: readonly Parsed[]): string[] {
+  return files.flatMap((p) => {
+    const at = p.file.indexOf('/model/')
+    if (at < 0) return []
+    const floor = p.file.slice(0, at + '/model/'.length)
+    return p.imports
+      .filter((i) => !i.startsWith(floor) && !SHARED_FLOORS.some((shared) => i.startsWith(shared)))
+      .map((i) => `${p.file} → ${i}`)
+  })
 }
 
 const parsed = sourceFiles(HOOKS).map(parse)
@@ -191,18 +185,30 @@ t.test('the checks find what they look for', async (t) => {
     'hooks/x/a.ts:4 re-exports from ./d.ts',
     'hooks/x/a.ts:5 re-exports from ./e.ts'
   ])
-  t.equal(allowedBy(['hooks/agent/core.ts', 'hooks/agent/listed.ts'])?.name, 'the workload agent before its floor plan')
-  t.equal(allowedBy(['hooks/agent/core.ts', 'hooks/agent/config.ts']), undefined, 'a cycle through a file outside the list is not allowed')
-  t.equal(allowedBy(['hooks/cellpool/a.ts', 'hooks/cellpool/b.ts']), undefined, 'the cell pool has no allowed cycle')
+  t.same(
+    modelEscapes([
+      {
+        file: 'hooks/agent/model/a.ts',
+        lines: 1,
+        imports: ['hooks/agent/model/b.ts', 'hooks/api/c.ts', 'hooks/agent/nodeset/d.ts'],
+        reExports: []
+      }
+    ]),
+    ['hooks/agent/model/a.ts → hooks/agent/nodeset/d.ts']
+  )
 })
 
-t.test('no import cycle in hooks/, type imports included, but the known ones', async (t) => {
-  const unknown = found.filter((cycle) => allowedBy(cycle) === undefined)
-  t.same(unknown, [], 'every cycle is a known one')
-  for (const known of KNOWN_CYCLES) {
-    const still = found.filter((cycle) => allowedBy(cycle) === known)
-    t.ok(still.length > 0, `${known.name}: still a cycle (${known.reason}); if not, remove it from KNOWN_CYCLES`)
-  }
+t.test('no import cycle in hooks/, type imports included', async (t) => {
+  t.same(found, [])
+})
+
+t.test('a model/ folder stands on nothing of its controller but itself', async (t) => {
+  const models = parsed.filter((p) => p.file.includes('/model/'))
+  t.ok(
+    models.some((p) => p.file.startsWith('hooks/agent/model/')) && models.some((p) => p.file.startsWith('hooks/cellpool/model/')),
+    'both floors read'
+  )
+  t.same(modelEscapes(parsed), [])
 })
 
 t.test(`no file over ${MAX_LINES} lines outside hooks/api/`, async (t) => {
