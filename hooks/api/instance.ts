@@ -415,7 +415,14 @@ export const InstanceStatusSchema = Type.Object(
         {
           family: Type.String({ description: 'The accelerator family.' }),
           count: Type.Integer({ description: 'Number of accelerators.' }),
-          resources: StringMap('Extended resources requested by the main container.')
+          resources: StringMap('Extended resources requested by the main container.'),
+          claim: Type.Optional(
+            Type.String({
+              description:
+                "With a DRA InstanceType: the Pod's ResourceClaim, made from the Instance's ResourceClaimTemplate " +
+                '(kubectl get resourceclaim <claim> shows the allocated devices).'
+            })
+          )
         },
         { description: 'What the observed Pod requests for the workload container.' }
       )

@@ -4,15 +4,61 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { CustomResource, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } from './kit.ts'
-import { DNS_LABEL_PATTERN } from '../k8s/names.ts'
+import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
 export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
 
-/** The device plugins whose resource names gpuhooks knows (docs/instance.md, "Accelerator requests"). */
-export const DEVICE_PLUGINS = ['HAMi', 'GPUStack', 'NVIDIA'] as const
+/**
+ * How accelerators are asked for: the device plugins whose extended resource names gpuhooks knows,
+ * or DRA, a ResourceClaimTemplate per Instance (docs/instance.md, "Accelerator requests").
+ */
+export const DEVICE_PLUGINS = ['HAMi', 'GPUStack', 'NVIDIA', 'DRA'] as const
 export type DevicePlugin = (typeof DEVICE_PLUGINS)[number]
+
+/** How NVIDIA's DRA driver shares one GPU among the containers of a claim, for the Shared family. */
+export const DRA_SHARING_STRATEGIES = ['TimeSlicing', 'MPS'] as const
+export type DraSharingStrategy = (typeof DRA_SHARING_STRATEGIES)[number]
+
+/** A DeviceClass name: a DNS subdomain, as the API server asks of every object name. */
+const DEVICE_CLASS_NAME = { pattern: DNS_SUBDOMAIN_PATTERN, maxLength: 253 }
+
+/** The device classes of a DRA type (docs/dra.md, "Instances"). */
+export const DraSchema = Type.Object(
+  {
+    deviceClassName: Type.Optional(
+      Type.String({
+        ...DEVICE_CLASS_NAME,
+        description:
+          "DeviceClass of whole devices, for the Whole and Shared families (gpu.nvidia.com for NVIDIA's DRA driver, " +
+          "hami-core-gpu.project-hami.io for HAMi's)."
+      })
+    ),
+    sharedDeviceClassName: Type.Optional(
+      Type.String({
+        ...DEVICE_CLASS_NAME,
+        description:
+          'DeviceClass of devices with consumable capacity (cores, memory), for the Sliced family ' +
+          "(hami-core-gpu.project-hami.io for HAMi's DRA driver)."
+      })
+    ),
+    partitionDeviceClassName: Type.Optional(
+      Type.String({
+        ...DEVICE_CLASS_NAME,
+        description: "DeviceClass of MIG devices, for the Partitioned family (mig.nvidia.com for NVIDIA's DRA driver)."
+      })
+    ),
+    sharing: Type.Optional(
+      StringEnum(DRA_SHARING_STRATEGIES, {
+        default: 'TimeSlicing',
+        description: "Sharing strategy of the Shared family in NVIDIA's GpuConfig: TimeSlicing or MPS."
+      })
+    )
+  },
+  { description: 'With devicePlugin DRA: the DeviceClasses each family is allocated from.' }
+)
+export type DraSpec = Static<typeof DraSchema>
 
 const QUALIFIED_RESOURCE_NAME =
   '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'
@@ -44,7 +90,8 @@ export const InstanceTypeSpecSchema = Type.Object(
         default: 'HAMi',
         description:
           'Device plugin on the nodes of this type, which decides the resource names requested: HAMi, ' +
-          'GPUStack or NVIDIA (the NVIDIA device plugin offers no Sliced family).'
+          'GPUStack or NVIDIA (the NVIDIA device plugin offers no Sliced family); or DRA, a ResourceClaimTemplate ' +
+          'per Instance on the DeviceClasses of spec.dra.'
       })
     ),
     resourceName: Type.Optional(
@@ -80,6 +127,7 @@ export const InstanceTypeSpecSchema = Type.Object(
         description: 'Hardware partition (MIG) profiles offered to Partitioned Instances, such as 1g.10gb.'
       })
     ),
+    dra: Type.Optional(DraSchema),
     maxCount: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Most accelerators one Instance of this type may take; absent means no limit.' })
     ),

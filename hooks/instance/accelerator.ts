@@ -12,7 +12,8 @@
  * | Partitioned | vendor/mig-<profile> 1                                   | base.partitioned 1, base.partitioned.mig-<profile> 1   | vendor/mig-<profile> 1       |
  * | SSH sidecar | none                                                     | device.gpustack.ai/<manufacturer>.visibility N         | none                         |
  *
- * The type's `visibilityResource` replaces the sidecar row for every plugin. An absent
+ * The type's `visibilityResource` replaces the sidecar row for every plugin. With `devicePlugin: DRA`
+ * there is no extended resource at all: the Pod names a ResourceClaimTemplate instead (claim.ts). An absent
  * `coresPercentage` means 100. Quantities are strings, as the API server prints them. Extended
  * resources cannot be overcommitted, so the caller puts each map in both requests and limits.
  */
@@ -40,6 +41,7 @@ export const DEFAULT_RESOURCE_NAME = 'nvidia.com/gpu'
 export function acceleratorRequests(accel: ResolvedAccelerator | undefined, type: InstanceTypeSpec): AcceleratorResources {
   if (accel === undefined || accel.count < 1) return { main: {}, sidecar: {} }
   const plugin = type.devicePlugin ?? 'HAMi'
+  if (plugin === 'DRA') return { main: {}, sidecar: {} }
   const base = type.resourceName ?? DEFAULT_RESOURCE_NAME
   const vendor = base.split('/')[0] ?? base
   const n = String(accel.count)

@@ -1,10 +1,13 @@
 /**
  * What the Instance controller may answer (docs/metacontroller.md rule 10, checked on every answer by
- * hooks/metacontroller/answer-guard.ts): the two child types metacontroller/instance.yaml
- * declares, each child named after the Instance, in its namespace (docs/instance.md, "The Pod" and
- * "The Service").
+ * hooks/metacontroller/answer-guard.ts): the three child types metacontroller/instance.yaml
+ * declares, in the Instance's namespace: the Pod and the Service named after the Instance, the
+ * ResourceClaimTemplate `<instance>-accelerator` (docs/instance.md, "The Pod", "The Service" and
+ * "DRA").
  */
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
+import { claimTemplateName } from './labels.ts'
+import { CLAIM_TEMPLATE_KEY } from './request.ts'
 
 /** The Instance controller's rule. */
 export const INSTANCE_CHILD_RULE: ChildRule = {
@@ -12,7 +15,8 @@ export const INSTANCE_CHILD_RULE: ChildRule = {
   shape: 'composite',
   types: [
     { apiVersion: 'v1', resource: 'pods', kind: 'Pod' },
-    { apiVersion: 'v1', resource: 'services', kind: 'Service' }
+    { apiVersion: 'v1', resource: 'services', kind: 'Service' },
+    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' }
   ],
-  isChildName: (scope, _type, name) => name === scope.parentName
+  isChildName: (scope, type, name) => name === (type === CLAIM_TEMPLATE_KEY ? claimTemplateName(scope.parentName) : scope.parentName)
 }

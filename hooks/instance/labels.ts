@@ -19,6 +19,17 @@ export const GENERATION_ANNOTATION = 'worker.gpustack.ai/instance-generation'
 /** Annotation: content hash of the Pod as rendered, without this annotation itself. */
 export const POD_HASH_ANNOTATION = 'worker.gpustack.ai/pod-hash'
 
+/** Annotation: content hash of the ResourceClaimTemplate as rendered, without this annotation itself. */
+export const CLAIM_TEMPLATE_HASH_ANNOTATION = 'worker.gpustack.ai/claim-template-hash'
+
+/** The Pod's claim of a DRA accelerator, listed in `main`'s `resources.claims` only. */
+export const ACCELERATOR_CLAIM = 'accelerator'
+
+/** The ResourceClaimTemplate of a DRA Instance: `<instance>-accelerator`. */
+export function claimTemplateName(instanceName: string): string {
+  return `${instanceName}-${ACCELERATOR_CLAIM}`
+}
+
 /** The workload container; it holds the accelerator request. */
 export const MAIN_CONTAINER = 'main'
 /** The SSH sidecar container, listed after {@link MAIN_CONTAINER}. */

@@ -16,6 +16,9 @@
  * - cpu and memory: requests = limits, each from the Instance or else the InstanceType default;
  *   a resource neither sets is left out (the namespace's LimitRange, if any, decides).
  * - Quantities are written as strings, so an integer `cpu: 2` and `"2"` render the same Pod.
+ * - A DRA accelerator is the Pod's claim `accelerator` from the Instance's ResourceClaimTemplate,
+ *   listed in `main`'s `resources.claims` only: sshd enters `main`'s namespaces and sees its
+ *   devices, and a second container naming the claim would share them, never get more.
  */
 import type { Container, PodSpec, Volume } from 'kubernetes-types/core/v1.d.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
@@ -23,7 +26,16 @@ import { DEFAULT_SSH_SERVER_IMAGE } from '../api/setting.ts'
 import { cloneJson, recordOf, sortedRecord, type KubeObject } from '../k8s/objects.ts'
 import { contentHash, sortKeysDeep } from '../k8s/hash.ts'
 import { acceleratorRequests } from './accelerator.ts'
-import { GENERATION_ANNOTATION, MAIN_CONTAINER, POD_HASH_ANNOTATION, WORKSPACE_VOLUME, podLabels } from './labels.ts'
+import { usesDra } from './claim.ts'
+import {
+  ACCELERATOR_CLAIM,
+  GENERATION_ANNOTATION,
+  MAIN_CONTAINER,
+  POD_HASH_ANNOTATION,
+  WORKSPACE_VOLUME,
+  claimTemplateName,
+  podLabels
+} from './labels.ts'
 import { sshSidecar } from './ssh.ts'
 import { isSshPort } from './ports.ts'
 import type { ResolvedSpec, ResolvedWorkspace } from './validate.ts'
@@ -54,8 +66,9 @@ export interface PodInput {
 export function buildPod(input: PodInput): KubeObject {
   const { spec, type } = input
   const accelerator = acceleratorRequests(spec.resources.accelerator, type)
+  const claim = spec.resources.accelerator !== undefined && usesDra(type)
   const ssh = spec.sshPublicKey !== undefined
-  const containers: Container[] = [mainContainer(spec, type, accelerator.main, ssh)]
+  const containers: Container[] = [mainContainer(spec, type, accelerator.main, ssh, claim)]
   const volumes: Volume[] = [workspaceVolume(spec.workspace)]
   if (spec.sshPublicKey !== undefined) {
     const sidecar = sshSidecar({
@@ -78,6 +91,7 @@ export function buildPod(input: PodInput): KubeObject {
     enableServiceLinks: false,
     ...(pullSecrets.length > 0 ? { imagePullSecrets: pullSecrets } : {}),
     ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector: sortedRecord(nodeSelector) } : {}),
+    ...(claim ? { resourceClaims: podClaims(input.name) } : {}),
     restartPolicy: 'Always',
     ...(type.runtimeClassName !== undefined && type.runtimeClassName !== '' ? { runtimeClassName: type.runtimeClassName } : {}),
     // sshd enters main's namespaces through main's first process, which it must be able to see.
@@ -104,6 +118,16 @@ export function buildPod(input: PodInput): KubeObject {
 }
 
 /**
+ * The Pod's claim from the Instance's template. kubernetes-types 1.30 describes the pre-GA
+ * `source` shape, so the entry is built apart (no excess-property check);
+ * `resourceClaimTemplateName` is the field of core/v1 since Kubernetes 1.31.
+ */
+function podClaims(instanceName: string): PodSpec['resourceClaims'] {
+  const claims = [{ name: ACCELERATOR_CLAIM, resourceClaimTemplateName: claimTemplateName(instanceName) }]
+  return claims
+}
+
+/**
  * The hash recorded in `worker.gpustack.ai/pod-hash`: over the Pod without that annotation, in
  * canonical JSON, so it depends on content only, never on key order.
  */
@@ -113,7 +137,13 @@ export function podHash(pod: KubeObject): string {
   return contentHash({ ...pod, metadata: { ...pod.metadata, annotations } })
 }
 
-function mainContainer(spec: ResolvedSpec, type: InstanceTypeSpec, accelerator: Record<string, string>, ssh: boolean): Container {
+function mainContainer(
+  spec: ResolvedSpec,
+  type: InstanceTypeSpec,
+  accelerator: Record<string, string>,
+  ssh: boolean,
+  claim: boolean
+): Container {
   const container: Container = { name: MAIN_CONTAINER, image: spec.image, imagePullPolicy: spec.imagePullPolicy }
   if (spec.command !== undefined && spec.command.length > 0) container.command = [...spec.command]
   if (spec.args !== undefined && spec.args.length > 0) container.args = [...spec.args]
@@ -134,7 +164,9 @@ function mainContainer(spec: ResolvedSpec, type: InstanceTypeSpec, accelerator: 
   ])
   // requests = limits: a workspace gets exactly what it asked for, and extended resources
   // cannot be overcommitted anyway.
-  if (Object.keys(amounts).length > 0) container.resources = { limits: { ...amounts }, requests: { ...amounts } }
+  const claims = claim ? { claims: [{ name: ACCELERATOR_CLAIM }] } : {}
+  if (Object.keys(amounts).length > 0) container.resources = { ...claims, limits: { ...amounts }, requests: { ...amounts } }
+  else if (claim) container.resources = claims
   container.volumeMounts = [{ name: WORKSPACE_VOLUME, mountPath: spec.workspace.mountPath }]
   return container
 }

@@ -17,10 +17,12 @@ import { objectKey, observedObject, observedOfType } from '../metacontroller/obs
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
 import { describe } from '../k8s/schema-messages.ts'
 import { schemaMessages } from './validate.ts'
+import { claimTemplateName } from './labels.ts'
 
 /** Type keys of the children (metacontroller/instance.yaml). */
 export const POD_KEY = 'Pod.v1'
 export const SERVICE_KEY = 'Service.v1'
+export const CLAIM_TEMPLATE_KEY = 'ResourceClaimTemplate.resource.k8s.io/v1'
 /** Type keys of the related objects the customize hook asks for. */
 export const NAMESPACE_KEY = 'Namespace.v1'
 export const SECRET_KEY = 'Secret.v1'
@@ -58,6 +60,8 @@ export interface InstanceView {
   /** The observed Pod and Service named after the Instance (children). */
   pod: KubeObject | undefined
   service: KubeObject | undefined
+  /** The observed ResourceClaimTemplate `<instance>-accelerator` (a child, DRA types only). */
+  claimTemplate: KubeObject | undefined
   /** A Service named after the Instance exists but is not its child. */
   serviceTaken: boolean
   /** The valid InstanceType's spec; undefined when it is missing or invalid (see `instanceType`). */
@@ -123,6 +127,7 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     previousConditions: isRecord(request.parent.status) ? request.parent.status.conditions : undefined,
     pod: observedObject(request.children, POD_KEY, key),
     service,
+    claimTemplate: observedObject(request.children, CLAIM_TEMPLATE_KEY, objectKey(claimTemplateName(name), namespace)),
     serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
     type: instanceType.state === 'valid' ? instanceType.spec : undefined,
     instanceType,

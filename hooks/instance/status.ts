@@ -13,13 +13,14 @@
  *   `Pending` its new Pod; the old Pod's names and addresses are still reported while it exists.
  * - `accessAddresses` are given in phase `Running` only, IPv6 host IPs in brackets.
  * - `accelerator` comes with an observed Pod whose Instance asks for an accelerator or whose `main`
- *   container requests an extended resource; family and count are the spec's (defaults filled in).
+ *   container requests an extended resource; family and count are the spec's (defaults filled in),
+ *   and `claim` the ResourceClaim the Pod's status names for its claim `accelerator`.
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { withoutStop } from '../k8s/sentences.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
-import { MAIN_CONTAINER } from './labels.ts'
+import { ACCELERATOR_CLAIM, MAIN_CONTAINER } from './labels.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
 import type { SpecProblem } from './problems.ts'
@@ -242,7 +243,16 @@ export function podAccelerator(pod: KubeObject, spec: unknown): InstanceStatus['
   const hasBlock = isRecord(asRecord(asRecord(spec).resources).accelerator)
   const count = typeof declared.count === 'number' ? declared.count : hasBlock ? 1 : 0
   if (count === 0 && Object.keys(extended).length === 0) return undefined
-  return { family: asText(declared.family) ?? 'Whole', count, resources: extended }
+  const claim = asList(asRecord(pod.status).resourceClaimStatuses)
+    .map(asRecord)
+    .find((c) => c.name === ACCELERATOR_CLAIM)
+  const claimName = asText(claim?.resourceClaimName)
+  return {
+    family: asText(declared.family) ?? 'Whole',
+    count,
+    resources: extended,
+    ...(claimName !== undefined ? { claim: claimName } : {})
+  }
 }
 
 /**

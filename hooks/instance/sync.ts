@@ -20,28 +20,34 @@
  *   Service there; the controller makes no others, and answering one would answer a name someone
  *   else chose (answer-rule.ts).
  * - A Pod without a readable generation annotation counts as built from another generation.
+ * - A DRA Instance's ResourceClaimTemplate is answered whether or not the Instance runs (it
+ *   holds no device; the claim made from it goes with the Pod). Its spec is immutable, so
+ *   Metacontroller replaces it (update method Recreate); while an observed template differs from
+ *   the one rendered now, no new Pod is created, so that no claim is made from the old one.
  */
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
 import { isRecord, annotationOf, isTerminatingNamespace, type KubeObject } from '../k8s/objects.ts'
 import { keepAsIs } from '../metacontroller/keep.ts'
 import { asChildren, type CompositeResponse } from '../metacontroller/schemas.ts'
-import { GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
+import { CLAIM_TEMPLATE_HASH_ANNOTATION, GENERATION_ANNOTATION, POD_HASH_ANNOTATION, SSHD_CONTAINER } from './labels.ts'
+import { buildClaimTemplate, usesDra } from './claim.ts'
 import { buildPod } from './pod.ts'
 import { buildService } from './service.ts'
 import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
 import type { ResolvedSpec } from './validate.ts'
 import { instanceProblems } from './view-problems.ts'
-import { POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
+import { CLAIM_TEMPLATE_KEY, POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
 
 /**
  * The observed children named after the Instance, of `types`, answered unchanged (docs/metacontroller.md
  * rule 5); other observed children are left out.
  */
-export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY]): KubeObject[] {
+export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY]): KubeObject[] {
   const own = new Map([
     [POD_KEY, view.pod],
-    [SERVICE_KEY, view.service]
+    [SERVICE_KEY, view.service],
+    [CLAIM_TEMPLATE_KEY, view.claimTemplate]
   ])
   return types.flatMap((type) => {
     const child = own.get(type)
@@ -65,8 +71,12 @@ export interface PodDecision {
   drift: Drift
 }
 
-/** Keep, replace or build the Pod of a running Instance (docs/instance.md, "The Pod"). */
-export function decidePod(view: InstanceView, resolved: ResolvedSpec, type: InstanceTypeSpec): PodDecision {
+/**
+ * Keep, replace or build the Pod of a running Instance (docs/instance.md, "The Pod"). `template` is
+ * the ResourceClaimTemplate rendered now, for a DRA Instance: a new Pod waits while an observed
+ * template differs from it.
+ */
+export function decidePod(view: InstanceView, resolved: ResolvedSpec, type: InstanceTypeSpec, template?: KubeObject): PodDecision {
   const ssh = resolved.sshPublicKey !== undefined
   const fresh = buildPod({
     name: view.name,
@@ -78,7 +88,13 @@ export function decidePod(view: InstanceView, resolved: ResolvedSpec, type: Inst
     sshImage: ssh ? view.sshImage : undefined
   })
   const pod = view.pod
-  if (pod === undefined) return { child: fresh, drift: { kind: 'None' } }
+  if (pod === undefined) {
+    const stale =
+      template !== undefined &&
+      view.claimTemplate !== undefined &&
+      annotationOf(view.claimTemplate, CLAIM_TEMPLATE_HASH_ANNOTATION) !== annotationOf(template, CLAIM_TEMPLATE_HASH_ANNOTATION)
+    return { child: stale ? undefined : fresh, drift: { kind: 'None' } }
+  }
   const podName = pod.metadata.name ?? view.name
   const podGeneration = annotationOf(pod, GENERATION_ANNOTATION)
   const outdated = podGeneration !== String(view.generation)
@@ -132,7 +148,7 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
       pod !== undefined && podGeneration !== String(view.generation)
         ? { kind: 'SpecChanged', podName: pod.metadata.name ?? view.name, podGeneration, generation: view.generation, held: true }
         : { kind: 'None', podName: pod?.metadata.name }
-    const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY]) : keepEveryChild(view)
+    const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY]) : keepEveryChild(view)
     return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
   }
   const service = buildService({
@@ -142,13 +158,19 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
     ssh: resolved.sshPublicKey !== undefined,
     observed: view.service
   })
+  const accelerator = resolved.resources.accelerator
+  const template =
+    accelerator !== undefined && usesDra(view.type)
+      ? buildClaimTemplate({ name: view.name, namespace: view.namespace, accelerator, type: view.type })
+      : undefined
   const children: KubeObject[] = []
   let decision: PodDecision = { child: undefined, drift: { kind: 'None' } }
   if (!resolved.stop) {
-    decision = decidePod(view, resolved, view.type)
+    decision = decidePod(view, resolved, view.type, template)
     if (decision.child !== undefined) children.push(decision.child)
   }
   if (service !== undefined) children.push(service)
+  if (template !== undefined) children.push(template)
   const status = instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift })
   return { children: asChildren(withoutCreatesIn(view, children)), status }
 }
@@ -161,5 +183,10 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
  */
 function withoutCreatesIn(view: InstanceView, children: KubeObject[]): KubeObject[] {
   if (!isTerminatingNamespace(view.namespaceObject)) return children
-  return children.filter((child) => (child.kind === 'Pod' ? view.pod !== undefined : view.service !== undefined))
+  const observed = new Map([
+    ['Pod', view.pod],
+    ['Service', view.service],
+    ['ResourceClaimTemplate', view.claimTemplate]
+  ])
+  return children.filter((child) => observed.get(String(child.kind)) !== undefined)
 }

@@ -153,6 +153,7 @@ export function typeProblems(spec: InstanceSpec, typeName: string, type: Instanc
       )
     )
   }
+  if (plugin === 'DRA') problems.push(...draProblems(accel, typeName, type))
   if (accel.family === 'Partitioned' && accel.profile !== undefined && !(type.partitionProfiles ?? []).includes(accel.profile)) {
     problems.push(
       notOffered(
@@ -166,6 +167,44 @@ export function typeProblems(spec: InstanceSpec, typeName: string, type: Instanc
       notOffered(
         `${field}.count`,
         `${field}.count ${accel.count} is over the maxCount of InstanceType ${typeName}; at most ${type.maxCount}`
+      )
+    )
+  }
+  return problems
+}
+
+/** The InstanceType field that names the device class a family is allocated from. */
+export function deviceClassField(
+  family: ResolvedAccelerator['family']
+): 'deviceClassName' | 'sharedDeviceClassName' | 'partitionDeviceClassName' {
+  if (family === 'Sliced') return 'sharedDeviceClassName'
+  if (family === 'Partitioned') return 'partitionDeviceClassName'
+  return 'deviceClassName'
+}
+
+/**
+ * What a DRA type cannot serve: a family whose DeviceClass field the type leaves unset, and a
+ * Sliced memory share as a percentage (the capacity a DRA driver publishes is in bytes).
+ */
+function draProblems(accel: ResolvedAccelerator, typeName: string, type: InstanceTypeSpec): SpecProblem[] {
+  const field = 'spec.resources.accelerator'
+  const problems: SpecProblem[] = []
+  const classField = deviceClassField(accel.family)
+  if (type.dra?.[classField] === undefined) {
+    problems.push(
+      notOffered(
+        `${field}.family`,
+        `${field}.family ${accel.family} cannot be served by InstanceType ${typeName}: it has devicePlugin DRA and no ` +
+          `spec.dra.${classField}, the DeviceClass ${accel.family} is allocated from; an admin must set it`
+      )
+    )
+  }
+  if (accel.family === 'Sliced' && accel.memoryPercentage !== undefined) {
+    problems.push(
+      notOffered(
+        `${field}.memoryPercentage`,
+        `${field}.memoryPercentage is not offered by InstanceType ${typeName}: with devicePlugin DRA a device's memory is a ` +
+          'capacity in bytes, not a percentage; set memoryMiB'
       )
     )
   }

@@ -21,15 +21,23 @@
  * - direct: the Pods and Services of the labelled scenario, created as they are (baseline).
  *
  * How Metacontroller is played: one work queue per controller with its deduplication (a key
- * queued twice runs once; a key changed while it syncs runs again), `--workers` parallel syncs
- * for the Instance controller (Metacontroller's default is 5) and one for the namespace. A sync
- * that wrote anything queues its parent again, as the watch event of that write would. A watch
- * event on a related object queues each parent whose cached customize answer relates it, matched
+ * queued twice runs once; a key queued while it syncs runs again), `--workers` parallel syncs
+ * for the Instance controller (Metacontroller's default is 5) and one for the namespace. Instance
+ * syncs are queued by real watch events on Instances, Pods and Services, as Metacontroller's
+ * event handlers queue them (driver-events.ts): an Instance's create and every update of it but
+ * those `parentResource.ignoreStatusChanges` drops (its own status write, the finalizer added),
+ * and every event of a Pod or Service whose controller reference names it. Each sync is counted
+ * with the causes that queued it (folded as the queue folds them) and what it wrote, printed per
+ * scenario with the syncs per Instance. A namespace sync that wrote anything queues the namespace
+ * again. A watch event on a related object queues each parent whose cached customize answer relates it, matched
  * as Metacontroller's `findRelatedParents` matches it (`Driver.relatedParents`): an Instance
- * created or written queues its namespace while the isolation answer relates it (a namespace
- * selector is matched against the Namespace as it is at that moment), and a write to the
- * Namespace (the holds-instances label) queues every Instance, whose customize relates its
- * Namespace. Resync timers are not played.
+ * event queues its namespace while the isolation answer relates it (a namespace selector is
+ * matched against the Namespace as it is at that moment), and a write to the Namespace (the
+ * holds-instances label) queues every Instance, whose customize relates its Namespace. Resync
+ * timers are not played, and a sync reads the parent and its children fresh from the API server
+ * (Metacontroller reads its informer caches, which may lag). A run ends when every Instance was
+ * seen, both queues are idle and no watch event came for two seconds; the convergence time is
+ * taken at the end of the last Instance sync.
  *
  * CPU is read from outside the service, from /proc/<pid>/task/<tid>/schedstat of the service
  * process (nanoseconds on CPU, all threads). Hook calls from the driver are sent one at a time
@@ -42,7 +50,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { isObject, type JsonObject } from '../support/merge.ts'
 import { Driver } from '../cluster/support/driver.ts'
-import { fetchTransport, type HookTransport } from '../cluster/support/driver-protocol.ts'
+import { childEventParent, parentUpdateCause, type SyncCause } from '../cluster/support/driver-events.ts'
+import { fetchTransport, type HookTransport, type SyncReport } from '../cluster/support/driver-protocol.ts'
+import { recordHistory, type Version } from '../cluster/support/watch.ts'
 import { KUBESWIFT_CRDS, startEnv, type ClusterEnv } from '../cluster/support/env.ts'
 import { cellpoolScenario, type CellpoolResult } from './cellpool-bench.ts'
 import type { KubeApi, ResourceRef } from '../cluster/support/kube.ts'
@@ -151,24 +161,33 @@ class Meter {
 
 // ---- Metacontroller's work queues ----
 
-/** A work queue with client-go's deduplication, drained by `workers` parallel loops. */
+/**
+ * A work queue with client-go's deduplication, drained by `workers` parallel loops. Each entry
+ * carries the causes that queued it (folded while it waits or syncs), so every sync can be told
+ * apart by why it came.
+ */
 class WorkQueue {
-  private readonly queued = new Set<string>()
+  private readonly queued = new Map<string, Set<SyncCause>>()
   private readonly order: string[] = []
   private readonly processing = new Set<string>()
-  private readonly dirty = new Set<string>()
+  private readonly dirty = new Map<string, Set<SyncCause>>()
   private waiting: Array<() => void> = []
   errors = 0
 
-  constructor(private readonly sync: (key: string) => Promise<boolean>) {}
+  /** `sync` returns the causes under which the key is queued again. */
+  constructor(private readonly sync: (key: string, causes: ReadonlySet<SyncCause>) => Promise<readonly SyncCause[]>) {}
 
-  add(key: string): void {
+  add(key: string, cause: SyncCause): void {
     if (this.processing.has(key)) {
-      this.dirty.add(key)
+      this.dirty.set(key, (this.dirty.get(key) ?? new Set()).add(cause))
       return
     }
-    if (this.queued.has(key)) return
-    this.queued.add(key)
+    const causes = this.queued.get(key)
+    if (causes !== undefined) {
+      causes.add(cause)
+      return
+    }
+    this.queued.set(key, new Set([cause]))
     this.order.push(key)
     for (const wake of this.waiting.splice(0)) wake()
   }
@@ -193,21 +212,72 @@ class WorkQueue {
           })
           continue
         }
+        const causes = this.queued.get(key) ?? new Set<SyncCause>()
         this.queued.delete(key)
         this.processing.add(key)
-        let again = false
+        let again: readonly SyncCause[] = []
         try {
-          again = await this.sync(key)
+          again = await this.sync(key, causes)
         } catch {
           this.errors++
-          again = true
+          again = ['retry']
           await new Promise((resolve) => setTimeout(resolve, 100))
         }
         this.processing.delete(key)
-        if (again || this.dirty.delete(key)) this.add(key)
+        const pending = this.dirty.get(key)
+        this.dirty.delete(key)
+        for (const cause of [...again, ...(pending ?? [])]) this.add(key, cause)
       }
     }
     await Promise.all(Array.from({ length: workers }, worker))
+  }
+}
+
+/** The order causes are named in. */
+const CAUSE_ORDER: readonly SyncCause[] = ['created', 'child', 'status', 'finalizer', 'parent', 'labels', 'related', 'retry']
+
+/** What one sync wrote, in short: verbs and kinds, and the fields a status or update changed. */
+function wroteSummary(report: SyncReport): string {
+  const parts = report.writes.map((w) => {
+    if (w.verb === 'status') return `status (${fieldsOf(w.diff ?? [], true)})`
+    if (w.verb === 'finalizer' || w.verb === 'parent') return w.verb
+    const kind = w.target.split('.')[0] ?? w.target
+    return w.verb === 'update' ? `update ${kind} (${fieldsOf(w.diff ?? [], false)})` : `${w.verb} ${kind}`
+  })
+  return parts.length > 0 ? parts.join(', ') : 'nothing'
+}
+
+/** The changed fields of a diff (`path: before -> after` lines), lists folded, each once. */
+function fieldsOf(diff: readonly string[], status: boolean): string {
+  const fields = diff.map((line) => {
+    const path = (line.split(': ')[0] ?? '').replace(/\[\d+\]/g, '[]')
+    if (!status && path.startsWith('metadata.annotations.')) return path
+    const segments = path.split('.')
+    return segments.slice(0, status && segments[0] === 'conditions[]' ? 2 : status ? 1 : 2).join('.')
+  })
+  return [...new Set(fields)].join(', ')
+}
+
+/** Syncs of one controller by why they came and what they wrote. */
+class SyncTally {
+  private readonly rows = new Map<string, number>()
+  syncs = 0
+
+  record(causes: ReadonlySet<SyncCause>, wrote: string): void {
+    const why = CAUSE_ORDER.filter((c) => causes.has(c)).join(' + ') || 'none'
+    const key = `${why}\u0000${wrote}`
+    this.rows.set(key, (this.rows.get(key) ?? 0) + 1)
+    this.syncs++
+  }
+
+  /** Rows `[why, wrote, syncs]`, most syncs first. */
+  table(): Array<[string, string, number]> {
+    return [...this.rows]
+      .map(([key, n]): [string, string, number] => {
+        const [why = '', wrote = ''] = key.split('\u0000')
+        return [why, wrote, n]
+      })
+      .sort((a, b) => b[2] - a[2] || a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]))
   }
 }
 
@@ -224,6 +294,8 @@ interface Result {
   isolationWithInstances: number
   /** Instances carried by all isolation sync requests together: the term that grew with N². */
   instancesCarried: number
+  /** The Instance syncs by why they came and what they wrote; none for the baseline. */
+  tally?: SyncTally
 }
 
 function instanceObject(namespace: string, i: number): JsonObject {
@@ -304,34 +376,73 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
     const report = await isolationDriver.syncOnce({ name: namespace })
     if (report.writes.some((w) => w.verb === 'parent')) {
       const written = (await kube.get({ apiVersion: 'v1', resource: 'namespaces', name: namespace })).body
-      for (const parent of await instanceDriver.relatedParents(written)) instanceQueue.add(parent.name)
+      for (const parent of await instanceDriver.relatedParents(written)) instanceQueue.add(parent.name, 'related')
     }
-    return report.writes.length > 0
+    const again = new Set<SyncCause>()
+    for (const w of report.writes) again.add(w.verb === 'parent' || w.verb === 'status' || w.verb === 'finalizer' ? 'labels' : 'child')
+    return [...again]
   })
   const instanceEvent = async (instance: JsonObject): Promise<void> => {
-    for (const parent of await isolationDriver.relatedParents(instance)) if (parent.name === namespace) namespaceQueue.add(namespace)
+    for (const parent of await isolationDriver.relatedParents(instance))
+      if (parent.name === namespace) namespaceQueue.add(namespace, 'related')
   }
-  const instanceQueue = new WorkQueue(async (key) => {
-    const report = await instanceDriver.syncOnce({ namespace, name: key })
-    if (report.writes.some((w) => w.verb === 'status' || w.verb === 'finalizer' || w.verb === 'parent'))
-      await instanceEvent(instanceObject(namespace, Number(key.slice('ws-'.length))))
-    return report.writes.length > 0
+  const tally = new SyncTally()
+  let lastSyncEnded = started
+  const instanceQueue = new WorkQueue(async (key, causes) => {
+    try {
+      tally.record(causes, wroteSummary(await instanceDriver.syncOnce({ namespace, name: key })))
+    } catch (err) {
+      tally.record(causes, 'failed')
+      throw err
+    } finally {
+      lastSyncEnded = performance.now()
+    }
+    return []
   })
+
+  // Syncs are queued by the watch events of Instances, Pods and Services, as Metacontroller's
+  // informers queue them (driver-events.ts); each write's event arrives when the watch delivers it.
+  const controller = instanceDriver.options.controller
+  if (controller.kind !== 'CompositeController') throw new Error(`${INSTANCE_CONTROLLER} is not a CompositeController`)
+  let lastEvent = performance.now()
+  const seen = new Map<string, JsonObject>()
+  const onInstance = (v: Version): void => {
+    lastEvent = performance.now()
+    const cur = v.object as JsonObject
+    const key = String((cur.metadata as JsonObject).name)
+    const old = seen.get(key)
+    if (v.type === 'DELETED') seen.delete(key)
+    else seen.set(key, cur)
+    const cause =
+      v.type === 'ADDED' ? 'created' : v.type === 'DELETED' || old === undefined ? 'parent' : parentUpdateCause(controller, old, cur)
+    if (cause !== undefined) instanceQueue.add(key, cause)
+    instanceEvent(cur).catch(() => undefined)
+  }
+  const onChild = (v: Version): void => {
+    lastEvent = performance.now()
+    const parent = childEventParent(controller, 'Instance', v.object as JsonObject)
+    if (parent !== undefined) instanceQueue.add(parent, 'child')
+  }
+  const watches = await Promise.all([
+    recordHistory(kube, { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, onInstance),
+    recordHistory(kube, { apiVersion: 'v1', resource: 'pods', namespace }, onChild),
+    recordHistory(kube, { apiVersion: 'v1', resource: 'services', namespace }, onChild)
+  ])
   let created = false
   const creating = pool(
     Array.from({ length: INSTANCES }, (_, i) => i),
     20,
     async (i) => {
-      const instance = instanceObject(namespace, i)
-      await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instance)
-      instanceQueue.add(`ws-${i}`)
-      await instanceEvent(instance)
+      await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instanceObject(namespace, i))
     }
   ).then(() => {
     created = true
   })
-  await Promise.all([creating, instanceQueue.run(WORKERS, () => created), namespaceQueue.run(1, () => created && instanceQueue.idle)])
-  const seconds = (performance.now() - started) / 1000
+  // Done when every Instance was seen, the queues are idle and no event came for two seconds.
+  const quiet = (): boolean => created && seen.size >= INSTANCES && performance.now() - lastEvent > 2000
+  await Promise.all([creating, instanceQueue.run(WORKERS, quiet), namespaceQueue.run(1, () => quiet() && instanceQueue.idle)])
+  for (const w of watches) w.stop()
+  const seconds = (lastSyncEnded - started) / 1000
   const totalCpuNs = cpuNs(pid) - cpuBefore
   const calls = new Map(meter.byController)
   const charged = [...calls.values()].reduce((n, c) => n + c.cpuNs, 0)
@@ -344,7 +455,8 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
     admissions: (await answeredAdmissions(env)) - admissionsBefore,
     errors: instanceQueue.errors + namespaceQueue.errors,
     isolationWithInstances,
-    instancesCarried
+    instancesCarried,
+    tally
   }
 }
 
@@ -407,6 +519,7 @@ function table(results: readonly Result[]): string[] {
     'scenario',
     'convergence s',
     'instance calls',
+    'Instance syncs per Instance',
     'instance CPU ms',
     'isolation calls',
     'isolation CPU ms',
@@ -426,6 +539,7 @@ function table(results: readonly Result[]): string[] {
       r.name,
       r.seconds.toFixed(1),
       hooks ? String(inst?.calls ?? 0) : '-',
+      r.tally !== undefined ? (r.tally.syncs / INSTANCES).toFixed(2) : '-',
       hooks ? ms(inst?.cpuNs ?? 0) : '-',
       hooks ? String(iso?.calls ?? 0) : '-',
       hooks ? ms(iso?.cpuNs ?? 0) : '-',
@@ -438,6 +552,19 @@ function table(results: readonly Result[]): string[] {
     ]
   })
   return [line(head), line(head.map(() => '---')), ...rows.map(line)]
+}
+
+/** Every Instance sync of a scenario by the causes that queued it and what it wrote. */
+function causeTable(r: Result): string[] {
+  if (r.tally === undefined) return []
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`
+  return [
+    `${r.name}: ${r.tally.syncs} Instance syncs, ${(r.tally.syncs / INSTANCES).toFixed(2)} per Instance`,
+    '',
+    line(['queued by', 'wrote', 'syncs', 'per Instance']),
+    line(['---', '---', '---', '---']),
+    ...r.tally.table().map(([why, wrote, n]) => line([why, wrote, String(n), (n / INSTANCES).toFixed(2)]))
+  ]
 }
 
 /** The pool row: its calls and CPU charged by the meter, the whole service's CPU over the run. */
@@ -526,6 +653,10 @@ async function main(): Promise<void> {
     if (results.length > 0) {
       for (const line of table(results)) console.log(line)
       console.log('')
+      for (const r of results) {
+        const lines = causeTable(r)
+        if (lines.length > 0) console.log([...lines, ''].join('\n'))
+      }
     }
     if (cellpool !== undefined) {
       for (const line of poolTable(cellpool)) console.log(line)

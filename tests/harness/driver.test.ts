@@ -257,7 +257,11 @@ t.test('a composite sync', async (t) => {
     )
     const sync = calls.find((c) => c.path === '/hooks/instance/sync')?.body as JsonObject
     t.same(Object.keys(sync).sort(), ['children', 'controller', 'finalizing', 'parent', 'related'])
-    t.same(sync.children, { 'Pod.v1': {}, 'Service.v1': {} }, 'every declared type is present')
+    t.same(
+      sync.children,
+      { 'Pod.v1': {}, 'Service.v1': {}, 'ResourceClaimTemplate.resource.k8s.io/v1': {} },
+      'every declared type is present'
+    )
     t.same(Object.keys((sync.related as JsonObject)['Namespace.v1'] as JsonObject), ['team'], 'cluster-scoped objects are keyed by name')
     t.same(((sync.parent as JsonObject).metadata as JsonObject).finalizers, ['metacontroller.io/compositecontroller-gpuhooks-instance'])
     const child = (await kube.get({ apiVersion: 'v1', resource: 'services', namespace: 'team', name: 'i' })).body

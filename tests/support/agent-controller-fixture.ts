@@ -4,11 +4,10 @@
  * infrastructure cluster that records what is written and read, workload clusters chosen by
  * their kubeconfig's server, and the log lines.
  */
-import type { InfraApi, WorkloadApi } from '../../hooks/agent/model/apis.ts'
+import type { InfraApi, ObjectCache, WorkloadApi } from '../../hooks/agent/model/apis.ts'
 import type { PassBounds } from '../../hooks/agent/runtime/config.ts'
 import { AgentController } from '../../hooks/agent/nodeset/controller.ts'
 import { keyOf } from '../../hooks/k8s/objects.ts'
-import type { ObjectCache } from '../../hooks/agent/model/apis.ts'
 import { createAgentMetrics } from '../../hooks/agent/runtime/metrics.ts'
 import { WorkQueue } from '../../hooks/agent/runtime/queue.ts'
 import { FakeClock } from './fake-clock.ts'

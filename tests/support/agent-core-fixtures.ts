@@ -4,8 +4,7 @@
  * `uid-guest-0`, a clock, heartbeats, and builders of Nodes, entries, records and snapshots. Each
  * builder writes its object out; none runs code under test.
  */
-import type { Action, CellNodeSetInput, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
+import type { Action, CellNodeSetInput, NodeHeartbeats, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode } from '../../hooks/api/cellnodeset.ts'
 
 export const NOW = new Date('2026-11-30T12:00:00Z')

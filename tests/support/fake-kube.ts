@@ -22,6 +22,13 @@ export const RESOURCES: ResourceInfo[] = [
   { apiVersion: 'v1', resource: 'services', kind: 'Service', namespaced: true, subresources: ['status'] },
   { apiVersion: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true, subresources: [] },
+  {
+    apiVersion: 'resource.k8s.io/v1',
+    resource: 'resourceclaimtemplates',
+    kind: 'ResourceClaimTemplate',
+    namespaced: true,
+    subresources: []
+  },
   { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', kind: 'Instance', namespaced: true, subresources: ['status'] },
   { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', kind: 'Setting', namespaced: false, subresources: [] }
 ]

@@ -2,8 +2,7 @@
 // written out here; nothing is produced by the code under test.
 import t, { type Test } from 'tap'
 import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
-import type { Action, CellNodeSetInput, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
+import type { Action, CellNodeSetInput, NodeHeartbeats, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode, CellNodeSetStatus } from '../../hooks/api/cellnodeset.ts'
 import {
   CELL_KEYS,

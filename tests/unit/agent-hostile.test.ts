@@ -3,12 +3,11 @@
 // None of them may reach a prototype, throw, or lose a key. Every expectation is written out here.
 import t from 'tap'
 import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
-import type { Action, CellNodeSetInput, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
+import type { Action, CellNodeSetInput, NodeHeartbeats, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
 import { demandOf } from '../../hooks/agent/nodeset/demand/demand.ts'
 import { ensurePatch } from '../../hooks/agent/nodeset/decide/ensure.ts'
 import { parseRegistration, podDeviceCount } from '../../hooks/agent/nodeset/demand/hami.ts'
 import { kubeconfigFromSecret, ownerProblem, reduceKubeconfig } from '../../hooks/agent/workload/kubeconfig.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode } from '../../hooks/api/cellnodeset.ts'
 
 const NOW = new Date('2026-11-30T12:00:00Z')

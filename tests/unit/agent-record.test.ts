@@ -6,8 +6,7 @@
 import { Value } from '@sinclair/typebox/value'
 import t, { type Test } from 'tap'
 import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
-import type { CellNodeSetInput, Decision, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
-import type { NodeHeartbeats } from '../../hooks/agent/model/observed.ts'
+import type { CellNodeSetInput, Decision, NodeHeartbeats, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
 import { CellNodeSetStatusSchema, type Applied, type CellNodeSetStatus } from '../../hooks/api/cellnodeset.ts'
 import {
   cellLabels,

@@ -72,6 +72,7 @@ t.test('each declared resource holds the kind the rule names', async (t) => {
     ['v1 services', 'Service'],
     ['v1 secrets', 'Secret'],
     ['networking.k8s.io/v1 networkpolicies', 'NetworkPolicy'],
+    ['resource.k8s.io/v1 resourceclaimtemplates', 'ResourceClaimTemplate'],
     // Cluster API's own CRD (core/config/crd/bases/cluster.x-k8s.io_machines.yaml, v1beta2 stored).
     ['cluster.x-k8s.io/v1beta2 machines', 'Machine']
   ])
@@ -108,31 +109,57 @@ const pod = (name: string, namespace?: string) => ({
   metadata: namespace === undefined ? { name } : { name, namespace }
 })
 
-t.test('the Instance rule: a Pod and a Service named after the Instance, in its namespace', async (t) => {
-  const answer = (children: unknown[]) => answerViolations(INSTANCE_CHILD_RULE, instanceRequest, { children, status: {} })
-  t.strictSame(answer([pod('ws', 'team-a'), { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ws', namespace: 'team-a' } }]), [])
-  t.strictSame(
-    answer([
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tenant-admin' } },
-      pod('ws', 'kube-system'),
-      pod('ws'),
-      pod('other', 'team-a'),
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'ws', namespace: 'team-a' } },
-      { kind: 'Pod', metadata: { name: 'ws', namespace: 'team-a' } },
-      'not an object'
-    ]),
-    [
-      'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1',
-      'children[1] Pod.v1 kube-system/ws: not in namespace team-a',
-      'children[2] Pod.v1 ws: not in namespace team-a',
-      'children[3] Pod.v1 team-a/other: not a name gpuhooks-instance gives a Pod of ws',
-      'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1',
-      'children[5] lacks a string apiVersion, kind or metadata.name',
-      'children[6] lacks a string apiVersion, kind or metadata.name'
-    ]
-  )
-  t.strictSame(answerViolations(INSTANCE_CHILD_RULE, instanceRequest, { status: {} }), ['the answer has no children list'])
-})
+t.test(
+  'the Instance rule: a Pod and a Service named after the Instance, its claim template <instance>-accelerator, in its namespace',
+  async (t) => {
+    const answer = (children: unknown[]) => answerViolations(INSTANCE_CHILD_RULE, instanceRequest, { children, status: {} })
+    const template = (name: string, namespace = 'team-a') => ({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaimTemplate',
+      metadata: { name, namespace }
+    })
+    t.strictSame(
+      answer([
+        pod('ws', 'team-a'),
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ws', namespace: 'team-a' } },
+        template('ws-accelerator')
+      ]),
+      []
+    )
+    t.strictSame(answer([template('ws'), template('other-accelerator'), template('ws-accelerator', 'kube-system')]), [
+      'children[0] ResourceClaimTemplate.resource.k8s.io/v1 team-a/ws: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',
+      'children[1] ResourceClaimTemplate.resource.k8s.io/v1 team-a/other-accelerator: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',
+      'children[2] ResourceClaimTemplate.resource.k8s.io/v1 kube-system/ws-accelerator: not in namespace team-a'
+    ])
+    t.strictSame(
+      answer([{ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name: 'ws-accelerator', namespace: 'team-a' } }]),
+      [
+        'children[0] ResourceClaim.resource.k8s.io/v1 team-a/ws-accelerator: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1'
+      ]
+    )
+    t.strictSame(
+      answer([
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tenant-admin' } },
+        pod('ws', 'kube-system'),
+        pod('ws'),
+        pod('other', 'team-a'),
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'ws', namespace: 'team-a' } },
+        { kind: 'Pod', metadata: { name: 'ws', namespace: 'team-a' } },
+        'not an object'
+      ]),
+      [
+        'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[1] Pod.v1 kube-system/ws: not in namespace team-a',
+        'children[2] Pod.v1 ws: not in namespace team-a',
+        'children[3] Pod.v1 team-a/other: not a name gpuhooks-instance gives a Pod of ws',
+        'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[5] lacks a string apiVersion, kind or metadata.name',
+        'children[6] lacks a string apiVersion, kind or metadata.name'
+      ]
+    )
+    t.strictSame(answerViolations(INSTANCE_CHILD_RULE, instanceRequest, { status: {} }), ['the answer has no children list'])
+  }
+)
 
 t.test('the isolation rule: the policy gpustack-instance-isolation in the decorated Namespace; one label, one annotation', async (t) => {
   const request = { object: { metadata: { name: 'team-a' } } }

@@ -23,7 +23,18 @@ import { sync as cellpoolSync, finalize as cellpoolFinalize } from '../../hooks/
 import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { LAST_APPLIED_ANNOTATION } from '../../hooks/metacontroller/observed.ts'
 import { PRIVILEGED, builtPod, sshRelated } from '../support/instance-requests.ts'
-import { NOW, POD_STATUS, applied, baseSpec, instance, observedPod, observedService, request, setting } from './fixtures/instance.ts'
+import {
+  NOW,
+  POD_STATUS,
+  applied,
+  baseSpec,
+  instance,
+  instanceType,
+  observedPod,
+  observedService,
+  request,
+  setting
+} from './fixtures/instance.ts'
 import { PoolWorld, poolObject, poolSpec } from './fixtures/cellpool.ts'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
@@ -164,7 +175,13 @@ function expectedFor(controller: 'instance' | 'isolation' | 'cellpool', req: Req
   }
   const { name: parent, namespace } = (req.parent as KubeObject).metadata as { name: string; namespace: string }
   if (controller === 'instance')
-    return { field: 'children', namespace, allowed: (type, name) => ['Pod.v1', 'Service.v1'].includes(type) && name === parent }
+    return {
+      field: 'children',
+      namespace,
+      allowed: (type, name) =>
+        (['Pod.v1', 'Service.v1'].includes(type) && name === parent) ||
+        (type === 'ResourceClaimTemplate.resource.k8s.io/v1' && name === `${parent}-accelerator`)
+    }
   const cell = `${escape(parent)}-(0|[1-9][0-9]{0,4})`
   const patterns: Record<string, RegExp> = {
     'Secret.v1': new RegExp(`^${cell}-bootstrap$`),
@@ -210,6 +227,25 @@ const strays = [
 const related = sshRelated({ namespaceLabels: PRIVILEGED, extra: [setting('instance-ssh-server-image', 'img')] })
 const instanceRequest = (spec: Record<string, unknown>, deleting = false): Request =>
   request({ parent: instance(spec, { deleting }), children: [pod, service, ...strays], related })
+
+/** A DRA Instance: its type, its template as observed, and a stray template with its controller-uid label. */
+const draType = instanceType({ devicePlugin: 'DRA', dra: { deviceClassName: 'gpu.nvidia.com' }, families: ['Whole', 'Shared'] })
+const draRelated = sshRelated({ namespaceLabels: PRIVILEGED, extra: [setting('instance-ssh-server-image', 'img')] }).map((o) =>
+  o.kind === 'InstanceType' ? draType : o
+)
+const draTemplate = (name: string) =>
+  applied({
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaimTemplate',
+    metadata: { name, namespace: 'team-a', labels: { 'controller-uid': 'u' } },
+    spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.nvidia.com' } }] } } }
+  })
+const draRequest = (spec: Record<string, unknown>, deleting = false): Request =>
+  request({
+    parent: instance(spec, { deleting }),
+    children: [pod, service, draTemplate('ws-accelerator'), draTemplate('tenant-claims'), ...strays],
+    related: draRelated
+  })
 
 const policy = (() => {
   const desired = buildPolicy('team-a', { ipv4: ['10.244.0.0/16'], ipv6: [] }) as KubeObject
@@ -292,6 +328,27 @@ const cases: Array<{ name: string; controller: 'instance' | 'isolation' | 'cellp
     rule: INSTANCE_CHILD_RULE,
     hook: instanceFinalize,
     base: instanceRequest({ image: [] }, true)
+  },
+  {
+    name: 'Instance sync, DRA type',
+    controller: 'instance',
+    rule: INSTANCE_CHILD_RULE,
+    hook: instanceSync,
+    base: draRequest({ ...sshSpec, resources: { accelerator: { family: 'Shared', count: 2 } } })
+  },
+  {
+    name: 'Instance sync, DRA type, invalid spec',
+    controller: 'instance',
+    rule: INSTANCE_CHILD_RULE,
+    hook: instanceSync,
+    base: draRequest({ ...sshSpec, resources: { accelerator: { family: 'Sliced', memoryMiB: 10 } } })
+  },
+  {
+    name: 'Instance finalize, DRA type',
+    controller: 'instance',
+    rule: INSTANCE_CHILD_RULE,
+    hook: instanceFinalize,
+    base: draRequest(sshSpec, true)
   },
   {
     name: 'isolation sync, valid Setting',

@@ -470,7 +470,11 @@ const compositeControllers = [
     controller: 'gpuhooks-instance',
     crd: INSTANCE_CRD,
     hookPath: '/hooks/instance',
-    childResources: [{ apiVersion: 'v1', resource: 'pods', updateStrategy: { method: 'OnDelete' } }, inPlace('v1', 'services')],
+    childResources: [
+      { apiVersion: 'v1', resource: 'pods', updateStrategy: { method: 'OnDelete' } },
+      inPlace('v1', 'services'),
+      { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', updateStrategy: { method: 'Recreate' } }
+    ],
     resyncPeriodSeconds: Number
   },
   {

@@ -13,6 +13,7 @@ import { bootstrapValues, renderBootstrap } from '../../hooks/cellpool/build/boo
 import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { poolProblems } from '../../hooks/cellpool/rules/validate.ts'
 import { InstanceTypeSchema, type InstanceType } from '../../hooks/api/instancetype.ts'
+import { typeProblems } from '../../hooks/instance/validate.ts'
 import {
   DEFAULT_SSH_SERVER_IMAGE,
   ISOLATION_POD_CIDRS_SETTING,
@@ -106,7 +107,7 @@ t.test('every custom resource example passes the TypeBox schema the hooks check'
 
 t.test('there is an InstanceType per device plugin, and the NVIDIA one offers MIG profiles', async (t) => {
   const types = ofKind<InstanceType>('InstanceType')
-  t.same(types.map((x) => x.object.spec.devicePlugin ?? 'HAMi').sort(), ['GPUStack', 'HAMi', 'NVIDIA'])
+  t.same(types.map((x) => x.object.spec.devicePlugin ?? 'HAMi').sort(), ['DRA', 'DRA', 'GPUStack', 'HAMi', 'NVIDIA'])
   t.equal(types.find((x) => x.file === 'hami.yaml')?.object.spec.devicePlugin, 'HAMi', 'hami.yaml is the HAMi type')
   const nvidia = types.find((x) => x.object.spec.devicePlugin === 'NVIDIA')?.object.spec
   t.ok((nvidia?.partitionProfiles ?? []).length > 0, 'NVIDIA offers partition profiles')
@@ -122,8 +123,17 @@ t.test('there is an Instance per family, a CPU-only one and one with SSH and por
     return accelerator.family ?? 'Whole'
   }
   t.same([...new Set(instances.map(familyOf))].sort(), ['CPU', 'Partitioned', 'Shared', 'Sliced', 'Whole'])
-  const sliced = instances.find((i) => familyOf(i) === 'Sliced')?.spec.resources?.accelerator
+  const sliced = instances.find((i) => familyOf(i) === 'Sliced' && i.spec.type === 'hami')?.spec.resources?.accelerator
   t.ok(sliced?.memoryPercentage !== undefined && sliced.coresPercentage !== undefined, 'Sliced shows memoryPercentage and coresPercentage')
+  const draTypes = new Set(
+    ofKind<InstanceType>('InstanceType')
+      .filter((x) => x.object.spec.devicePlugin === 'DRA')
+      .map((x) => x.meta.name)
+  )
+  t.ok(
+    instances.some((i) => draTypes.has(i.spec.type) && familyOf(i) === 'Sliced'),
+    'a Sliced Instance on a DRA type shows the capacity request'
+  )
   const ssh = instances.find((i) => i.spec.sshPublicKey !== undefined)
   t.ok(ssh, 'an Instance with SSH')
   t.ok((ssh?.spec.ports ?? []).length > 0, 'the SSH Instance exposes ports too')
@@ -142,6 +152,9 @@ t.test('each Instance can be served by the example InstanceType it names', async
     t.ok((accelerator.count ?? 1) <= (type.maxCount ?? Infinity), `${name}: count within maxCount`)
     if (family === 'Sliced') t.not(type.devicePlugin, 'NVIDIA', `${name}: Sliced is not on the NVIDIA plugin`)
     if (family === 'Partitioned') t.ok(type.partitionProfiles?.includes(accelerator.profile ?? ''), `${name}: profile is offered`)
+    if (type.devicePlugin === 'DRA') {
+      t.equal(typeProblems(instance.spec, instance.spec.type, type).length, 0, `${name}: the DRA type has a class for ${family}`)
+    }
   }
 })
 

@@ -69,7 +69,7 @@ const stderrOf = (): { lines: string[]; io: { stderr: (s: string) => void } } =>
 const instanceRequest = {
   controller: { metadata: { name: 'gpuhooks-instance' } },
   parent: instance,
-  children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service } },
+  children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service }, 'ResourceClaimTemplate.resource.k8s.io/v1': {} },
   related: {
     'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
     'Setting.gpustack.ai/v1alpha1': {},
@@ -200,7 +200,7 @@ t.test('bad input is named with its file and exits 2', async (t) => {
       name: 'a child of a type the controller does not declare',
       argv: [instanceFile, '--children', relatedFile],
       message:
-        /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1\)/
+        /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1, ResourceClaimTemplate\.resource\.k8s\.io\/v1\)/
     },
     {
       name: 'an Instance without a namespace',
@@ -527,6 +527,42 @@ t.test('deploy/examples/instance-ssh.yaml renders: the Instance is the parent, i
     'the key Secret was seen: the Pod has its SSH sidecar'
   )
   t.match(condition(answer as unknown as Answer, 'SpecValid'), { status: 'True' })
+})
+
+t.test('deploy/examples/instance-dra.yaml renders its ResourceClaimTemplate beside the Pod that names it', async (t) => {
+  const path = join(examplesDir, 'instance-dra.yaml')
+  let out = ''
+  t.equal(
+    runRender([path, '--related', join(examplesDir, 'nvidia-dra.yaml'), '--now', NOW.toISOString()], {
+      stdout: (s) => (out += s),
+      stderr: () => {}
+    }),
+    0
+  )
+  const answer = parse(out) as { children: { kind: string; metadata: { name: string }; spec: Record<string, any> }[] }
+  t.same(
+    answer.children.map((c) => `${c.kind} ${c.metadata.name}`),
+    ['Pod inference-dra', 'Service inference-dra', 'ResourceClaimTemplate inference-dra-accelerator']
+  )
+  const pod = answer.children.find((c) => c.kind === 'Pod')
+  t.same(pod?.spec.resourceClaims, [{ name: 'accelerator', resourceClaimTemplateName: 'inference-dra-accelerator' }])
+  t.same(answer.children.find((c) => c.kind === 'ResourceClaimTemplate')?.spec, {
+    spec: {
+      devices: {
+        requests: [
+          {
+            name: 'gpu',
+            exactly: {
+              allocationMode: 'ExactCount',
+              count: 1,
+              deviceClassName: 'hami-core-gpu.project-hami.io',
+              capacity: { requests: { cores: '30', memory: '8Gi' } }
+            }
+          }
+        ]
+      }
+    }
+  })
 })
 
 t.test(

@@ -21,9 +21,7 @@ import {
 import { deadline } from './clock.ts'
 import { eventRecorder } from './events.ts'
 import type { ReducedKubeconfig } from '../workload/kubeconfig.ts'
-import type { ObjectsApi } from '../model/apis.ts'
-import type { LeaseApi } from '../model/apis.ts'
-import type { InfraApi } from '../model/apis.ts'
+import type { InfraApi, LeaseApi, ObjectsApi } from '../model/apis.ts'
 
 /** The HTTP status of a client-node error, if it has one. */
 export function statusCode(error: unknown): number | undefined {

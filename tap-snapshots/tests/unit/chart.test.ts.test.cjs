@@ -2278,6 +2278,11 @@ spec:
               accelerator:
                 description: What the observed Pod requests for the workload container.
                 properties:
+                  claim:
+                    description: 'With a DRA InstanceType: the Pod''s ResourceClaim,
+                      made from the Instance''s ResourceClaimTemplate (kubectl get
+                      resourceclaim <claim> shows the allocated devices).'
+                    type: string
                   count:
                     description: Number of accelerators.
                     type: integer
@@ -2482,12 +2487,47 @@ spec:
                 default: HAMi
                 description: 'Device plugin on the nodes of this type, which decides
                   the resource names requested: HAMi, GPUStack or NVIDIA (the NVIDIA
-                  device plugin offers no Sliced family).'
+                  device plugin offers no Sliced family); or DRA, a ResourceClaimTemplate
+                  per Instance on the DeviceClasses of spec.dra.'
                 enum:
                 - HAMi
                 - GPUStack
                 - NVIDIA
+                - DRA
                 type: string
+              dra:
+                description: 'With devicePlugin DRA: the DeviceClasses each family
+                  is allocated from.'
+                properties:
+                  deviceClassName:
+                    description: DeviceClass of whole devices, for the Whole and Shared
+                      families (gpu.nvidia.com for NVIDIA's DRA driver, hami-core-gpu.project-hami.io
+                      for HAMi's).
+                    maxLength: 253
+                    pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                    type: string
+                  partitionDeviceClassName:
+                    description: DeviceClass of MIG devices, for the Partitioned family
+                      (mig.nvidia.com for NVIDIA's DRA driver).
+                    maxLength: 253
+                    pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                    type: string
+                  sharedDeviceClassName:
+                    description: DeviceClass of devices with consumable capacity (cores,
+                      memory), for the Sliced family (hami-core-gpu.project-hami.io
+                      for HAMi's DRA driver).
+                    maxLength: 253
+                    pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                    type: string
+                  sharing:
+                    default: TimeSlicing
+                    description: 'Sharing strategy of the Shared family in NVIDIA''s
+                      GpuConfig: TimeSlicing or MPS.'
+                    enum:
+                    - TimeSlicing
+                    - MPS
+                    type: string
+                type: object
               families:
                 default:
                 - Whole
@@ -3427,6 +3467,10 @@ spec:
     resource: services
     updateStrategy:
       method: InPlace
+  - apiVersion: resource.k8s.io/v1
+    resource: resourceclaimtemplates
+    updateStrategy:
+      method: Recreate
   generateSelector: true
   hooks:
     customize:
@@ -3461,6 +3505,7 @@ spec:
         timeout: 10s
   parentResource:
     apiVersion: worker.gpustack.ai/v1alpha1
+    ignoreStatusChanges: true
     resource: instances
   resyncPeriodSeconds: 600
 ---

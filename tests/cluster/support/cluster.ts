@@ -26,7 +26,7 @@ export interface TestCluster {
   /** etcd's client URL, for a second API server on the same etcd (workload-cluster.ts). */
   etcdUrl: string
   /** Log files of the control-plane processes, for debugging a failed test. */
-  logs: { etcd: string; apiserver: string; controllerManager: string }
+  logs: { etcd: string; apiserver: string; controllerManager: string; scheduler?: string }
   /**
    * Runs `kubectl --kubeconfig <kubeconfig> ...args`, with `input` on stdin.
    * A non-zero exit rejects with kubectl's stderr unless `allowFail` is set.
@@ -65,6 +65,11 @@ export interface StartClusterOptions {
   nodeAddress?: string
   /** Controllers to run besides the default set (a real node needs Deployments, Jobs, EndpointSlices). */
   extraControllers?: readonly string[]
+  /**
+   * Also run kube-scheduler, without a node: it places Pods on Node objects a scenario writes and
+   * allocates their ResourceClaims from hand-written ResourceSlices (a real node starts its own).
+   */
+  scheduler?: boolean
 }
 
 const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const
@@ -85,6 +90,7 @@ const BUILD_SCRIPT = fileURLToPath(new URL('../build-binaries.sh', import.meta.u
  */
 export async function startCluster(opts: StartClusterOptions = {}): Promise<TestCluster> {
   const binDir = await findBinaries(opts.binDir)
+  if (opts.scheduler === true && !existsSync(join(binDir, 'kube-scheduler'))) throw new Error(`${binDir} lacks kube-scheduler`)
   const keepDir = opts.keepDir ?? process.env['GPUHOOKS_KEEP_CLUSTER'] === '1'
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 120_000)
 
@@ -116,7 +122,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
     const logs = {
       etcd: join(dir, 'etcd.log'),
       apiserver: join(dir, 'kube-apiserver.log'),
-      controllerManager: join(dir, 'kube-controller-manager.log')
+      controllerManager: join(dir, 'kube-controller-manager.log'),
+      ...(opts.scheduler === true ? { scheduler: join(dir, 'kube-scheduler.log') } : {})
     }
     const start = (name: string, args: string[], logFile: string): ManagedProcess => {
       const proc = startProcess(name, join(binDir, name), args, logFile, pidFile)
@@ -207,6 +214,13 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Test
       const path = '/api/v1/namespaces/default/serviceaccounts/default'
       return (await httpsGet(server, path, certs)) === 200
     })
+    if (logs.scheduler !== undefined) {
+      start(
+        'kube-scheduler',
+        [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false'],
+        logs.scheduler
+      )
+    }
 
     return {
       dir,

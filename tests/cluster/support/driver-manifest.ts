@@ -43,6 +43,12 @@ export interface CompositeSpec {
   children: ChildRule[]
   hooks: HookSet
   generateSelector: boolean
+  /**
+   * `parentResource.ignoreStatusChanges`: an update of the parent that leaves its generation,
+   * labels and annotations alone and sets no deletionTimestamp (its status, its finalizers) queues
+   * no sync (driver-events.ts).
+   */
+  ignoreStatusChanges: boolean
   /** The manifest as written: sent as the request's `controller`. */
   manifest: JsonObject
 }
@@ -76,6 +82,7 @@ export function parseControllers(text: string, source = 'manifest'): ControllerS
         children: rules(spec.childResources),
         hooks,
         generateSelector: spec.generateSelector === true,
+        ignoreStatusChanges: isObject(spec.parentResource) && spec.parentResource.ignoreStatusChanges === true,
         manifest: m
       })
     } else if (m.kind === 'DecoratorController') {

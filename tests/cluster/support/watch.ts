@@ -27,8 +27,11 @@ export interface History {
   stop(): void
 }
 
-/** Starts recording every version of the objects of `ref` (a list reference: namespace and resource) after this moment. */
-export async function recordHistory(kube: KubeClient, ref: ResourceRef): Promise<History> {
+/**
+ * Starts recording every version of the objects of `ref` (a list reference: namespace and resource)
+ * after this moment; `onEvent` is told of each as it arrives.
+ */
+export async function recordHistory(kube: KubeClient, ref: ResourceRef, onEvent?: (version: Version) => void): Promise<History> {
   const listed = (await kube.request('GET', resourcePath({ ...ref, name: undefined }))).body as Loose
   let resourceVersion = String(listed.metadata.resourceVersion)
   const seen: Version[] = []
@@ -78,7 +81,9 @@ export async function recordHistory(kube: KubeClient, ref: ResourceRef): Promise
     }
     resourceVersion = String(event.object?.metadata?.resourceVersion ?? resourceVersion)
     if (event.type === 'BOOKMARK') return
-    seen.push({ type: event.type, object: event.object })
+    const version: Version = { type: event.type, object: event.object }
+    seen.push(version)
+    onEvent?.(version)
   }
 
   open()

@@ -24,9 +24,8 @@ import { observedCellSize } from '../demand/cell-size.ts'
 import { demandStatus } from '../demand/demand.ts'
 import { decideListed } from './listed.ts'
 import { DEFAULT_WINDOWS } from './liveness.ts'
-import type { LivenessWindows } from '../../model/observed.ts'
+import type { Action, CellNodeSetInput, Decision, LivenessWindows, WorkloadSnapshot } from '../../model/observed.ts'
 import { viewNode, type NodeView } from './node-view.ts'
-import type { Action, CellNodeSetInput, Decision, WorkloadSnapshot } from '../../model/observed.ts'
 
 /** The most Nodes `status.swept` keeps. */
 export const MAX_SWEPT = 20

@@ -19,9 +19,8 @@ import {
   type CellNode,
   type CellNodeStatus
 } from '../../../api/cellnodeset.ts'
-import type { PodList } from '../../model/observed.ts'
+import type { NodePatch, PodList } from '../../model/observed.ts'
 import { ensurePatch, nextClaims, NO_CLAIMS, wantedOf, withoutRestricted } from './ensure.ts'
-import type { NodePatch } from '../../model/observed.ts'
 import { nodeStatusRow, registeredByProvider, type NodeView } from './node-view.ts'
 import { priorRecord, recordable, vouchedInstance } from './record.ts'
 

@@ -5,10 +5,9 @@
  */
 import { HAMI_REGISTER_ANNOTATION, POOL_UID_LABEL, type CellNode, type CellNodeStatus } from '../../../api/cellnodeset.ts'
 import { asText, isRecord, recordOf } from '../../../k8s/objects.ts'
-import type { ObservedNode, PodList } from '../../model/observed.ts'
+import type { LivenessWindows, ObservedNode, PodList } from '../../model/observed.ts'
 import { allocationsOf, parseRegistration } from '../demand/hami.ts'
 import { isLive } from './liveness.ts'
-import type { LivenessWindows } from '../../model/observed.ts'
 
 const stringMap = (value: unknown): Record<string, string> => {
   // Own data properties only: a key such as `__proto__` stays a key.
