@@ -26,13 +26,14 @@ import { helmRunner } from './support/helm.ts'
 import { freePorts } from '../support/ports.ts'
 import { startService } from '../support/service.ts'
 import { startCluster } from './support/cluster.ts'
-import { KUBESWIFT_CRDS, installCrds } from './support/env.ts'
+import { KUBESWIFT_CRDS, eventually, installCrds } from './support/env.ts'
 
 const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..', '..')
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx')
 const NS = 'gpuhooks-system'
-const cluster = await startCluster()
+// The aggregation controller fills Kubernetes' edit and admin roles from the chart's labelled roles.
+const cluster = await startCluster({ extraControllers: ['clusterrole-aggregation-controller'] })
 t.teardown(() => cluster.stop())
 const helmRun = helmRunner(cluster.kubeconfig)
 const work = mkdtempSync(join(tmpdir(), 'gpuhooks-chart-'))
@@ -44,6 +45,13 @@ async function getJson(args: string[]): Promise<
   }
 > {
   return JSON.parse((await cluster.kubectl(['get', ...args, '-o', 'json'])).stdout) as never
+}
+
+/** `kubectl auth can-i` as `user` in `namespace` (team by default). */
+async function canI(user: string, verb: string, resource: string, namespace = 'team'): Promise<boolean> {
+  const result = await cluster.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, `--as=${user}`], { allowFail: true })
+  if (!['yes', 'no'].includes(result.stdout.trim())) throw new Error(`kubectl auth can-i: ${result.stdout}${result.stderr}`)
+  return result.stdout.trim() === 'yes'
 }
 
 async function settingValue(name: string): Promise<unknown> {
@@ -154,6 +162,28 @@ t.test('helm install, upgrade and uninstall', async (t) => {
     t.match(sidecar.stderr, /violates PodSecurity "restricted/)
   })
 
+  await t.test(
+    'a namespace editor writes Instances and not GPUCellPools; the pool role grants pool writes to whom it is bound',
+    async (t) => {
+      await cluster.kubectl(['create', 'namespace', 'team'])
+      await cluster.kubectl(['create', 'rolebinding', 'editor', '-n', 'team', '--clusterrole=edit', '--user=alice'])
+      await cluster.kubectl(['create', 'rolebinding', 'pools', '-n', 'team', '--clusterrole=gpuhooks-cellpool-edit', '--user=bob'])
+      // Aggregation is the controller's: Instances reaching `edit` shows it has run over the chart's roles.
+      await eventually('edit to include Instance writes', async () =>
+        (await canI('alice', 'create', 'instances.worker.gpustack.ai')) ? true : undefined
+      )
+      t.ok(await canI('alice', 'create', 'instances.worker.gpustack.ai'), 'an editor creates Instances')
+      t.notOk(
+        await canI('alice', 'create', 'gpucellpools.cells.kubeswift.io'),
+        'an editor does not create GPUCellPools (root on the GPU hosts)'
+      )
+      t.ok(await canI('alice', 'list', 'gpucellpools.cells.kubeswift.io'), 'an editor still reads them')
+      t.ok(await canI('bob', 'create', 'gpucellpools.cells.kubeswift.io'), 'the pool role’s holder creates GPUCellPools')
+      t.notOk(await canI('bob', 'create', 'cellnodesets.cells.kubeswift.io'), 'and never CellNodeSets')
+      t.notOk(await canI('bob', 'create', 'gpucellpools.cells.kubeswift.io', 'default'), 'only where it is bound')
+    }
+  )
+
   await t.test('an upgrade upgrades the CRDs, applies new values and keeps a Setting edited at runtime', async (t) => {
     await cluster.kubectl(['patch', 'setting', 'instance-isolation-pod-cidrs', '--type=merge', '-p', '{"value":"10.245.0.0/16"}'])
     // The next chart version's CRD: a new label and a new printer column on Instances.
@@ -177,7 +207,9 @@ t.test('helm install, upgrade and uninstall', async (t) => {
       '--set',
       'networkPolicy.enabled=true',
       '--set',
-      'networkPolicy.apiServerCIDRs={127.0.0.1/32}'
+      'networkPolicy.apiServerCIDRs={127.0.0.1/32}',
+      '--set',
+      'controllers.cellpool.aggregateToEdit=true'
     ])
     const upgraded = await getJson(['crd', 'instances.worker.gpustack.ai'])
     t.equal(upgraded.metadata.labels?.['gpuhooks.test/chart'], 'next', 'the CRD is upgraded')
@@ -191,6 +223,10 @@ t.test('helm install, upgrade and uninstall', async (t) => {
     t.same(await present(manifest), objectsOf(manifest), 'every object of the upgraded release is there')
     t.ok(objectsOf(manifest).includes(`NetworkPolicy/${NS}/gpuhooks`), 'the NetworkPolicy among them, accepted by the API server')
     t.match(manifest, /name: gpuhooks-certs-2\n/, 'a certificate Job per revision')
+    await eventually('edit to include GPUCellPool writes', async () =>
+      (await canI('alice', 'create', 'gpucellpools.cells.kubeswift.io')) ? true : undefined
+    )
+    t.ok(await canI('alice', 'create', 'gpucellpools.cells.kubeswift.io'), 'aggregateToEdit puts pool writes into edit')
     // A second upgrade: the Setting, no longer part of the release, is still not touched.
     await helmRun(['upgrade', 'gpuhooks', next, '--namespace', NS, '--reuse-values'])
     t.equal(await settingValue('instance-isolation-pod-cidrs'), '10.245.0.0/16')

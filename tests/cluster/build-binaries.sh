@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the control plane for the cluster tests (etcd, kube-apiserver,
-# kube-controller-manager) and the node of the real-node scenarios (kubelet,
-# kube-proxy, kube-scheduler) from the Go module in tests/cluster/k8s, with the
-# machine's Go toolchain, into a cache directory outside the repository:
+# kube-controller-manager), the node of the real-node scenarios (kubelet,
+# kube-proxy, kube-scheduler) and its DRA kubelet plugin (Kubernetes' own test
+# driver, test/e2e/dra/test-driver, as dra-test-driver) from the Go module in
+# tests/cluster/k8s, with the machine's Go toolchain, into a cache directory
+# outside the repository:
 #
 #   ${GPUHOOKS_K8S_BIN:-$HOME/.cache/gpuhooks/k8s-<kubernetes version>}
 #
 # A stamp file in that directory records a hash of the module (go.mod, go.sum,
 # tools.go), of this script and of build-cache.sh (the cache steps it shares
-# with build-helm.sh); when all six binaries are there and the stamp
+# with build-helm.sh); when all seven binaries are there and the stamp
 # matches, nothing is built. Progress goes to stderr; the last line on
 # stdout is the directory that holds the binaries.
 set -euo pipefail
@@ -16,7 +18,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 module="$here/k8s"
 tool=build-binaries
-programs=(etcd kube-apiserver kube-controller-manager kubelet kube-proxy kube-scheduler)
+programs=(etcd kube-apiserver kube-controller-manager kubelet kube-proxy kube-scheduler dra-test-driver)
 # shellcheck source=build-cache.sh
 source "$here/build-cache.sh"
 
@@ -51,9 +53,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 log "building Kubernetes $kube_version and etcd into $cache ($(go version))"
-# One `go build` for the six programs, so that the packages they share
+# One `go build` for the seven programs, so that the packages they share
 # (client libraries, gRPC, protobuf, the API types) are compiled once. The etcd server's main
-# package is the root of go.etcd.io/etcd/server/v3, which go names "server".
+# package is the root of go.etcd.io/etcd/server/v3, which go names "server"; the DRA test
+# driver's is test/e2e/dra/test-driver, which go names "test-driver".
 (
   cd "$module"
   CGO_ENABLED=0 go build \
@@ -68,7 +71,9 @@ log "building Kubernetes $kube_version and etcd into $cache ($(go version))"
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kubelet \
     k8s.io/kubernetes/cmd/kube-proxy \
-    k8s.io/kubernetes/cmd/kube-scheduler
+    k8s.io/kubernetes/cmd/kube-scheduler \
+    k8s.io/kubernetes/test/e2e/dra/test-driver
 )
 mv "$out/server" "$out/etcd"
+mv "$out/test-driver" "$out/dra-test-driver"
 cache_install

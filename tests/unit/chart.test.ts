@@ -250,38 +250,78 @@ if ('skip' in found) {
     t.same(find(docs(template(['--set', 'agent.replicas=1'])), 'PodDisruptionBudget', 'gpuhooks-agent'), [])
   })
 
-  t.test('namespace users read the resources and write only Instances and GPUCellPools, through the aggregated roles', async (t) => {
-    const all = docs(template())
-    const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
-    const [edit] = find(all, 'ClusterRole', 'gpuhooks-edit')
-    t.equal(
-      view?.metadata &&
-        (view as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels[
-          'rbac.authorization.k8s.io/aggregate-to-view'
+  t.test(
+    'namespace users read the resources and write only Instances through the aggregated roles; pools have a role of their own',
+    async (t) => {
+      const all = docs(template())
+      const [view] = find(all, 'ClusterRole', 'gpuhooks-view')
+      const [edit] = find(all, 'ClusterRole', 'gpuhooks-edit')
+      const [pools] = find(all, 'ClusterRole', 'gpuhooks-cellpool-edit')
+      const labels = (role: unknown): Record<string, string> => (role as { metadata: { labels: Record<string, string> } }).metadata.labels
+      const aggregation = (role: unknown): string[] =>
+        Object.keys(labels(role))
+          .filter((k) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-'))
+          .sort()
+      t.same(aggregation(view), [
+        'rbac.authorization.k8s.io/aggregate-to-admin',
+        'rbac.authorization.k8s.io/aggregate-to-edit',
+        'rbac.authorization.k8s.io/aggregate-to-view'
+      ])
+      t.same(aggregation(edit), ['rbac.authorization.k8s.io/aggregate-to-admin', 'rbac.authorization.k8s.io/aggregate-to-edit'])
+      t.same(
+        (edit as unknown as { rules: unknown[] }).rules,
+        [
+          {
+            apiGroups: ['worker.gpustack.ai'],
+            resources: ['instances'],
+            verbs: ['create', 'update', 'patch', 'delete', 'deletecollection']
+          }
         ],
-      'true'
-    )
-    t.same(
-      (edit as unknown as { rules: unknown[] }).rules,
-      [
-        { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
+        'edit writes Instances only: no GPUCellPool (root on the GPU hosts), no CellNodeSet'
+      )
+      t.same(aggregation(pools), [], 'the pool writers’ role joins no namespace role by default')
+      t.same((pools as unknown as { rules: unknown[] }).rules, [
         {
           apiGroups: ['cells.kubeswift.io'],
           resources: ['gpucellpools'],
-          verbs: ['create', 'update', 'patch', 'delete', 'deletecollection']
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']
+        },
+        {
+          apiGroups: ['cells.kubeswift.io'],
+          resources: ['gpucellpools/status', 'cellnodesets', 'cellnodesets/status'],
+          verbs: ['get', 'list', 'watch']
         }
-      ],
-      'CellNodeSets are not written by tenants'
-    )
-    t.same((view as unknown as { rules: unknown[] }).rules, [
-      { apiGroups: ['worker.gpustack.ai'], resources: ['instances', 'instances/status', 'instancetypes'], verbs: ['get', 'list', 'watch'] },
-      {
-        apiGroups: ['cells.kubeswift.io'],
-        resources: ['cellnodesets', 'cellnodesets/status', 'gpucellpools', 'gpucellpools/status'],
-        verbs: ['get', 'list', 'watch']
-      }
-    ])
-  })
+      ])
+      t.same((view as unknown as { rules: unknown[] }).rules, [
+        {
+          apiGroups: ['worker.gpustack.ai'],
+          resources: ['instances', 'instances/status', 'instancetypes'],
+          verbs: ['get', 'list', 'watch']
+        },
+        {
+          apiGroups: ['cells.kubeswift.io'],
+          resources: ['cellnodesets', 'cellnodesets/status', 'gpucellpools', 'gpucellpools/status'],
+          verbs: ['get', 'list', 'watch']
+        }
+      ])
+
+      const [aggregated] = find(
+        docs(template(['--set', 'controllers.cellpool.aggregateToEdit=true'])),
+        'ClusterRole',
+        'gpuhooks-cellpool-edit'
+      )
+      t.same(
+        aggregation(aggregated),
+        ['rbac.authorization.k8s.io/aggregate-to-admin', 'rbac.authorization.k8s.io/aggregate-to-edit'],
+        'aggregateToEdit puts pool writes back into edit and admin'
+      )
+      t.same(
+        find(docs(template(['--set', 'controllers.cellpool.enabled=false'])), 'ClusterRole', 'gpuhooks-cellpool-edit'),
+        [],
+        'no pools, no role'
+      )
+    }
+  )
 
   t.test('Settings are seeded from values as post-install hooks, and not at all in the plain manifest', async (t) => {
     const all = docs(
@@ -337,6 +377,7 @@ if ('skip' in found) {
         t.same(cellPoolParts(all).sort(), [
           'ClusterRole/gpuhooks-agent',
           'ClusterRole/gpuhooks-agent-secrets',
+          'ClusterRole/gpuhooks-cellpool-edit',
           'ClusterRoleBinding/gpuhooks-agent',
           'ClusterRoleBinding/gpuhooks-agent-secrets',
           'CompositeController/gpuhooks-cellpool',

@@ -2830,9 +2830,26 @@ rules:
   - apiGroups: [worker.gpustack.ai]
     resources: [instances]
     verbs: [create, update, patch, delete, deletecollection]
+---
+# Source: gpuhooks/templates/user-roles.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gpuhooks-cellpool-edit
+  labels:
+    app.kubernetes.io/name: gpuhooks
+    app.kubernetes.io/instance: gpuhooks
+    app.kubernetes.io/version: "0.1.0"
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/part-of: gpuhooks
+    helm.sh/chart: gpuhooks-0.1.0
+rules:
   - apiGroups: [cells.kubeswift.io]
     resources: [gpucellpools]
-    verbs: [create, update, patch, delete, deletecollection]
+    verbs: [get, list, watch, create, update, patch, delete, deletecollection]
+  - apiGroups: [cells.kubeswift.io]
+    resources: [gpucellpools/status, cellnodesets, cellnodesets/status]
+    verbs: [get, list, watch]
 ---
 # Source: gpuhooks/templates/agent.yaml
 apiVersion: rbac.authorization.k8s.io/v1

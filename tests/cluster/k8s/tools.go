@@ -2,8 +2,9 @@
 
 // Package tools pins the main packages that ../build-binaries.sh builds, so
 // that `go mod tidy` keeps every module they need in go.mod and go.sum: the
-// control plane, and the node the real-node scenarios run (kubelet,
-// kube-proxy, kube-scheduler).
+// control plane, the node the real-node scenarios run (kubelet,
+// kube-proxy, kube-scheduler), and Kubernetes' DRA test driver, the node's
+// kubelet plugin in the DRA scenario.
 package tools
 
 import (
@@ -13,4 +14,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/test/e2e/dra/test-driver"
 )

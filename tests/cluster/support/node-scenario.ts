@@ -8,7 +8,7 @@ import t from 'tap'
 import { startCluster, type TestCluster } from './cluster.ts'
 import { startEnv, type ClusterEnv, type EnvOptions } from './env.ts'
 import { NODE_NET } from './node-host.ts'
-import { prepareNode, startNode, type RealNode } from './node.ts'
+import { prepareNode, startNode, type NodeOptions, type RealNode } from './node.ts'
 
 /** Besides cluster.ts's: what Deployments, Jobs, Services and the Node's taints need. */
 const NODE_CONTROLLERS = [
@@ -16,7 +16,9 @@ const NODE_CONTROLLERS = [
   'replicaset-controller',
   'job-controller',
   'endpointslice-controller',
-  'node-lifecycle-controller'
+  'node-lifecycle-controller',
+  // A Pod's ResourceClaim made from its template, and deleted after the Pod (a DRA Instance).
+  'resourceclaim-controller'
 ] as const
 
 const CLUSTER = { nodeAddress: NODE_NET.address, extraControllers: NODE_CONTROLLERS }
@@ -28,7 +30,8 @@ export interface NodeEnv extends ClusterEnv {
 
 /** Starts `world` for a prepared host, then the node; everything is stopped in the file's teardown. */
 async function withNode<W extends { cluster: TestCluster; stop(): Promise<void> }>(
-  world: () => Promise<W>
+  world: () => Promise<W>,
+  nodeOptions: NodeOptions = {}
 ): Promise<W & { node: RealNode }> {
   const prepared = await prepareNode()
   let started: W
@@ -40,7 +43,7 @@ async function withNode<W extends { cluster: TestCluster; stop(): Promise<void> 
   }
   let node: RealNode
   try {
-    node = await startNode(started.cluster, prepared)
+    node = await startNode(started.cluster, prepared, nodeOptions)
   } catch (error) {
     await started.stop()
     throw error
@@ -53,9 +56,9 @@ async function withNode<W extends { cluster: TestCluster; stop(): Promise<void> 
   return Object.assign(started, { node })
 }
 
-/** The hook service, the drivers and a real node. */
-export function startNodeScenario(options: EnvOptions = {}): Promise<NodeEnv> {
-  return withNode(() => startEnv({ ...options, cluster: CLUSTER }))
+/** The hook service, the drivers and a real node (running what `node` adds). */
+export function startNodeScenario(options: EnvOptions = {}, node: NodeOptions = {}): Promise<NodeEnv> {
+  return withNode(() => startEnv({ ...options, cluster: CLUSTER }), node)
 }
 
 /** A bare cluster and a real node (the chart brings its own hook service). */

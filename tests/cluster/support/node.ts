@@ -7,6 +7,11 @@
  * accelerator resources are advertised as extended resources on the Node's status, so the
  * scheduler places Instance Pods that request them.
  *
+ * A node may also run Kubernetes' own DRA test driver (`test/e2e/dra/test-driver`, built with the
+ * node's programs) as its kubelet plugin ({@link NodeOptions.dra}): it publishes the node's
+ * ResourceSlice of named devices, and kubelet calls it to prepare and unprepare each claim a Pod
+ * on the node uses, writing and removing a CDI spec per claim.
+ *
  * One node per machine at a time (a lock), brought up once per test file; {@link RealNode.stop}
  * takes everything back, and node-watchdog.sh does so when the test process dies first.
  */
@@ -51,6 +56,17 @@ const K8S_BUILD = join(HERE, '..', 'build-binaries.sh')
 const TOOLS_BUILD = join(HERE, '..', 'build-node-tools.sh')
 const WATCHDOG = join(HERE, 'node-watchdog.sh')
 const NODE_BINARIES = ['kubelet', 'kube-proxy', 'kube-scheduler'] as const
+/** Kubernetes' DRA test driver, built by build-binaries.sh beside the node's programs. */
+const DRA_TEST_DRIVER = 'dra-test-driver'
+
+/** What a node runs besides its usual programs. */
+export interface NodeOptions {
+  /**
+   * The DRA test driver as the node's kubelet plugin: `driverName` is the driver its
+   * ResourceSlice and claims name, `devices` how many devices (`device-00`, …) it publishes.
+   */
+  dra?: { driverName: string; devices: number }
+}
 
 /** The host side prepared before the cluster starts (the API server binds the node's address). */
 export interface PreparedNode {
@@ -71,7 +87,9 @@ export interface RealNode {
   address: string
   podCidr: string
   dir: string
-  logs: Record<'containerd' | 'kubelet' | 'kubeProxy' | 'kubeRouter' | 'scheduler', string>
+  logs: Record<'containerd' | 'kubelet' | 'kubeProxy' | 'kubeRouter' | 'scheduler' | 'draPlugin', string>
+  /** Where the DRA test driver writes a CDI spec per prepared claim (with {@link NodeOptions.dra}). */
+  cdiDir: string
   /** Imports an OCI or docker archive into the node's containerd, where kubelet finds it. */
   importImage(archive: string): Promise<void>
   /** Stops the node and takes back everything it made; idempotent. Returns what it could not undo. */
@@ -147,7 +165,7 @@ async function startLockingWatchdog(dir: string, binDir: string, kubeRouter: str
  * Starts containerd, kubelet, kube-proxy, kube-router and kube-scheduler for `cluster` and
  * resolves once the Node is Ready, untainted, with its pod CIDR and extended resources.
  */
-export async function startNode(cluster: TestCluster, prepared: PreparedNode): Promise<RealNode> {
+export async function startNode(cluster: TestCluster, prepared: PreparedNode, options: NodeOptions = {}): Promise<RealNode> {
   const { dir, binDir, kubeRouter, baseline, watchdog } = prepared
   const paths = nodePaths(dir)
   const pidFile = join(dir, 'pids')
@@ -173,8 +191,10 @@ export async function startNode(cluster: TestCluster, prepared: PreparedNode): P
     kubelet: join(dir, 'kubelet.log'),
     kubeProxy: join(dir, 'kube-proxy.log'),
     kubeRouter: join(dir, 'kube-router.log'),
-    scheduler: join(dir, 'kube-scheduler.log')
+    scheduler: join(dir, 'kube-scheduler.log'),
+    draPlugin: join(dir, 'dra-plugin.log')
   }
+  const cdiDir = join(dir, 'cdi')
   const start = (name: string, command: string, args: string[], logFile: string): ManagedProcess => {
     const proc = startProcess(name, command, args, logFile, pidFile)
     processes.push(proc)
@@ -252,6 +272,34 @@ export async function startNode(cluster: TestCluster, prepared: PreparedNode): P
       JSON.stringify({ spec: { podCIDR: NODE_NET.podCidr, podCIDRs: [NODE_NET.podCidr] } })
     ])
     await advertiseExtendedResources(cluster)
+    if (options.dra !== undefined) {
+      // After the Node exists: the driver's ResourceSlice names it. kubelet finds the driver by
+      // the registration socket it puts in kubelet's plugins_registry; the driver serves DRA on a
+      // socket in kubelet's plugins directory, under its own name.
+      const { driverName, devices } = options.dra
+      const plugin = start(
+        'dra-plugin',
+        join(binDir, DRA_TEST_DRIVER),
+        [
+          `--kubeconfig=${cluster.kubeconfig}`,
+          `--drivername=${driverName}`,
+          'kubelet-plugin',
+          `--node-name=${NODE_NAME}`,
+          `--num-devices=${devices}`,
+          `--plugin-registration-path=${join(paths.kubeletRoot, 'plugins_registry')}`,
+          `--datadir=${join(paths.kubeletRoot, 'plugins')}`,
+          `--cdi-dir=${cdiDir}`
+        ],
+        logs.draPlugin
+      )
+      await waitUntil('the DRA test driver to publish the node’s devices', plugin, 60_000, async () => {
+        const listed = await cluster.kubectl(['get', 'resourceslices', '-o', 'json'], { allowFail: true })
+        if (listed.code !== 0) return false
+        const slices = (JSON.parse(listed.stdout) as { items: { spec?: { driver?: string; nodeName?: string; devices?: unknown[] } }[] })
+          .items
+        return slices.some((s) => s.spec?.driver === driverName && s.spec.nodeName === NODE_NAME && s.spec.devices?.length === devices)
+      })
+    }
 
     start('kube-proxy', join(binDir, 'kube-proxy'), [`--config=${paths.kubeProxyConfig}`], logs.kubeProxy)
     start(
@@ -298,6 +346,7 @@ export async function startNode(cluster: TestCluster, prepared: PreparedNode): P
     podCidr: NODE_NET.podCidr,
     dir,
     logs,
+    cdiDir,
     importImage: async (archive) => void (await ctr(['images', 'import', archive])),
     stop,
     leftovers: () => hostLeftovers(dir, CGROUP_ROOT, baseline)
