@@ -8,6 +8,9 @@
  *   start; a rotated one takes effect when the Pod restarts.
  * - `LOG_LEVEL` (default info), `BODY_LIMIT` (bytes, default 16 MiB), and the load, nesting and
  *   time bounds of `config.ts` (docs/service.md).
+ * - `PERMITTED_NODE_KEYS` (default none): Node label and taint keys, or prefixes ending in `/`,
+ *   that a cell pool may ask for though hooks/k8s/node-keys.ts restricts them; every hook is given
+ *   them (the cell pool's admission and sync honour them; the workload agent reads the same variable).
  * - Shutdown, within Kubernetes' default 30 s grace period: on SIGTERM or SIGINT `/readyz` answers
  *   503 for `SHUTDOWN_DELAY_SECONDS` (default 5) while both listeners still serve, so endpoints are
  *   removed before any connection is refused; then both listeners stop accepting, close idle
@@ -21,7 +24,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './server/app.ts'
 import { readConfig } from './server/config.ts'
 import { createMetrics } from './server/metrics.ts'
-import { routes } from './server/routes.ts'
+import { buildRoutes } from './server/routes.ts'
 
 /** Starts both listeners and installs the signal handlers. */
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -30,7 +33,14 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const metrics = createMetrics(true)
   let draining = false
   const ready = (): boolean => !draining
-  const common = { routes, metrics, bodyLimit: config.bodyLimit, ready, loggerInstance: logger, limits: config.limits }
+  const common = {
+    routes: buildRoutes(config.context),
+    metrics,
+    bodyLimit: config.bodyLimit,
+    ready,
+    loggerInstance: logger,
+    limits: config.limits
+  }
 
   const apps: FastifyInstance[] = []
   let markStarted: () => void = () => undefined

@@ -61,6 +61,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     clock,
     resyncMs: config.resyncMs,
     windows: config.windows,
+    permittedNodeKeys: config.permittedNodeKeys,
     metrics,
     log
   })

@@ -1,7 +1,8 @@
 /**
  * The hooks of the GPUCellPool controller (docs/cellpool.md), the entry points its descriptor (descriptor.ts) binds:
  * `sync` and `finalize` of the CompositeController, `customize`, and the admission check. Each is a
- * pure function of its request (and the time it arrived).
+ * pure function of its request (and the time it arrived, and the service's context: the Node keys
+ * an admin permits beyond hooks/k8s/node-keys.ts's rule).
  *
  * Sync and finalize go the same way: the request is read once (request/), its cells once
  * (cells/cell.ts), a plan says what the answer does (plan/sync-plan.ts, plan/blocking.ts for a
@@ -13,6 +14,7 @@
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
 import { canonicalJson } from '../k8s/hash.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { DEFAULT_CONTEXT, type HookContext } from '../metacontroller/descriptor.ts'
 import type { CompositeResponse, CustomizeResponse, RelatedResourceRule } from '../metacontroller/schemas.ts'
 import { renderAnswer } from './answer/render.ts'
 import { readCells } from './cells/cell.ts'
@@ -30,14 +32,14 @@ import { nameOf, notActedOn, provisionerChangeProblems } from './rules/admission
 import { poolProblems } from './rules/validate.ts'
 
 /** The sync hook. */
-export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse {
+export function sync(request: CellPoolSyncRequest, now: Date, context: HookContext = DEFAULT_CONTEXT): CompositeResponse {
   const provisioner = provisionerOf(request.parent.spec)
   const view = readPool(request, provisioner)
   const pool = resolvePool(view.spec)
   const workload = workloadOf(view, now)
   const templateHash = provisioner.templateHash(pool)
   const cells = readCells(view, workload, phaseConfig(pool), templateHash, now)
-  const { blocking, template } = blockingProblem(view, pool, provisioner)
+  const { blocking, template } = blockingProblem(view, pool, provisioner, context.permittedNodeKeys)
   const plan =
     blocking !== undefined
       ? blockedPlan(view, pool, cells, blocking)
@@ -46,12 +48,12 @@ export function sync(request: CellPoolSyncRequest, now: Date): CompositeResponse
 }
 
 /** The finalize hook: the pool's ordered teardown (plan/teardown.ts). */
-export function finalize(request: CellPoolSyncRequest, now: Date): CompositeResponse {
+export function finalize(request: CellPoolSyncRequest, now: Date, context: HookContext = DEFAULT_CONTEXT): CompositeResponse {
   const { provisioner, view } = teardownView(request)
   const pool = resolvePool(view.spec)
   const workload = workloadOf(view, now)
   const cells = readCells(view, workload, phaseConfig(pool), '', now)
-  const plan = teardownPlan({ view, pool, provisioner, cells, workload, now })
+  const plan = teardownPlan({ view, pool, provisioner, cells, workload, now, permittedNodeKeys: context.permittedNodeKeys })
   return renderAnswer(plan, { view, pool, provisioner, workload, template: '', now })
 }
 
@@ -102,7 +104,7 @@ export function customize(request: CellPoolCustomizeRequest): CustomizeResponse 
  * pool, a label) are never blocked by a rule the object was admitted without (webhook off, an older
  * release). Spec equality is canonical JSON (key order does not count).
  */
-export function reviewCellPool(request: AdmissionRequest): Verdict {
+export function reviewCellPool(request: AdmissionRequest, context: HookContext = DEFAULT_CONTEXT): Verdict {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { problems: [] }
   const object: unknown = request.object
   if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no GPUCellPool object to check`] }
@@ -116,7 +118,7 @@ export function reviewCellPool(request: AdmissionRequest): Verdict {
   ) {
     return { problems: [] }
   }
-  const problems = poolProblems(name, object.spec).map((p) => p.message)
+  const problems = poolProblems(name, object.spec, context.permittedNodeKeys).map((p) => p.message)
   if (request.operation === 'UPDATE' && isRecord(old)) problems.push(...provisionerChangeProblems(old, object))
   return { problems, warnings: notActedOn(object.spec) }
 }

@@ -36,6 +36,8 @@
  * namespace (`node-restriction.kubernetes.io/`).
  */
 
+import { isDnsSubdomain, isQualifiedName } from './names.ts'
+
 /** Labels a kubelet may set on itself under NodeRestriction, beside the allowed namespaces. */
 const KUBELET_LABELS = new Set([
   'kubernetes.io/hostname',
@@ -126,4 +128,35 @@ export function restrictedTaintReason(key: string, permitted: readonly string[] 
   if (CONTROL_PLANE_KEYS.has(key))
     return "it is the control-plane taint (or RKE's etcd taint), which workloads meant for the control plane tolerate"
   return undefined
+}
+
+/** The most entries an admin's list of permitted keys may hold. */
+export const MAX_PERMITTED_NODE_KEYS = 64
+
+/**
+ * The admin's list of permitted Node label and taint keys (`PERMITTED_NODE_KEYS`, read by the hook
+ * service and the workload agent alike): comma-separated entries, each a key (`node-role.kubernetes.io/master`)
+ * or a prefix ending in `/` for every key under it (`node-restriction.kubernetes.io/`); blanks
+ * around entries and empty entries are ignored. Every entry that is neither is named in `problems`.
+ */
+export function parsePermittedNodeKeys(raw: string | undefined, variable = 'PERMITTED_NODE_KEYS'): { keys: string[]; problems: string[] } {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  const problems: string[] = []
+  if (entries.length > MAX_PERMITTED_NODE_KEYS) {
+    problems.push(`${variable} names ${entries.length} keys; at most ${MAX_PERMITTED_NODE_KEYS} are allowed`)
+    return { keys: [], problems }
+  }
+  const keys: string[] = []
+  for (const entry of entries) {
+    const valid = entry.endsWith('/') ? isDnsSubdomain(entry.slice(0, -1)) : isQualifiedName(entry)
+    if (valid) keys.push(entry)
+    else
+      problems.push(
+        `${variable} entry ${JSON.stringify(entry.slice(0, 80))} is neither a label key (an optional DNS subdomain prefix and /, then a name) nor a prefix (a DNS subdomain and /)`
+      )
+  }
+  return { keys: [...new Set(keys)].sort(), problems }
 }

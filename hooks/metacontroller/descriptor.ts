@@ -17,12 +17,30 @@ import {
 import type { ChildRule, DeclaredType } from './answer-guard.ts'
 import type { CustomizeResponse } from './schemas.ts'
 
+/**
+ * What an admin sets for the whole service (the process's environment, hooks/server/config.ts),
+ * the same for every request: a hook's third input beside the request and the time.
+ */
+export interface HookContext {
+  /**
+   * Node label and taint keys a cell pool may ask for though hooks/k8s/node-keys.ts restricts
+   * them: keys, or prefixes ending in `/` (`PERMITTED_NODE_KEYS`).
+   */
+  permittedNodeKeys: readonly string[]
+}
+
+/** The context of a service whose environment sets nothing. */
+export const DEFAULT_CONTEXT: HookContext = Object.freeze({ permittedNodeKeys: Object.freeze([]) })
+
 /** One hook: the schema its request is checked against, the schema of its answer, and the pure function. */
 export interface Hook<Request extends TSchema, Answer> {
   request: Request
   answer: TSchema
-  /** The hook: a pure function of the request and the time it was received. */
-  run(request: Static<Request>, now: Date): Answer
+  /**
+   * The hook: a pure function of the request, the time it was received and the service's context
+   * ({@link DEFAULT_CONTEXT} when none is given).
+   */
+  run(request: Static<Request>, now: Date, context?: HookContext): Answer
 }
 
 /** Child types a controller declares only in clusters that serve them, turned on together. */
@@ -62,16 +80,18 @@ export interface ControllerDescriptor<
   /** The validating admission webhook of its parent, where it has one. */
   admission?: Hook<typeof AdmissionReviewSchema, Static<typeof AdmissionResponseSchema>> & {
     /** The decision alone, for one AdmissionReview's request. */
-    review(request: AdmissionRequest): Verdict
+    review(request: AdmissionRequest, context?: HookContext): Verdict
   }
 }
 
 /** The admission part of a descriptor from its decision: the review envelope in, the response out. */
-export function admissionHook(review: (request: AdmissionRequest) => Verdict): NonNullable<ControllerDescriptor['admission']> {
+export function admissionHook(
+  review: (request: AdmissionRequest, context?: HookContext) => Verdict
+): NonNullable<ControllerDescriptor['admission']> {
   return {
     request: AdmissionReviewSchema,
     answer: AdmissionResponseSchema,
-    run: (body) => admissionResponse(body.request.uid, review(body.request)),
+    run: (body, _now, context = DEFAULT_CONTEXT) => admissionResponse(body.request.uid, review(body.request, context)),
     review
   }
 }

@@ -2,6 +2,8 @@
  * The process contract's environment (docs/README.md, "Process contract"): parsed once at start, every problem named.
  */
 import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS, type Limits } from './app.ts'
+import { parsePermittedNodeKeys } from '../k8s/node-keys.ts'
+import type { HookContext } from '../metacontroller/descriptor.ts'
 
 /** The parsed environment. */
 export interface Config {
@@ -15,6 +17,8 @@ export interface Config {
   /** On SIGTERM: the whole drain, delay included; past it the process exits 1. */
   shutdownTimeoutMs: number
   limits: Limits
+  /** What every hook is given beside its request (`PERMITTED_NODE_KEYS`). */
+  context: HookContext
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -73,7 +77,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if ((certFile === '') !== (keyFile === '')) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together')
   }
+  const permitted = parsePermittedNodeKeys(env.PERMITTED_NODE_KEYS)
+  problems.push(...permitted.problems)
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   const tls = certFile !== '' && keyFile !== '' ? { certFile, keyFile } : undefined
-  return { port, webhookPort, tls, logLevel, bodyLimit, shutdownDelayMs, shutdownTimeoutMs, limits }
+  const context: HookContext = { permittedNodeKeys: permitted.keys }
+  return { port, webhookPort, tls, logLevel, bodyLimit, shutdownDelayMs, shutdownTimeoutMs, limits, context }
 }

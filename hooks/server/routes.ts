@@ -6,12 +6,12 @@
  * Adding a controller is adding its descriptor.
  */
 import { hookRoute, type HookRoute } from './app.ts'
-import type { ControllerDescriptor, Hook } from '../metacontroller/descriptor.ts'
+import { DEFAULT_CONTEXT, type ControllerDescriptor, type Hook, type HookContext } from '../metacontroller/descriptor.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { CONTROLLERS } from '../controllers.ts'
 
 /** The hook routes of one controller, in the order customize, sync, finalize. */
-function controllerRoutes(controller: ControllerDescriptor): HookRoute[] {
+function controllerRoutes(controller: ControllerDescriptor, context: HookContext): HookRoute[] {
   const hooks: Array<[string, Hook<TSchema, unknown> | undefined, boolean]> = [
     ['customize', controller.customize, false],
     ['sync', controller.sync, true],
@@ -26,7 +26,7 @@ function controllerRoutes(controller: ControllerDescriptor): HookRoute[] {
             hook: `${controller.name}_${step}`,
             surface: 'hooks',
             schema: hook.request,
-            handle: (body, now) => hook.run(body, now),
+            handle: (body, now) => hook.run(body, now, context),
             guard: guarded ? controller.rule : null
           })
         ]
@@ -34,7 +34,7 @@ function controllerRoutes(controller: ControllerDescriptor): HookRoute[] {
 }
 
 /** The admission route of a controller that has one. */
-function admissionRoutes(controller: ControllerDescriptor): HookRoute[] {
+function admissionRoutes(controller: ControllerDescriptor, context: HookContext): HookRoute[] {
   const admission = controller.admission
   if (admission === undefined) return []
   return [
@@ -43,11 +43,16 @@ function admissionRoutes(controller: ControllerDescriptor): HookRoute[] {
       hook: `admission_${controller.name}`,
       surface: 'admission',
       schema: admission.request,
-      handle: (body, now) => admission.run(body, now),
+      handle: (body, now) => admission.run(body, now, context),
       guard: null
     })
   ]
 }
 
-/** All routes of the service. */
-export const routes: readonly HookRoute[] = [...CONTROLLERS.flatMap(controllerRoutes), ...CONTROLLERS.flatMap(admissionRoutes)]
+/** All routes of the service, every hook given `context`. */
+export function buildRoutes(context: HookContext = DEFAULT_CONTEXT): readonly HookRoute[] {
+  return [...CONTROLLERS.flatMap((c) => controllerRoutes(c, context)), ...CONTROLLERS.flatMap((c) => admissionRoutes(c, context))]
+}
+
+/** All routes of a service whose environment sets no context. */
+export const routes: readonly HookRoute[] = buildRoutes()

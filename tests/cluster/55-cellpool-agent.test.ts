@@ -50,7 +50,9 @@ const NS = 'cells'
 const POOL_UID_LABEL = 'cells.kubeswift.io/pool-uid'
 const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
 
-const env = await startEnv({ extraCrds: [KUBESWIFT_CRDS] })
+/** The admin permits one restricted label key: the hook service and the agent are given it alike. */
+const PERMITTED = { PERMITTED_NODE_KEYS: 'node-restriction.kubernetes.io/gpu' }
+const env = await startEnv({ extraCrds: [KUBESWIFT_CRDS], serviceEnv: PERMITTED })
 const { kube, cluster } = env
 const workload = await startWorkloadCluster(cluster, binariesDir())
 const wl = workload.admin
@@ -93,7 +95,7 @@ await kube.create(
 )
 
 // --- the agent, a real process, with the liveness windows shortened ---
-agent = await startAgent(cluster.kubeconfig, cluster.dir)
+agent = await startAgent(cluster.kubeconfig, cluster.dir, PERMITTED)
 const agentLogTail = (): string => agent?.logTail(30) ?? '(no agent)'
 
 // --- the test's kubelets ---
@@ -168,10 +170,31 @@ function pool(name: string, replicas: number, patch: JsonObject = {}): JsonObjec
   })
 }
 
+/** `pool(name, replicas)` whose Nodes also carry `labels`. */
+function poolWithLabels(name: string, replicas: number, labels: Record<string, string>): JsonObject {
+  const manifest = pool(name, replicas) as Obj
+  Object.assign(manifest.spec.workloadCluster.node.labels, labels)
+  return manifest
+}
+
 t.test("a pool of one: Pending → … → Ready through the agent's rows", async (t) => {
   const name = 'solo'
   const cell = 'solo-0'
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pool(name, 1)) })
+  // A restricted label key the admin permits (PERMITTED) passes admission and the sync, and the
+  // agent sets it; one it does not permit is still refused at kubectl apply.
+  const refused = await cluster.kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify(poolWithLabels(name, 1, { 'node-restriction.kubernetes.io/gold': 'true' })),
+    allowFail: true
+  })
+  t.not(refused.code, 0)
+  t.match(
+    refused.stderr,
+    /node-restriction\.kubernetes\.io\/gold is refused: .*a cluster admin may permit the key: chart value controllers\.cellpool\.permittedNodeKeys/,
+    'a key the admin did not permit is refused by the webhook'
+  )
+  await cluster.kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify(poolWithLabels(name, 1, { 'node-restriction.kubernetes.io/gpu': 'true' }))
+  })
   const reachable = await until(
     name,
     'the agent to observe the pool',
@@ -211,9 +234,14 @@ t.test("a pool of one: Pending → … → Ready through the agent's rows", asyn
       [POOL_UID_LABEL]: uid,
       'cells.kubeswift.io/cell': cell,
       'cells.kubeswift.io/cell-index': '0',
-      [INSTANCE_LABEL]: guest.metadata.uid
+      [INSTANCE_LABEL]: guest.metadata.uid,
+      'node-restriction.kubernetes.io/gpu': 'true'
     },
     "the agent put the pool's labels and the instance on the Node"
+  )
+  t.notOk(
+    'node-restriction.kubernetes.io/gpu' in (await registrationLabels(cell)),
+    'the permitted key is no --node-labels of the kubelet (NodeRestriction would refuse it): the agent set it'
   )
   t.equal(node.metadata.annotations['example.com/owner'], 'ml-team')
   // The API server's TaintNodesByCondition adds not-ready at creation (no node controller here

@@ -42,7 +42,8 @@ t.test('readConfig', async (t) => {
           headersTimeoutMs: 10000,
           bodyStallTimeoutMs: 10000,
           keepAliveTimeoutMs: 95000
-        }
+        },
+        context: { permittedNodeKeys: [] }
       }
     },
     {
@@ -64,7 +65,8 @@ t.test('readConfig', async (t) => {
         REQUEST_TIMEOUT_SECONDS: '7',
         HEADERS_TIMEOUT_SECONDS: '3',
         BODY_STALL_TIMEOUT_SECONDS: '4',
-        KEEP_ALIVE_TIMEOUT_SECONDS: '11'
+        KEEP_ALIVE_TIMEOUT_SECONDS: '11',
+        PERMITTED_NODE_KEYS: 'node-role.kubernetes.io/master,node-restriction.kubernetes.io/'
       },
       expected: {
         port: 1,
@@ -84,7 +86,8 @@ t.test('readConfig', async (t) => {
           headersTimeoutMs: 3000,
           bodyStallTimeoutMs: 4000,
           keepAliveTimeoutMs: 11000
-        }
+        },
+        context: { permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master'] }
       }
     },
     {
@@ -111,6 +114,11 @@ t.test('readConfig', async (t) => {
     { name: 'a port out of range is named', given: { WEBHOOK_PORT: '70000' }, message: /WEBHOOK_PORT=70000/ },
     { name: 'half a TLS pair is refused', given: { TLS_CERT_FILE: '/c' }, message: /TLS_CERT_FILE and TLS_KEY_FILE must be set together/ },
     { name: 'an unknown log level is refused', given: { LOG_LEVEL: 'loud' }, message: /LOG_LEVEL=loud must be one of/ },
+    {
+      name: 'a permitted Node key that is neither a key nor a prefix is named',
+      given: { PERMITTED_NODE_KEYS: 'ok,not a key' },
+      message: /PERMITTED_NODE_KEYS entry "not a key" is neither a label key/
+    },
     { name: 'all problems are reported together', given: { PORT: 'x', LOG_LEVEL: 'loud' }, message: /PORT=x.*; LOG_LEVEL=loud/ },
     {
       name: 'a shutdown delay as long as the timeout is refused',

@@ -26,7 +26,8 @@ const DEFAULTS: AgentConfig = {
     maxPassBytes: 16 * 1024 * 1024,
     maxPendingPods: 5000
   },
-  windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 }
+  windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
+  permittedNodeKeys: []
 }
 
 t.test('with nothing set: the documented defaults', async (t) => {
@@ -53,7 +54,8 @@ t.test('an empty variable means its default (as the chart writes WATCH_NAMESPACE
       'AGENT_NAMESPACE_PASS_WORKERS',
       'AGENT_MAX_ANSWER_BYTES',
       'AGENT_MAX_PASS_BYTES',
-      'AGENT_MAX_PENDING_PODS'
+      'AGENT_MAX_PENDING_PODS',
+      'PERMITTED_NODE_KEYS'
     ].map((name) => [name, ''])
   )
   t.same(readAgentConfig(empty, HOST), DEFAULTS)
@@ -81,7 +83,8 @@ t.test('every setting is read', async (t) => {
       AGENT_MAX_PENDING_PODS: '200',
       AGENT_LEASE_STALE_SECONDS: '8',
       AGENT_HEARTBEAT_STALE_SECONDS: '16',
-      AGENT_STARTUP_GRACE_SECONDS: '0'
+      AGENT_STARTUP_GRACE_SECONDS: '0',
+      PERMITTED_NODE_KEYS: ' node-restriction.kubernetes.io/ , node-role.kubernetes.io/master,,'
     },
     HOST
   )
@@ -97,7 +100,8 @@ t.test('every setting is read', async (t) => {
     shutdownTimeoutMs: 50_000,
     callTimeoutMs: 3_000,
     passes: { timeoutMs: 20_000, workers: 16, namespaceWorkers: 3, maxAnswerBytes: 1048576, maxPassBytes: 4194304, maxPendingPods: 200 },
-    windows: { leaseMs: 8_000, heartbeatMs: 16_000, startupMs: 0 }
+    windows: { leaseMs: 8_000, heartbeatMs: 16_000, startupMs: 0 },
+    permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master']
   })
 })
 
@@ -121,6 +125,11 @@ const refused: { env: NodeJS.ProcessEnv; problem: string }[] = [
   },
   { env: { AGENT_LEASE_STALE_SECONDS: '0' }, problem: 'AGENT_LEASE_STALE_SECONDS=0 must be an integer from 1 to 3600' },
   { env: { LEADER_ELECTION: 'no' }, problem: 'LEADER_ELECTION=no must be true or false' },
+  {
+    env: { PERMITTED_NODE_KEYS: 'gpu.example.com/ok,bad key' },
+    problem:
+      'PERMITTED_NODE_KEYS entry "bad key" is neither a label key (an optional DNS subdomain prefix and /, then a name) nor a prefix (a DNS subdomain and /)'
+  },
   { env: { LOG_LEVEL: 'verbose' }, problem: 'LOG_LEVEL=verbose must be one of fatal, error, warn, info, debug, trace, silent' },
   {
     env: { WATCH_NAMESPACE: 'team/../kube-system' },

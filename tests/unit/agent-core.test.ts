@@ -1,7 +1,7 @@
 // The workload agent's pure core, rule by rule (docs/workload.md steps 1-5). Every expectation is
 // written out here; nothing is produced by the code under test.
 import t, { type Test } from 'tap'
-import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
+import { decide, type CoreOptions } from '../../hooks/agent/nodeset/decide/core.ts'
 import type { Action, CellNodeSetInput, NodeHeartbeats, ObservedNode, WorkloadSnapshot } from '../../hooks/agent/model/observed.ts'
 import type { Applied, CellNode, CellNodeSetStatus } from '../../hooks/api/cellnodeset.ts'
 import {
@@ -29,10 +29,10 @@ import {
 const settled = (more: NodeSpec = {}): ObservedNode => node(more)
 
 /** The Node actions of the pass after `input`'s: the record the first stored, the Node unchanged. */
-function secondPass(t: Test, input: CellNodeSetInput, snapshot: WorkloadSnapshot): Action[] {
-  const first = decide(input, snapshot, NOW)
+function secondPass(t: Test, input: CellNodeSetInput, snapshot: WorkloadSnapshot, options: CoreOptions = {}): Action[] {
+  const first = decide(input, snapshot, NOW, options)
   t.same(nodeActions(first.actions), [], 'the first pass only records what it writes next')
-  return nodeActions(decide({ ...input, status: first.status }, snapshot, NOW).actions)
+  return nodeActions(decide({ ...input, status: first.status }, snapshot, NOW, options).actions)
 }
 
 t.test('listed Node, same instance', async (t) => {
@@ -580,6 +580,40 @@ t.test('restricted labels and taints are never written, whatever the CellNodeSet
     decision.status.nodes?.[0]?.message,
     'not written: label node-restriction.kubernetes.io/trusted, label node-role.kubernetes.io/control-plane, label kubernetes.io/role, ' +
       "taint node.kubernetes.io/out-of-service:NoExecute (a pool may not set what NodeRestriction keeps from a kubelet, or what Kubernetes' controllers own)"
+  )
+})
+
+t.test('a restricted key the admin permits (PERMITTED_NODE_KEYS) is written; the rest still are not', async (t) => {
+  const asked = entry({
+    labels: { 'node-restriction.kubernetes.io/trusted': 'true', 'node-role.kubernetes.io/control-plane': '' },
+    taints: [{ key: 'node-restriction.kubernetes.io/trusted', effect: 'NoSchedule' }]
+  })
+  const options = { permittedNodeKeys: ['node-restriction.kubernetes.io/'] }
+  t.same(secondPass(t, cns([asked]), snap([settled()]), options), [
+    {
+      type: 'patchNode',
+      name: 'pool-a-0',
+      patch: {
+        metadata: { resourceVersion: '7', labels: { 'node-restriction.kubernetes.io/trusted': 'true' } },
+        spec: { taints: [{ key: 'node-restriction.kubernetes.io/trusted', effect: 'NoSchedule' }] }
+      }
+    }
+  ])
+  const decision = decide(cns([asked]), snap([settled()]), NOW, options)
+  t.match(decision.status.nodes?.[0]?.message, /^not written: label node-role\.kubernetes\.io\/control-plane \(/)
+  t.same(
+    secondPass(t, cns([asked]), snap([settled()])),
+    [
+      {
+        type: 'patchNode',
+        name: 'pool-a-0',
+        patch: {
+          metadata: { resourceVersion: '7' },
+          spec: { taints: [{ key: 'node-restriction.kubernetes.io/trusted', effect: 'NoSchedule' }] }
+        }
+      }
+    ],
+    'without the permit, the label is not written (the taint key is not a restricted one)'
   )
 })
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { admissionRequests } from '../support/admission.ts'
 import { buildApp } from '../../hooks/server/app.ts'
-import { routes } from '../../hooks/server/routes.ts'
+import { buildRoutes, routes } from '../../hooks/server/routes.ts'
 import { reviewCellPool, customize } from '../../hooks/cellpool/hooks.ts'
 
 const kind = { group: 'cells.kubeswift.io', version: 'v1alpha1', kind: 'GPUCellPool' }
@@ -201,4 +201,50 @@ t.test('over HTTP: /admission/cellpool answers AdmissionReviews and /hooks/cellp
   t.same(related.body.relatedResources[0], { apiVersion: 'v1', resource: 'secrets', namespace: 'ml', names: ['join'] })
   const noNamespace = await post('/hooks/cellpool/customize', { parent: { metadata: { name: 'x' }, spec: {} } })
   t.equal(noNamespace.status, 400, 'a parent without a namespace is a 400')
+})
+
+t.test('the keys an admin permits (PERMITTED_NODE_KEYS) pass admission and sync; the others are still refused', async (t) => {
+  const s = spec()
+  s.workloadCluster.node = {
+    labels: { 'node-restriction.kubernetes.io/gpu': 'true', 'node-role.kubernetes.io/master': '' },
+    taints: [{ key: 'node-role.kubernetes.io/master', effect: 'NoSchedule' }]
+  }
+  const object = pool(s)
+  const refusals = (permitted: string[]): string[] =>
+    reviewCellPool(request('CREATE', object), { permittedNodeKeys: permitted }).problems.map((p) => p.slice(0, p.indexOf(' is refused')))
+  t.same(refusals([]), [
+    'spec.workloadCluster.node.labels[node-restriction.kubernetes.io/gpu]: node-restriction.kubernetes.io/gpu',
+    'spec.workloadCluster.node.labels[node-role.kubernetes.io/master]: node-role.kubernetes.io/master',
+    'spec.workloadCluster.node.taints[0].key node-role.kubernetes.io/master'
+  ])
+  t.match(
+    reviewCellPool(request('CREATE', object)).problems[0],
+    /\(a cluster admin may permit the key: chart value controllers\.cellpool\.permittedNodeKeys\)$/,
+    'a refusal says how an admin lifts it'
+  )
+  t.same(refusals(['node-restriction.kubernetes.io/']), [
+    'spec.workloadCluster.node.labels[node-role.kubernetes.io/master]: node-role.kubernetes.io/master',
+    'spec.workloadCluster.node.taints[0].key node-role.kubernetes.io/master'
+  ])
+  t.same(refusals(['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master']), [], 'a key permits label and taint alike')
+
+  // The service's routes carry the context to the webhook.
+  const app = await buildApp({
+    routes: buildRoutes({ permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master'] })
+  })
+  t.teardown(() => app.close())
+  const res = await app.inject({
+    method: 'POST',
+    url: '/admission/cellpool',
+    payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request('CREATE', object) }
+  })
+  t.same(res.json().response, { uid: 'u-1', allowed: true })
+  const plain = await buildApp({ routes })
+  t.teardown(() => plain.close())
+  const refused = await plain.inject({
+    method: 'POST',
+    url: '/admission/cellpool',
+    payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request('CREATE', object) }
+  })
+  t.equal(refused.json().response.allowed, false, 'a service without the context refuses them')
 })

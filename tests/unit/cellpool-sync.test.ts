@@ -525,3 +525,29 @@ t.test('spec.cell.provisioner changed while the pool has cells: they are kept as
     'changed back, the pool goes on with its cells'
   )
 })
+
+t.test(
+  'a Node key the admin permits: the sync builds the cells and the CellNodeSet asks for it; without the permit, SpecInvalid',
+  async (t) => {
+    const spec = poolSpec({ replicas: 1 })
+    ;((spec.workloadCluster as Record<string, unknown>).node as Record<string, unknown>).labels = {
+      'node-restriction.kubernetes.io/gpu': 'true'
+    }
+    const context = { permittedNodeKeys: ['node-restriction.kubernetes.io/'] }
+    const permitted = new PoolWorld(spec)
+    permitted.settle((request, now) => sync(request, now, context))
+    t.equal(permitted.guests().length, 1, 'the cell is built')
+    const entries = (permitted.cellNodeSet() as unknown as { spec: { nodes: Array<{ labels: Record<string, string> }> } }).spec.nodes
+    t.same(
+      entries.map((e) => e.labels['node-restriction.kubernetes.io/gpu']),
+      ['true'],
+      'the CellNodeSet asks the agent for the permitted label'
+    )
+    const refused = new PoolWorld(spec)
+    refused.settle(sync)
+    t.same(refused.guests(), [], 'no cell without the permit')
+    const progressing = refused.condition('Progressing')
+    t.same([progressing?.status, progressing?.reason], ['False', 'SpecInvalid'])
+    t.match(progressing?.message, /node-restriction\.kubernetes\.io\/gpu is refused: /)
+  }
+)

@@ -323,6 +323,22 @@ if ('skip' in found) {
     }
   )
 
+  t.test('permittedNodeKeys reaches the hook service and the agent as PERMITTED_NODE_KEYS, and nothing is set without it', async (t) => {
+    const envOf = (all: Doc[], name: string): Record<string, unknown> => {
+      const [deployment] = find(all, 'Deployment', name) as unknown as Array<{
+        spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } }
+      }>
+      return Object.fromEntries((deployment?.spec.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]))
+    }
+    const set = docs(
+      template(['--set', 'controllers.cellpool.permittedNodeKeys={node-restriction.kubernetes.io/,node-role.kubernetes.io/master}'])
+    )
+    for (const name of ['gpuhooks', 'gpuhooks-agent'])
+      t.equal(envOf(set, name).PERMITTED_NODE_KEYS, 'node-restriction.kubernetes.io/,node-role.kubernetes.io/master', name)
+    const plain = docs(template())
+    for (const name of ['gpuhooks', 'gpuhooks-agent']) t.notOk('PERMITTED_NODE_KEYS' in envOf(plain, name), `${name}: unset by default`)
+  })
+
   t.test('Settings are seeded from values as post-install hooks, and not at all in the plain manifest', async (t) => {
     const all = docs(
       template(['--set', 'worker.instanceIsolationPodCIDRs=10.244.0.0/16', '--set', 'worker.sshServerImage=registry.local/sshd:1'])

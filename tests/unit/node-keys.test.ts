@@ -2,7 +2,13 @@
 // rules for what a kubelet may set on its own Node, and the taints Kubernetes' controllers own.
 import t from 'tap'
 import { withoutRestricted } from '../../hooks/agent/nodeset/decide/ensure.ts'
-import { isPermitted, restrictedLabelReason, restrictedTaintReason } from '../../hooks/k8s/node-keys.ts'
+import {
+  isPermitted,
+  MAX_PERMITTED_NODE_KEYS,
+  parsePermittedNodeKeys,
+  restrictedLabelReason,
+  restrictedTaintReason
+} from '../../hooks/k8s/node-keys.ts'
 
 t.test('labels: what NodeRestriction keeps from a kubelet is refused, except informational roles', async (t) => {
   // [key, refused], grouped by the rule that decides.
@@ -94,4 +100,36 @@ t.test("the agent drops RKE's control-plane and etcd roles from what it writes, 
     'taint node-role.kubernetes.io/controlplane:NoSchedule',
     'taint node-role.kubernetes.io/etcd:NoExecute'
   ])
+})
+
+t.test('the agent writes a restricted key the admin permits, and still drops the others', async (t) => {
+  const cellNode = {
+    name: 'pool-a-0',
+    labels: { 'node-restriction.kubernetes.io/gpu': 'true', 'node-role.kubernetes.io/master': '', team: 'ml' },
+    taints: [{ key: 'node.kubernetes.io/out-of-service', effect: 'NoExecute' as const }]
+  }
+  const { entry, refused } = withoutRestricted(cellNode, ['node-restriction.kubernetes.io/'])
+  t.same(entry.labels, { 'node-restriction.kubernetes.io/gpu': 'true', team: 'ml' })
+  t.same(entry.taints, [])
+  t.same(refused, ['label node-role.kubernetes.io/master', 'taint node.kubernetes.io/out-of-service:NoExecute'])
+})
+
+t.test('PERMITTED_NODE_KEYS: keys and prefixes, blanks ignored, each bad entry named', async (t) => {
+  t.same(parsePermittedNodeKeys(undefined), { keys: [], problems: [] })
+  t.same(parsePermittedNodeKeys(' , '), { keys: [], problems: [] })
+  t.same(parsePermittedNodeKeys('node-role.kubernetes.io/master, node-restriction.kubernetes.io/ ,node-role.kubernetes.io/master'), {
+    keys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master'],
+    problems: []
+  })
+  const bad = parsePermittedNodeKeys('ok,a/b/c,/,UPPER.example.com/,x')
+  t.same(bad.keys, ['ok', 'x'])
+  t.same(
+    bad.problems.map((p) => p.slice(0, p.indexOf(' is neither'))),
+    ['PERMITTED_NODE_KEYS entry "a/b/c"', 'PERMITTED_NODE_KEYS entry "/"', 'PERMITTED_NODE_KEYS entry "UPPER.example.com/"']
+  )
+  const many = parsePermittedNodeKeys(Array.from({ length: MAX_PERMITTED_NODE_KEYS + 1 }, (_, i) => `k${i}`).join(','))
+  t.same(many, {
+    keys: [],
+    problems: [`PERMITTED_NODE_KEYS names ${MAX_PERMITTED_NODE_KEYS + 1} keys; at most ${MAX_PERMITTED_NODE_KEYS} are allowed`]
+  })
 })

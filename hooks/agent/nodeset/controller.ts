@@ -58,6 +58,8 @@ export interface ControllerDeps {
   clock: Clock
   resyncMs: number
   windows: LivenessWindows
+  /** The Node keys the admin permits past the restricted-key rule (config.ts). */
+  permittedNodeKeys?: readonly string[]
   metrics: AgentMetrics
   log: LogTo<'debug' | 'info' | 'warn' | 'error'>
   /** How often Events about a pool may be written (event-limiter.ts's defaults when absent). */
@@ -183,6 +185,7 @@ export class AgentController {
         pendingPods: (api) => round.pendingPods(cluster, () => this.listPending(cluster, api)),
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,
+        permittedNodeKeys: this.deps.permittedNodeKeys ?? [],
         clock: () => new Date(this.deps.clock.now())
       })
       cancelDeadline()

@@ -35,6 +35,8 @@ export interface PassDeps {
   /** The heartbeat memory of one CellNodeSet. */
   tracker(cnsKey: string): HeartbeatTracker
   windows?: LivenessWindows
+  /** The Node keys the admin permits past the restricted-key rule. */
+  permittedNodeKeys?: readonly string[]
   clock(): Date
 }
 
@@ -110,7 +112,10 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     )
   }
   report.reachable = snapshot.reachability.reason
-  const options = deps.windows === undefined ? {} : { windows: deps.windows }
+  const options = {
+    ...(deps.windows === undefined ? {} : { windows: deps.windows }),
+    permittedNodeKeys: deps.permittedNodeKeys ?? []
+  }
   let decision: Decision = decide(cns, snapshot, deps.clock(), options)
 
   const nodeActions = decision.actions.filter((a) => a.type === 'patchNode' || a.type === 'deleteNode')

@@ -22,10 +22,12 @@
  * | `AGENT_MAX_PASS_BYTES` | 16 MiB | all a pass reads from its workload cluster (the round's pending Pod list included, when this pass lists it) |
  * | `AGENT_MAX_PENDING_PODS` | 5000 | unbound pending Pods listed per workload cluster and round; past it the list is truncated |
  * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (docs/workload.md fixes them; tests shorten them) |
+ * | `PERMITTED_NODE_KEYS` | none | Node label and taint keys (or prefixes ending in `/`) the admin permits a pool past the restricted-key rule; the hook service reads the same variable |
  */
 import { hostname } from 'node:os'
 import { pino } from 'pino'
 import { isDnsLabel, isDnsSubdomain } from '../../k8s/names.ts'
+import { parsePermittedNodeKeys } from '../../k8s/node-keys.ts'
 import { DEFAULT_TIMINGS } from './leader.ts'
 import type { LivenessWindows } from '../model/observed.ts'
 
@@ -46,6 +48,8 @@ export interface AgentConfig {
   /** What bounds the passes (docs/workload.md, "Bounds"). */
   passes: PassBounds
   windows: LivenessWindows
+  /** `PERMITTED_NODE_KEYS`, parsed: keys and prefixes, sorted. */
+  permittedNodeKeys: readonly string[]
 }
 
 /** The bounds of passes against workload clusters. */
@@ -116,6 +120,8 @@ export function readAgentConfig(
   const leaseNamespaceVariable = set('LEASE_NAMESPACE') !== undefined ? 'LEASE_NAMESPACE' : 'POD_NAMESPACE'
   const workers = integer('AGENT_PASS_WORKERS', 4, 1, 256)
   const maxAnswerBytes = integer('AGENT_MAX_ANSWER_BYTES', 8 * MiB, 64 * 1024, 1024 * MiB)
+  const permitted = parsePermittedNodeKeys(env.PERMITTED_NODE_KEYS)
+  problems.push(...permitted.problems)
   const config: AgentConfig = {
     port,
     logLevel,
@@ -160,7 +166,8 @@ export function readAgentConfig(
       leaseMs: seconds('AGENT_LEASE_STALE_SECONDS', 90, 1),
       heartbeatMs: seconds('AGENT_HEARTBEAT_STALE_SECONDS', 360, 1),
       startupMs: seconds('AGENT_STARTUP_GRACE_SECONDS', 90, 0)
-    }
+    },
+    permittedNodeKeys: permitted.keys
   }
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   return config

@@ -47,9 +47,10 @@ export function joinTemplate(view: PoolView, pool: ResolvedPool): { template: st
 export function blockingProblem(
   view: PoolView,
   pool: ResolvedPool,
-  provisioner: CellProvisioner
+  provisioner: CellProvisioner,
+  permittedNodeKeys: readonly string[] = []
 ): { blocking: Blocking | undefined; template: string } {
-  const problems = poolProblems(view.name, view.spec)
+  const problems = poolProblems(view.name, view.spec, permittedNodeKeys)
   if (problems.length > 0) {
     return { blocking: { reason: 'SpecInvalid', message: `${problems.map((p) => withoutStop(p.message)).join('; ')}.` }, template: '' }
   }

@@ -41,12 +41,14 @@ export interface TeardownInput {
   cells: readonly Cell[]
   workload: WorkloadState
   now: Date
+  /** The Node keys the admin permits (hooks/metacontroller/descriptor.ts, HookContext). */
+  permittedNodeKeys?: readonly string[]
 }
 
 /** The teardown's answer (see the header). */
 export function teardownPlan(input: TeardownInput): AnswerPlan {
   const { view, pool, provisioner, cells, workload, now } = input
-  const specValid = poolProblems(view.name, view.spec).length === 0
+  const specValid = poolProblems(view.name, view.spec, input.permittedNodeKeys).length === 0
   const deletedAt = parseTime(view.deletionTimestamp) ?? now.getTime()
   const timeoutAt = deletedAt + pool.deletion.drainTimeoutSeconds * 1000
   const timedOut = now.getTime() >= timeoutAt

@@ -8,7 +8,8 @@
  * - Two taints with the same key and effect are refused, as the API server refuses them on a Node.
  * - Node labels and taints are refused where the workload agent would set, with its own rights,
  *   what NodeRestriction keeps from a kubelet (hooks/k8s/node-keys.ts). docs/cellpool.md allows any
- *   valid label after join; this is narrower on purpose.
+ *   valid label after join; this is narrower on purpose. An admin permits keys past that rule
+ *   with `PERMITTED_NODE_KEYS` (the service's context), which the agent reads too.
  */
 import { isRecord } from '../../k8s/objects.ts'
 import { restrictedLabelReason, restrictedTaintReason } from '../../k8s/node-keys.ts'
@@ -16,18 +17,21 @@ import { isLabelValue, isQualifiedName } from '../../k8s/names.ts'
 import { clip } from './wording.ts'
 import type { PoolProblem } from '../model/problems.ts'
 
+/** How an admin lifts a refusal, said after it. */
+const PERMIT = ' (a cluster admin may permit the key: chart value controllers.cellpool.permittedNodeKeys)'
+
 /** The label and annotation prefix the controller keeps for itself. */
 const CONTROLLER_PREFIX = 'cells.kubeswift.io/'
 
-export function labelProblems(labels: unknown): PoolProblem[] {
+export function labelProblems(labels: unknown, permittedNodeKeys: readonly string[] = []): PoolProblem[] {
   if (!isRecord(labels)) return []
   const problems: PoolProblem[] = []
   for (const [key, value] of Object.entries(labels)) {
     const field = `spec.workloadCluster.node.labels[${clip(key)}]`
     const keyed = keyProblems(field, key, 'label')
     problems.push(...keyed)
-    const restricted = keyed.length === 0 ? restrictedLabelReason(key) : undefined
-    if (restricted !== undefined) problems.push({ field, message: `${field}: ${clip(key)} is refused: ${restricted}` })
+    const restricted = keyed.length === 0 ? restrictedLabelReason(key, permittedNodeKeys) : undefined
+    if (restricted !== undefined) problems.push({ field, message: `${field}: ${clip(key)} is refused: ${restricted}${PERMIT}` })
     if (typeof value === 'string' && !isLabelValue(value)) {
       problems.push({
         field,
@@ -43,7 +47,7 @@ export function annotationProblems(annotations: unknown): PoolProblem[] {
   return Object.keys(annotations).flatMap((key) => keyProblems(`spec.workloadCluster.node.annotations[${clip(key)}]`, key, 'annotation'))
 }
 
-export function taintProblems(taints: unknown): PoolProblem[] {
+export function taintProblems(taints: unknown, permittedNodeKeys: readonly string[] = []): PoolProblem[] {
   if (!Array.isArray(taints)) return []
   const problems: PoolProblem[] = []
   const seen = new Set<string>()
@@ -53,9 +57,9 @@ export function taintProblems(taints: unknown): PoolProblem[] {
     if (typeof taint.key === 'string' && taint.key !== '') {
       const keyed = keyProblems(`${field}.key`, taint.key, 'taint')
       problems.push(...keyed)
-      const restricted = keyed.length === 0 ? restrictedTaintReason(taint.key) : undefined
+      const restricted = keyed.length === 0 ? restrictedTaintReason(taint.key, permittedNodeKeys) : undefined
       if (restricted !== undefined)
-        problems.push({ field: `${field}.key`, message: `${field}.key ${clip(taint.key)} is refused: ${restricted}` })
+        problems.push({ field: `${field}.key`, message: `${field}.key ${clip(taint.key)} is refused: ${restricted}${PERMIT}` })
     }
     if (typeof taint.value === 'string' && !isLabelValue(taint.value)) {
       problems.push({

@@ -44,11 +44,14 @@ export function poolNameProblems(name: string): PoolProblem[] {
   ]
 }
 
-/** Every admission rule of docs/cellpool.md against `spec` (any JSON) and the pool `name`, all problems at once. */
-export function poolProblems(name: string, spec: unknown): PoolProblem[] {
+/**
+ * Every admission rule of docs/cellpool.md against `spec` (any JSON) and the pool `name`, all
+ * problems at once; `permittedNodeKeys` are the admin's exceptions to the restricted Node keys.
+ */
+export function poolProblems(name: string, spec: unknown, permittedNodeKeys: readonly string[] = []): PoolProblem[] {
   const named = poolNameProblems(name)
   if (!isRecord(spec)) return [...named, { field: 'spec', message: `spec must be an object, not ${describe(spec)}` }]
-  const problems = [...named, ...merge(schemaProblems(spec), ruleProblems(spec))]
+  const problems = [...named, ...merge(schemaProblems(spec), ruleProblems(spec, permittedNodeKeys))]
   // The CellNodeSet estimate reads the resolved spec, which is meaningful only for a valid one.
   return problems.length > 0 ? problems : desiredNodeSetProblems(name, resolvePool(spec))
 }
@@ -65,7 +68,7 @@ function merge(schema: PoolProblem[], rules: PoolProblem[]): PoolProblem[] {
 }
 
 /** The rules the schema cannot state (or states without saying why). */
-function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
+function ruleProblems(spec: Record<string, unknown>, permittedNodeKeys: readonly string[]): PoolProblem[] {
   const problems: PoolProblem[] = []
   const cell = asRecord(spec.cell)
   const gpu = asRecord(cell.gpu)
@@ -101,7 +104,11 @@ function ruleProblems(spec: Record<string, unknown>): PoolProblem[] {
   for (const secret of usesBootstrapTemplate(spec) ? secrets.slice(1) : secrets)
     problems.push(...secretRefProblems(secret.ref, secret.name, secret.why), ...secretKeyProblems(secret.keyField, secret.key))
   const node = asRecord(workload.node)
-  problems.push(...labelProblems(node.labels), ...annotationProblems(node.annotations), ...taintProblems(node.taints))
+  problems.push(
+    ...labelProblems(node.labels, permittedNodeKeys),
+    ...annotationProblems(node.annotations),
+    ...taintProblems(node.taints, permittedNodeKeys)
+  )
   problems.push(...nodeMetadataProblems(node.labels, node.annotations), ...guestTemplateSizeProblems(cell.guestTemplate))
   problems.push(...autoscalingProblems(asRecord(spec.autoscaling)))
   problems.push(

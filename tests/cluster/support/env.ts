@@ -73,6 +73,8 @@ export interface EnvOptions {
   webhooks?: boolean
   /** How the cluster starts (a real node's scenarios bind the API server to the node's address). */
   cluster?: StartClusterOptions
+  /** Variables of the hook service's process contract besides the harness's (docs/README.md). */
+  serviceEnv?: Record<string, string>
 }
 
 /**
@@ -110,7 +112,7 @@ export async function startEnv(options: EnvOptions = {}): Promise<ClusterEnv> {
       .sort()
       .map((f) => join(crdDir, f))
     await installCrds(cluster, [...crds, ...(options.extraCrds ?? [])])
-    service = await startHookService(cluster)
+    service = await startHookService(cluster, options.serviceEnv)
     if (options.webhooks ?? true) await registerWebhooks(cluster, service, WEBHOOKS)
     const drivers = new Map<string, Driver>()
     for (const controller of loadControllers(join(ROOT, 'metacontroller'))) {

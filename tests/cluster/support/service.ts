@@ -37,9 +37,9 @@ export interface WebhookTarget {
 
 /**
  * Starts the service (tests/support/service.ts, the one starter of every layer) with TLS from a
- * test CA in `cluster.dir`, and waits until both listeners are ready.
+ * test CA in `cluster.dir` and the variables of `env` besides, and waits until both listeners are ready.
  */
-export async function startHookService(cluster: TestCluster): Promise<HookService> {
+export async function startHookService(cluster: TestCluster, env: Record<string, string> = {}): Promise<HookService> {
   const certs = await makeWebhookCerts(cluster.dir)
   const [port, webhookPort] = (await freePorts(2)) as [number, number]
   const started = await startService(
@@ -48,7 +48,8 @@ export async function startHookService(cluster: TestCluster): Promise<HookServic
       WEBHOOK_PORT: String(webhookPort),
       TLS_CERT_FILE: certs.serverCert,
       TLS_KEY_FILE: certs.serverKey,
-      LOG_LEVEL: 'info'
+      LOG_LEVEL: 'info',
+      ...env
     },
     2,
     { startTimeoutMs: 120_000 }

@@ -41,6 +41,8 @@ export interface CoreOptions {
   windows?: LivenessWindows
   /** Deletions already carried out this pass (recorded in swept). */
   sweptThisPass?: SweptNode[]
+  /** Node label and taint keys the admin permits past the restricted-key rule (hooks/k8s/node-keys.ts). */
+  permittedNodeKeys?: readonly string[]
 }
 
 /** Decides one pass for one CellNodeSet. */
@@ -101,7 +103,8 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
       pool,
       poolUID,
       deleting,
-      unbound: snapshot.unbound
+      unbound: snapshot.unbound,
+      permittedNodeKeys: options.permittedNodeKeys ?? []
     })
     rows.push(decision.row)
     if (decision.patch !== undefined) actions.push({ type: 'patchNode', name: view.name, patch: decision.patch })

@@ -81,16 +81,18 @@ export function desiredLabels(entry: CellNode, pool: string, poolUID: string): R
  * and the keys left out. The pool hooks refuse them in the spec; the agent, which writes with
  * rights a kubelet does not have, refuses them again whatever a CellNodeSet says (written by an
  * older release, or past a webhook that was off). A key it set before and now refuses is removed
- * like any key it no longer wants.
+ * like any key it no longer wants. `permitted` are the keys the admin permits (`PERMITTED_NODE_KEYS`).
  */
-export function withoutRestricted(entry: CellNode): { entry: CellNode; refused: string[] } {
+export function withoutRestricted(entry: CellNode, permitted: readonly string[] = []): { entry: CellNode; refused: string[] } {
   const labels = Object.entries(entry.labels ?? {})
   const taints = entry.taints ?? []
-  const keptLabels = labels.filter(([key]) => restrictedLabelReason(key) === undefined)
-  const keptTaints = taints.filter((t) => restrictedTaintReason(t.key) === undefined)
+  const labelAllowed = ([key]: [string, string]): boolean => restrictedLabelReason(key, permitted) === undefined
+  const taintAllowed = (t: { key: string }): boolean => restrictedTaintReason(t.key, permitted) === undefined
+  const keptLabels = labels.filter(labelAllowed)
+  const keptTaints = taints.filter(taintAllowed)
   const refused = [
-    ...labels.filter(([key]) => restrictedLabelReason(key) !== undefined).map(([key]) => `label ${key}`),
-    ...taints.filter((t) => restrictedTaintReason(t.key) !== undefined).map((t) => `taint ${t.key}:${t.effect}`)
+    ...labels.filter((l) => !labelAllowed(l)).map(([key]) => `label ${key}`),
+    ...taints.filter((t) => !taintAllowed(t)).map((t) => `taint ${t.key}:${t.effect}`)
   ]
   if (refused.length === 0) return { entry, refused }
   const out: CellNode = { ...entry, labels: recordOf(keptLabels) }

@@ -37,6 +37,8 @@ export interface ListedInput {
   /** The CellNodeSet is being deleted: nothing is written, the record is kept. */
   deleting: boolean
   unbound: PodList
+  /** The Node keys the admin permits past the restricted-key rule. */
+  permittedNodeKeys?: readonly string[]
 }
 
 /** What the agent does about one listed Node. */
@@ -75,7 +77,7 @@ export function decideListed(input: ListedInput): ListedDecision {
   const fresh =
     prior === undefined && recordable(view) && wanted !== '' && wanted.length <= MAX_INSTANCE_LENGTH && label === undefined && view.live
   if (ours || fresh) {
-    const { entry: allowed, refused } = withoutRestricted(entry)
+    const { entry: allowed, refused } = withoutRestricted(entry, input.permittedNodeKeys ?? [])
     const { want, tooMany } = wantedOf(allowed, pool, poolUID)
     const claims = prior ?? { uid: view.uid, instance: wanted, ...NO_CLAIMS }
     const record: Applied = { uid: view.uid, instance: wanted, ...nextClaims(claims, want, view) }
