@@ -277,6 +277,9 @@ export async function startNode(cluster: TestCluster, prepared: PreparedNode, op
       // the registration socket it puts in kubelet's plugins_registry; the driver serves DRA on a
       // socket in kubelet's plugins directory, under its own name.
       const { driverName, devices } = options.dra
+      // The driver makes the plugins directory but listens in its own subdirectory, which a
+      // DaemonSet's volume would provide.
+      mkdirSync(join(paths.kubeletRoot, 'plugins', driverName), { recursive: true })
       const plugin = start(
         'dra-plugin',
         join(binDir, DRA_TEST_DRIVER),
