@@ -20,8 +20,8 @@ import { installCrds, KUBESWIFT_CRDS, WEBHOOKS, type ClusterEnv } from './suppor
 import { KubeClient, loadKubeconfig } from './support/kube.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { importImages } from './support/node-images.ts'
-import { clientOptions, newKey, privilegeOf, runClient, unprivileged, type Key, type Ran } from '../images/support/ssh-client.ts'
-import { HTTP_SERVER } from './support/node-probe.ts'
+import { newKey, privilegeOf, unprivileged } from '../images/support/ssh-client.ts'
+import { HTTP_SERVER, sshOnce } from './support/node-probe.ts'
 import { startNodeCluster } from './support/node-scenario.ts'
 import { HAMI_TYPE } from './support/node-workloads.ts'
 import { apply, createNamespaces, getJson } from './support/kubectl.ts'
@@ -139,7 +139,7 @@ t.test('an SSH Instance through the in-cluster hooks: ssh through its node port 
     ]
   )
 
-  const ssh = await sshOnce(key, sshPort, 'hostname; id -u; cat /tmp/main-marker; echo; cat /proc/self/status')
+  const ssh = await sshOnce(key, node.address, sshPort, 'hostname; id -u; cat /tmp/main-marker; echo; cat /proc/self/status')
   t.equal(ssh.code, 0, ssh.stderr)
   // main's own user, as kubelet's exec into main sees it.
   const mainUid = (await cluster.kubectl(['exec', '-n', ns, 'shell', '-c', 'main', '--', 'id', '-u'])).stdout.trim()
@@ -151,19 +151,6 @@ t.test('an SSH Instance through the in-cluster hooks: ssh through its node port 
   t.same(privilegeOf(ssh.stdout), unprivileged(Number(mainUid)), 'no capability in any set, no_new_privs')
   t.ok(key.line.startsWith('ssh-ed25519 '))
 })
-
-/**
- * One ssh session to the node port, retried only while the port refuses: kube-proxy opens a node
- * port once it has seen the Ready endpoint, on its own schedule (at most 60 s).
- */
-async function sshOnce(key: Key, port: number, command: string): Promise<Ran> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const ran = await runClient('ssh', [...clientOptions(key), '-p', String(port), `root@${node.address}`, command])
-    if (ran.code === 0 || !/Connection refused/.test(ran.stderr) || Date.now() > deadline) return ran
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-  }
-}
 
 t.test('the node leaves nothing on the machine', async (t) => {
   t.same(await node.stop(), [], 'every step of the stop succeeded')

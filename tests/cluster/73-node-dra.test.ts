@@ -18,13 +18,13 @@ import t, { type Test } from 'tap'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { clientOptions, newKey, runClient, type Key, type Ran } from '../images/support/ssh-client.ts'
+import { newKey, type Key } from '../images/support/ssh-client.ts'
 import { runCommand } from './support/cluster.ts'
 import { eventually } from './support/env.ts'
 import { apply, createNamespaces, getJson } from './support/kubectl.ts'
 import { driveInstance } from './support/node-drive.ts'
 import { importImages } from './support/node-images.ts'
-import { HTTP_SERVER } from './support/node-probe.ts'
+import { HTTP_SERVER, sshOnce } from './support/node-probe.ts'
 import { startNodeScenario } from './support/node-scenario.ts'
 import { condition } from './support/reads.ts'
 import type { JsonObject } from '../support/merge.ts'
@@ -120,19 +120,6 @@ function instance(name: string): JsonObject {
   }
 }
 
-/**
- * One ssh session to the node port, retried only while the port refuses: kube-proxy opens a node
- * port once it has seen the Ready endpoint, on its own schedule.
- */
-async function sshOnce(port: number, command: string): Promise<Ran> {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const ran = await runClient('ssh', [...clientOptions(key), '-p', String(port), `root@${node.address}`, command])
-    if (ran.code === 0 || !/Connection refused/.test(ran.stderr) || Date.now() > deadline) return ran
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-  }
-}
-
 /** The claim of a Running Instance, checked allocated on the node's device, reserved and prepared. */
 async function checkPrepared(t: Test, name: string, instance: Obj): Promise<Obj> {
   const claim = await json(['resourceclaim', instance.status.accelerator.claim, '-n', NS])
@@ -183,7 +170,7 @@ t.test('a Whole DRA Instance on the node’s plugin: prepared, entered by SSH, f
   t.equal(first.status.accelerator.claim, firstClaim.metadata.name, 'status.accelerator.claim names it')
 
   await t.test('SSH enters main', async (t) => {
-    const ssh = await sshOnce(ports['ssh/TCP'] as number, 'hostname; cat /tmp/main-marker')
+    const ssh = await sshOnce(key, node.address, ports['ssh/TCP'] as number, 'hostname; cat /tmp/main-marker')
     t.equal(ssh.code, 0, ssh.stderr)
     t.same(ssh.stdout.split('\n').slice(0, 2), ['shell', 'main of shell'], 'the session is in main')
   })
@@ -222,7 +209,7 @@ t.test('a Whole DRA Instance on the node’s plugin: prepared, entered by SSH, f
     t.same(nodePorts(again), ports, 'the same node ports')
     const claim = await checkPrepared(t, 'shell', again)
     t.not(claim.metadata.uid, firstClaim.metadata.uid, 'a new claim, made from the same template')
-    const ssh = await sshOnce(ports['ssh/TCP'] as number, 'cat /tmp/main-marker')
+    const ssh = await sshOnce(key, node.address, ports['ssh/TCP'] as number, 'cat /tmp/main-marker')
     t.equal(ssh.code, 0, ssh.stderr)
     t.equal(ssh.stdout.trim(), 'main of shell', 'SSH enters the started workspace')
   })

@@ -7,6 +7,7 @@
 import type { TestCluster } from './cluster.ts'
 import { NODE_NET } from './node-host.ts'
 import { runCommand } from './cluster.ts'
+import { clientOptions, runClient, type Key, type Ran } from '../../images/support/ssh-client.ts'
 
 /** What a connection attempt met: an answer (its first line), a refusal, or silence. */
 export type ProbeResult = { open: true; answer: string } | { open: false; error: string }
@@ -109,3 +110,16 @@ udp.bind(53)
 require('node:net').createServer((s) => s.end('dns-tcp\n')).listen(53)
 require('node:net').createServer((s) => s.end('not-dns\n')).listen(8053)
 `
+
+/**
+ * One ssh session as root to `address:port`, retried only while the port refuses: kube-proxy opens
+ * a node port once it has seen the Ready endpoint, on its own schedule (at most 60 s).
+ */
+export async function sshOnce(key: Key, address: string, port: number, command: string): Promise<Ran> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const ran = await runClient('ssh', [...clientOptions(key), '-p', String(port), `root@${address}`, command])
+    if (ran.code === 0 || !/Connection refused/.test(ran.stderr) || Date.now() > deadline) return ran
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
