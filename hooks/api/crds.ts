@@ -35,7 +35,8 @@ export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
 
 /**
  * InstanceType: cluster-scoped, written by the admin and only read by the hooks (as a related
- * object). It has no status and nothing writes one, so it gets no status subresource: that
+ * object). Its Access column prints the namespace selector as the API server stores it (a printer
+ * column is a JSONPath, it cannot put a selector into words); an empty column means every namespace. It has no status and nothing writes one, so it gets no status subresource: that
  * subresource would only make the main endpoint drop status writes nobody makes.
  */
 export const INSTANCE_TYPE_CRD: CustomResourceDefinition = crdFor({
@@ -48,6 +49,13 @@ export const INSTANCE_TYPE_CRD: CustomResourceDefinition = crdFor({
   printerColumns: [
     column('Plugin', 'string', '.spec.devicePlugin', 'Device plugin on the nodes of this type.'),
     column('Families', 'string', '.spec.families', 'Accelerator families Instances of this type may use.'),
+    column(
+      'Access',
+      'string',
+      '.spec.access.namespaceSelector',
+      'The namespaces that may use this type, by their labels; empty: every namespace.'
+    ),
+    column('Queue', 'string', '.spec.queue.localQueueName', 'The Kueue LocalQueue the Pods of this type join; empty: none.'),
     AGE
   ]
 })

@@ -43,7 +43,7 @@ export const PORT_PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const
 export type PortProtocol = (typeof PORT_PROTOCOLS)[number]
 
 /** Phases of an Instance (docs/instance.md, "Status"). */
-export const INSTANCE_PHASES = ['Pending', 'Starting', 'Running', 'Stopping', 'Stopped', 'Failed', 'Deleting'] as const
+export const INSTANCE_PHASES = ['Pending', 'Queued', 'Starting', 'Running', 'Stopping', 'Stopped', 'Failed', 'Deleting'] as const
 export type InstancePhase = (typeof INSTANCE_PHASES)[number]
 
 /** The port name the SSH sidecar's 22/TCP takes, on the container and on the Service. */
@@ -382,7 +382,10 @@ export type InstanceSpec = Static<typeof InstanceSpecSchema>
 export const InstanceStatusSchema = Type.Object(
   {
     phase: Type.Optional(
-      StringEnum(INSTANCE_PHASES, { description: 'Pending, Starting, Running, Stopping, Stopped, Failed or Deleting.' })
+      StringEnum(INSTANCE_PHASES, {
+        description:
+          'Pending, Queued (its Pod waits for quota in a Kueue LocalQueue), Starting, Running, Stopping, Stopped, Failed or Deleting.'
+      })
     ),
     message: Type.Optional(Type.String({ description: 'One sentence about the phase.' })),
     podName: Type.Optional(Type.String({ description: 'The observed Pod.' })),
@@ -428,7 +431,10 @@ export const InstanceStatusSchema = Type.Object(
       )
     ),
     conditions: Type.Optional(
-      Type.Array(conditionSchema('Ready, SpecValid or UpToDate.'), { ...listMap('type'), description: 'Ready, SpecValid and UpToDate.' })
+      Type.Array(conditionSchema('Ready, SpecValid, UpToDate, Admitted or Evicted.'), {
+        ...listMap('type'),
+        description: 'Ready, SpecValid and UpToDate; with a queued InstanceType, Admitted, and Evicted once Kueue evicted its Pod.'
+      })
     ),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' }))
   },

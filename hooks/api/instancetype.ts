@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { CustomResource, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } from './kit.ts'
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
+import { LabelSelectorSchema } from './label-selector.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
 export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
@@ -82,6 +83,40 @@ export const TolerationSchema = Type.Object(
 )
 export type Toleration = Static<typeof TolerationSchema>
 
+/** A name that goes into a label value: a DNS subdomain of at most 63 characters. */
+const LABEL_VALUE_NAME = { pattern: DNS_SUBDOMAIN_PATTERN, maxLength: 63 }
+
+/** Who may use the type (docs/access.md, "Entitlement"). */
+export const AccessSchema = Type.Object(
+  {
+    namespaceSelector: Type.Optional(
+      LabelSelectorSchema("The namespaces whose Instances may use this type, by the namespace's labels; absent or empty: every namespace.")
+    )
+  },
+  { description: 'Which namespaces may use this type; absent: every namespace.' }
+)
+export type AccessSpec = Static<typeof AccessSchema>
+
+/** The Kueue LocalQueue the type's Pods join (docs/access.md, "Quota and queueing"). */
+export const QueueSchema = Type.Object(
+  {
+    localQueueName: Type.String({
+      ...LABEL_VALUE_NAME,
+      description:
+        "Kueue LocalQueue, by name, in each Instance's namespace, that the Instance's Pod joins (label kueue.x-k8s.io/queue-name): " +
+        'a DNS subdomain of at most 63 characters, as a label value must be.'
+    }),
+    workloadPriorityClassName: Type.Optional(
+      Type.String({
+        ...LABEL_VALUE_NAME,
+        description: "Kueue WorkloadPriorityClass of the Pod's Workload (label kueue.x-k8s.io/priority-class)."
+      })
+    )
+  },
+  { description: "Quota and queueing by Kueue: the Pods of this type's Instances wait in a LocalQueue until Kueue admits them." }
+)
+export type QueueSpec = Static<typeof QueueSchema>
+
 /** InstanceType spec. */
 export const InstanceTypeSpecSchema = Type.Object(
   {
@@ -128,6 +163,8 @@ export const InstanceTypeSpecSchema = Type.Object(
       })
     ),
     dra: Type.Optional(DraSchema),
+    access: Type.Optional(AccessSchema),
+    queue: Type.Optional(QueueSchema),
     maxCount: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Most accelerators one Instance of this type may take; absent means no limit.' })
     ),

@@ -49,15 +49,35 @@ export function instanceSelector(instanceName: string): Record<string, string> {
   return { [PART_OF_LABEL]: instanceName, [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES }
 }
 
+/** Kueue's label naming the LocalQueue a Pod joins (sigs.k8s.io/kueue pkg/controller/constants). */
+export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name'
+/** Kueue's label naming the WorkloadPriorityClass of a Pod's Workload. */
+export const KUEUE_PRIORITY_CLASS_LABEL = 'kueue.x-k8s.io/priority-class'
+/** The scheduling gate Kueue's Pod webhook adds and lifts once the Pod's Workload is admitted. */
+export const KUEUE_ADMISSION_GATE = 'kueue.x-k8s.io/admission'
+/** The finalizer Kueue's Pod webhook adds to a Pod it manages; Kueue removes it once the Pod is done. */
+export const KUEUE_POD_FINALIZER = 'kueue.x-k8s.io/managed'
+/** The Pod condition Kueue sets before it deletes a Pod whose Workload it evicts. */
+export const KUEUE_TERMINATION_TARGET = 'TerminationTarget'
+
+/** The queue of an InstanceType (`spec.queue`), as the Pod's labels carry it. */
+export interface PodQueue {
+  localQueueName: string
+  workloadPriorityClassName?: string
+}
+
 /**
- * The four labels of an Instance's Pod, keys in a fixed order (the order written here, which is
- * not alphabetical; the API server and every hash here sort keys anyway).
+ * The labels of an Instance's Pod, keys in a fixed order (the order written here, which is not
+ * alphabetical; the API server and every hash here sort keys anyway): four of its own, and with a
+ * queue, Kueue's queue name and priority class (docs/access.md).
  */
-export function podLabels(instanceName: string, typeName: string): Record<string, string> {
+export function podLabels(instanceName: string, typeName: string, queue?: PodQueue): Record<string, string> {
   return {
     [PART_OF_LABEL]: instanceName,
     [MANAGED_BY_LABEL]: MANAGED_BY,
     [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCES,
-    [INSTANCE_TYPE_LABEL]: typeName
+    [INSTANCE_TYPE_LABEL]: typeName,
+    ...(queue !== undefined ? { [KUEUE_QUEUE_LABEL]: queue.localQueueName } : {}),
+    ...(queue?.workloadPriorityClassName !== undefined ? { [KUEUE_PRIORITY_CLASS_LABEL]: queue.workloadPriorityClassName } : {})
   }
 }

@@ -107,7 +107,7 @@ export function buildPod(input: PodInput): KubeObject {
     metadata: {
       name: input.name,
       namespace: input.namespace,
-      labels: podLabels(input.name, input.typeName),
+      labels: podLabels(input.name, input.typeName, type.queue),
       annotations: { [GENERATION_ANNOTATION]: String(input.generation) }
     },
     spec: podSpec

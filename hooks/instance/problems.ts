@@ -18,6 +18,8 @@ export const INSTANCE_TYPE_NOT_FOUND = 'InstanceTypeNotFound'
 export const INSTANCE_TYPE_INVALID = 'InstanceTypeInvalid'
 /** The reason when a Setting the Instance needs is stored in a shape the hooks cannot use. */
 export const SETTING_INVALID = 'SettingInvalid'
+/** The reason when the InstanceType's `spec.access` does not admit the Instance's namespace. */
+export const TYPE_NOT_PERMITTED = 'TypeNotPermitted'
 /** The reason when the InstanceType cannot serve the accelerator request. */
 export const ACCELERATOR_NOT_OFFERED = 'AcceleratorNotOffered'
 

@@ -12,6 +12,8 @@
  * - A Pod being replaced (ended, deleting, or built from an older generation) means the Instance is
  *   `Pending` its new Pod; the old Pod's names and addresses are still reported while it exists.
  * - `accessAddresses` are given in phase `Running` only, IPv6 host IPs in brackets.
+ * - A Pod that Kueue's admission gate holds makes the Instance `Queued` (queue-status.ts gives the
+ *   conditions Admitted and Evicted); a stopping Pod that Kueue's finalizer holds says so.
  * - `accelerator` comes with an observed Pod whose Instance asks for an accelerator or whose `main`
  *   container requests an extended resource; family and count are the spec's (defaults filled in),
  *   and `claim` the ResourceClaim the Pod's status names for its claim `accelerator`.
@@ -20,7 +22,8 @@ import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/i
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { withoutStop } from '../k8s/sentences.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
-import { ACCELERATOR_CLAIM, MAIN_CONTAINER } from './labels.ts'
+import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, type PodQueue } from './labels.ts'
+import { admittedCondition, evictedCondition, heldByKueue, podQueueName, queuedByKueue } from './queue-status.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
 import type { SpecProblem } from './problems.ts'
@@ -32,6 +35,7 @@ export type Drift =
   | { kind: 'SpecChanged'; podName: string; podGeneration: string | undefined; generation: number; held: boolean }
   | { kind: 'InstanceTypeChanged'; podName: string; typeName: string }
   | { kind: 'SettingChanged'; podName: string; setting: string; was: string | undefined; now: string }
+  | { kind: 'AccessRevoked'; podName: string; typeName: string; namespace: string }
 
 /** Everything the status is computed from. */
 export interface StatusInput {
@@ -50,6 +54,8 @@ export interface StatusInput {
   /** The observed Service of this Instance (a child). */
   service: KubeObject | undefined
   drift: Drift
+  /** The InstanceType's queue (`spec.queue`), when it has one: the Admitted and Evicted conditions. */
+  queue?: PodQueue
 }
 
 interface Waiting {
@@ -111,6 +117,13 @@ export function phaseFromPod(pod: KubeObject): { phase: InstancePhase; message: 
     const detail = waiting !== undefined ? `: container ${waiting.container} is waiting (${waiting.reason})` : ''
     return { phase: 'Starting', message: `Pod ${name} is starting on node ${node ?? 'unknown'}${detail}.` }
   }
+  if (queuedByKueue(pod)) {
+    const queue = podQueueName(pod, undefined)
+    return {
+      phase: 'Queued',
+      message: `Pod ${name} is waiting for quota in ${queue !== undefined ? `LocalQueue ${queue}` : 'its LocalQueue'}.`
+    }
+  }
   const why = asText(podCondition(pod, 'PodScheduled')?.message)
   return { phase: 'Pending', message: `Pod ${name} is waiting to be scheduled${why !== undefined ? `: ${withoutStop(why)}` : ''}.` }
 }
@@ -125,7 +138,11 @@ export function instancePhase(input: StatusInput): { phase: InstancePhase; messa
   }
   if (asRecord(input.spec).stop === true) {
     const keeps = service !== undefined ? `; Service ${service.metadata.name} keeps its node ports` : ''
-    if (pod !== undefined) return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${keeps}.` }
+    if (pod !== undefined) {
+      // While Kueue is down its finalizer keeps a deleted Pod (and the quota it holds) in place.
+      const kueue = podDeleting(pod) && heldByKueue(pod) ? ` and for Kueue to release it (finalizer ${KUEUE_POD_FINALIZER})` : ''
+      return { phase: 'Stopping', message: `Stopping: waiting for Pod ${pod.metadata.name} to terminate${kueue}${keeps}.` }
+    }
     return { phase: 'Stopped', message: `Stopped${keeps}.` }
   }
   if (input.problems.length > 0) {
@@ -185,6 +202,12 @@ export function upToDateCondition(drift: Drift): ConditionInput {
         'False',
         'InstanceTypeChanged',
         `InstanceType ${drift.typeName} changed after Pod ${drift.podName} was built; the change applies at the next start (set spec.stop true, then false).`
+      )
+    case 'AccessRevoked':
+      return c(
+        'False',
+        'AccessRevoked',
+        `InstanceType ${drift.typeName} no longer admits namespace ${drift.namespace}; Pod ${drift.podName} keeps running, and the next start is refused.`
       )
     case 'SettingChanged':
       return c(
@@ -293,12 +316,11 @@ export function instanceStatus(input: StatusInput): InstanceStatus {
   }
   const accelerator = pod !== undefined ? podAccelerator(pod, input.spec) : undefined
   if (accelerator !== undefined) status.accelerator = accelerator
-  status.conditions = stampConditions(
-    [readyCondition(phase, message, pod), specValidCondition(input.problems), upToDateCondition(input.drift)],
-    input.previousConditions,
-    input.now,
-    input.generation
-  )
+  const conditions = [readyCondition(phase, message, pod), specValidCondition(input.problems), upToDateCondition(input.drift)]
+  if (input.queue !== undefined && !input.finalizing) conditions.push(admittedCondition(pod, input.queue))
+  const evicted = input.finalizing ? undefined : evictedCondition(pod, input.queue, input.previousConditions)
+  if (evicted !== undefined) conditions.push(evicted)
+  status.conditions = stampConditions(conditions, input.previousConditions, input.now, input.generation)
   if (input.generation !== undefined) status.observedGeneration = input.generation
   return status
 }

@@ -20,6 +20,9 @@
  *   Service there; the controller makes no others, and answering one would answer a name someone
  *   else chose (answer-rule.ts).
  * - A Pod without a readable generation annotation counts as built from another generation.
+ * - Access revoked (the InstanceType's `spec.access` no longer admits the namespace) is a spec
+ *   problem like the others: no new Pod. A running Pod is kept (an admin's change never disrupts
+ *   a running workspace) and UpToDate says `AccessRevoked`; the next start is refused.
  * - A DRA Instance's ResourceClaimTemplate is answered whether or not the Instance runs (it
  *   holds no device; the claim made from it goes with the Pod). Its spec is immutable, so
  *   Metacontroller replaces it (update method Recreate); while an observed template differs from
@@ -37,6 +40,7 @@ import { buildService } from './service.ts'
 import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
 import type { ResolvedSpec } from './validate.ts'
 import { instanceProblems } from './view-problems.ts'
+import { TYPE_NOT_PERMITTED } from './problems.ts'
 import { CLAIM_TEMPLATE_KEY, POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
 
 /**
@@ -138,16 +142,20 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
     finalizing: false,
     problems,
     pod: view.pod,
-    service: view.service
+    service: view.service,
+    queue: view.type?.queue
   }
   // `view.type` is undefined only with an InstanceTypeNotFound problem; the test narrows the type.
   if (resolved === undefined || problems.length > 0 || view.type === undefined) {
     const pod = view.pod
     const podGeneration = annotationOf(pod, GENERATION_ANNOTATION)
+    const revoked = problems.some((p) => p.reason === TYPE_NOT_PERMITTED)
     const drift: Drift =
       pod !== undefined && podGeneration !== String(view.generation)
         ? { kind: 'SpecChanged', podName: pod.metadata.name ?? view.name, podGeneration, generation: view.generation, held: true }
-        : { kind: 'None', podName: pod?.metadata.name }
+        : pod !== undefined && revoked
+          ? { kind: 'AccessRevoked', podName: pod.metadata.name ?? view.name, typeName: String(view.spec.type), namespace: view.namespace }
+          : { kind: 'None', podName: pod?.metadata.name }
     const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY]) : keepEveryChild(view)
     return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
   }

@@ -5,8 +5,10 @@
  * and never waits for them.
  */
 import type { InstanceSpec } from '../api/instance.ts'
+import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { isRecord, ownValue, type KubeObject } from '../k8s/objects.ts'
-import { INSTANCE_TYPE_INVALID, SETTING_INVALID, type SpecProblem } from './problems.ts'
+import { describeSelector, labelSelectorProblems, selectorMatches } from '../k8s/label-selector.ts'
+import { INSTANCE_TYPE_INVALID, SETTING_INVALID, TYPE_NOT_PERMITTED, type SpecProblem } from './problems.ts'
 import type { InstanceView } from './request.ts'
 import { AUTHORIZED_KEYS, podSecurityForbidsPod, podSecurityForbidsSSH } from './ssh.ts'
 import { instanceNameProblems, specProblems, typeProblems, withDefaults, type ResolvedSpec } from './validate.ts'
@@ -34,6 +36,37 @@ export function sshKeyProblem(secretName: string, namespace: string, secret: Kub
   return { field, reason: 'SSHKeyMissing', message: `${field} ${secretName}: ${ref} ${what}; add the public keys under ${AUTHORIZED_KEYS}` }
 }
 
+/**
+ * The InstanceType's `spec.access` does not admit the Instance's namespace (docs/access.md,
+ * "Entitlement"). The admission policy refuses such an Instance at write time; this catches a type
+ * or a namespace changed afterwards. A namespace the request does not show, or a selector stored
+ * without the CRD's rules, admits nothing: an access rule errs toward refusing.
+ */
+export function accessProblem(
+  typeName: string,
+  type: InstanceTypeSpec | undefined,
+  namespace: string,
+  namespaceObject: KubeObject | undefined
+): SpecProblem | undefined {
+  const selector = type?.access?.namespaceSelector
+  if (selector === undefined) return undefined
+  const field = 'spec.type'
+  const head = `${field} ${typeName}: InstanceType ${typeName} is not available in namespace ${namespace}`
+  const broken = labelSelectorProblems(selector, `InstanceType ${typeName} spec.access.namespaceSelector`)
+  if (broken.length > 0) {
+    return { field, reason: TYPE_NOT_PERMITTED, message: `${head} (${broken.slice(0, 3).join('; ')}; an admin must fix the InstanceType)` }
+  }
+  if (namespaceObject === undefined) {
+    return { field, reason: TYPE_NOT_PERMITTED, message: `${head} (the namespace's labels are not observed yet)` }
+  }
+  if (selectorMatches(selector, namespaceObject.metadata.labels)) return undefined
+  return {
+    field,
+    reason: TYPE_NOT_PERMITTED,
+    message: `${head} (its spec.access.namespaceSelector, ${describeSelector(selector)}, does not match the namespace's labels); ask an admin for access or choose another type`
+  }
+}
+
 /** Every spec problem, in the order described in the module doc, and the resolved spec when well-formed. */
 export function instanceProblems(view: InstanceView): { problems: SpecProblem[]; resolved: ResolvedSpec | undefined } {
   const problems = specProblems(view.spec)
@@ -53,6 +86,8 @@ export function instanceProblems(view: InstanceView): { problems: SpecProblem[];
       })
     } else {
       problems.push(...typeProblems(spec, spec.type, view.type))
+      const access = accessProblem(spec.type, view.type, view.namespace, view.namespaceObject)
+      if (access !== undefined) problems.push(access)
     }
     const runtimeClass = view.type?.runtimeClassName
     if (runtimeClass !== undefined && runtimeClass !== '' && !view.runtimeClasses.has(runtimeClass)) {

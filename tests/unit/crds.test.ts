@@ -306,6 +306,8 @@ t.test('printer columns are the ones docs/api.md lists', async (t) => {
   t.same(columns(INSTANCE_TYPE_CRD), [
     ['Plugin', 'string', '.spec.devicePlugin'],
     ['Families', 'string', '.spec.families'],
+    ['Access', 'string', '.spec.access.namespaceSelector'],
+    ['Queue', 'string', '.spec.queue.localQueueName'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])
   t.same(columns(SETTING_CRD), [

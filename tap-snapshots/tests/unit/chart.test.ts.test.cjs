@@ -2306,7 +2306,8 @@ spec:
                   type: string
                 type: array
               conditions:
-                description: Ready, SpecValid and UpToDate.
+                description: Ready, SpecValid and UpToDate; with a queued InstanceType,
+                  Admitted, and Evicted once Kueue evicted its Pod.
                 items:
                   description: A standard condition.
                   properties:
@@ -2331,7 +2332,7 @@ spec:
                       - Unknown
                       type: string
                     type:
-                      description: Ready, SpecValid or UpToDate.
+                      description: Ready, SpecValid, UpToDate, Admitted or Evicted.
                       type: string
                   required:
                   - type
@@ -2362,10 +2363,11 @@ spec:
                 description: The generation Metacontroller last synced.
                 type: integer
               phase:
-                description: Pending, Starting, Running, Stopping, Stopped, Failed
-                  or Deleting.
+                description: Pending, Queued (its Pod waits for quota in a Kueue LocalQueue),
+                  Starting, Running, Stopping, Stopped, Failed or Deleting.
                 enum:
                 - Pending
+                - Queued
                 - Starting
                 - Running
                 - Stopping
@@ -2444,6 +2446,15 @@ spec:
       jsonPath: .spec.families
       name: Families
       type: string
+    - description: 'The namespaces that may use this type, by their labels; empty:
+        every namespace.'
+      jsonPath: .spec.access.namespaceSelector
+      name: Access
+      type: string
+    - description: 'The Kueue LocalQueue the Pods of this type join; empty: none.'
+      jsonPath: .spec.queue.localQueueName
+      name: Queue
+      type: string
     - description: Time since the object was created.
       jsonPath: .metadata.creationTimestamp
       name: Age
@@ -2464,6 +2475,72 @@ spec:
           spec:
             description: What the admin offers on this class of nodes.
             properties:
+              access:
+                description: 'Which namespaces may use this type; absent: every namespace.'
+                properties:
+                  namespaceSelector:
+                    description: 'The namespaces whose Instances may use this type,
+                      by the namespace''s labels; absent or empty: every namespace.'
+                    properties:
+                      matchExpressions:
+                        description: Requirements that must all hold.
+                        items:
+                          description: A requirement on one label.
+                          properties:
+                            key:
+                              description: The label key.
+                              maxLength: 317
+                              type: string
+                              x-kubernetes-validations:
+                              - message: must be a label key (a qualified name)
+                                rule: self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
+                                  && size(self.split('/')[size(self.split('/')) -
+                                  1]) <= 63 && size(self) <= 317
+                            operator:
+                              description: In, NotIn, Exists or DoesNotExist.
+                              enum:
+                              - In
+                              - NotIn
+                              - Exists
+                              - DoesNotExist
+                              type: string
+                            values:
+                              description: The values, for In and NotIn (at least
+                                one); empty for Exists and DoesNotExist.
+                              items:
+                                maxLength: 63
+                                pattern: ^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$
+                                type: string
+                              maxItems: 64
+                              type: array
+                          required:
+                          - key
+                          - operator
+                          type: object
+                          x-kubernetes-validations:
+                          - fieldPath: .values
+                            message: In and NotIn need at least one value; Exists
+                              and DoesNotExist take none
+                            rule: 'self.operator in [''In'', ''NotIn''] ? has(self.values)
+                              && size(self.values) > 0 : !has(self.values) || size(self.values)
+                              == 0'
+                        maxItems: 32
+                        type: array
+                      matchLabels:
+                        additionalProperties:
+                          maxLength: 63
+                          pattern: ^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$
+                          type: string
+                        description: Labels that must all be present with these values.
+                        maxProperties: 64
+                        type: object
+                        x-kubernetes-validations:
+                        - message: every key must be a label key (a qualified name)
+                          rule: self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
+                            && size(k.split('/')[size(k.split('/')) - 1]) <= 63 &&
+                            size(k) <= 317)
+                    type: object
+                type: object
               defaults:
                 description: Resources for Instances that set none.
                 properties:
@@ -2570,6 +2647,27 @@ spec:
                 maxItems: 64
                 type: array
                 x-kubernetes-list-type: set
+              queue:
+                description: 'Quota and queueing by Kueue: the Pods of this type''s
+                  Instances wait in a LocalQueue until Kueue admits them.'
+                properties:
+                  localQueueName:
+                    description: 'Kueue LocalQueue, by name, in each Instance''s namespace,
+                      that the Instance''s Pod joins (label kueue.x-k8s.io/queue-name):
+                      a DNS subdomain of at most 63 characters, as a label value must
+                      be.'
+                    maxLength: 63
+                    pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                    type: string
+                  workloadPriorityClassName:
+                    description: Kueue WorkloadPriorityClass of the Pod's Workload
+                      (label kueue.x-k8s.io/priority-class).
+                    maxLength: 63
+                    pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                    type: string
+                required:
+                - localQueueName
+                type: object
               resourceName:
                 default: nvidia.com/gpu
                 description: The whole-accelerator extended resource name; the other
@@ -3603,6 +3701,87 @@ spec:
 ---
 # Source: gpuhooks/templates/metacontroller.yaml
 apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-type-access
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - worker.gpustack.ai
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - instances
+  paramKind:
+    apiVersion: worker.gpustack.ai/v1alpha1
+    kind: InstanceType
+  validations:
+  - expression: |-
+      !variables.checked || variables.selector == null || ((!has(variables.selector.matchLabels) ||
+        variables.selector.matchLabels.all(k, k in variables.labels && variables.labels[k] == variables.selector.matchLabels[k])) &&
+       (!has(variables.selector.matchExpressions) ||
+        variables.selector.matchExpressions.all(e,
+          e.operator == 'In' ? (e.key in variables.labels && has(e.values) && variables.labels[e.key] in e.values) :
+          e.operator == 'NotIn' ? (!(e.key in variables.labels) || !has(e.values) || !(variables.labels[e.key] in e.values)) :
+          e.operator == 'Exists' ? e.key in variables.labels :
+          !(e.key in variables.labels))))
+    messageExpression: '''InstanceType '' + params.metadata.name + '' is not available
+      in namespace '' + namespaceObject.metadata.name + '' (its spec.access.namespaceSelector
+      does not match the namespace\\''s labels)'''
+    reason: Forbidden
+  variables:
+  - expression: 'has(object.spec) && has(object.spec.type) ? object.spec.type : '''''
+    name: typeName
+  - expression: params.metadata.name == variables.typeName && (request.operation ==
+      'CREATE' || !has(oldObject.spec) || !has(oldObject.spec.type) || oldObject.spec.type
+      != variables.typeName)
+    name: checked
+  - expression: 'has(params.spec) && has(params.spec.access) && has(params.spec.access.namespaceSelector)
+      ? params.spec.access.namespaceSelector : null'
+    name: selector
+  - expression: 'has(namespaceObject.metadata.labels) ? namespaceObject.metadata.labels
+      : {}'
+    name: labels
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-type-queue-dra
+spec:
+  failurePolicy: Ignore
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - worker.gpustack.ai
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - instancetypes
+  validations:
+  - expression: '!(has(object.spec) && has(object.spec.queue) && has(object.spec.devicePlugin)
+      && object.spec.devicePlugin == ''DRA'')'
+    messageExpression: '''InstanceType '' + object.metadata.name + '' has spec.queue
+      and devicePlugin DRA: Kueue counts ResourceClaims against quota only with its
+      DynamicResourceAllocation feature gate and deviceClassMappings set; without
+      them the queue holds Pods but its quota counts no GPUs'''
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
@@ -3613,6 +3792,35 @@ spec:
   policyName: gpuhooks-cellnodeset-spec-writers
   validationActions:
   - Deny
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-type-access
+spec:
+  paramRef:
+    parameterNotFoundAction: Allow
+    selector: {}
+  policyName: gpuhooks-instance-type-access
+  validationActions:
+  - Deny
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-type-queue-dra
+spec:
+  policyName: gpuhooks-instance-type-queue-dra
+  validationActions:
+  - Warn
 ---
 # Source: gpuhooks/templates/webhooks.yaml
 # Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or

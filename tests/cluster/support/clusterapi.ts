@@ -92,6 +92,26 @@ export async function applyCrdsServerSide(cluster: TestCluster, kube: KubeClient
   }
 }
 
+/**
+ * Resolves once a controller-runtime manager answers /readyz on its loopback health port (its
+ * webhook server has started); fails at once, with its log, when it exits.
+ */
+export async function untilReady(proc: ManagedProcess, healthPort: number, what: string): Promise<void> {
+  await eventually(
+    `${what} to answer /readyz`,
+    async () => {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${what} exited:\n${tailLog(proc.logFile)}`)
+      try {
+        const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`)
+        return res.status === 200 ? true : undefined
+      } catch {
+        return undefined
+      }
+    },
+    120_000
+  )
+}
+
 /** The manager as a running process. */
 export interface ClusterApiManager {
   proc: ManagedProcess
@@ -135,21 +155,7 @@ export async function startClusterApiManager(cluster: TestCluster, binary: strin
     stop: () => stopProcess(proc)
   }
   try {
-    await eventually(
-      'the Cluster API manager to answer /readyz',
-      async () => {
-        if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
-          throw new Error(`the Cluster API manager exited:\n${tailLog(log)}`)
-        }
-        try {
-          const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`)
-          return res.status === 200 ? true : undefined
-        } catch {
-          return undefined
-        }
-      },
-      120_000
-    )
+    await untilReady(proc, healthPort, 'the Cluster API manager')
   } catch (error) {
     await manager.stop()
     throw new Error(`${(error as Error).message}\n${tailLog(log)}`)

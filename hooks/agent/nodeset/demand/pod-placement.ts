@@ -6,6 +6,7 @@
  */
 import type { Taint } from '../../../api/cellnodeset.ts'
 import { isRecord } from '../../../k8s/objects.ts'
+import { requirementMatches } from '../../../k8s/label-selector.ts'
 
 /** Whether a Pod of `podSpec` could be scheduled on a Node with `labels` and `taints`. */
 export function landsOn(podSpec: Record<string, unknown>, labels: Readonly<Record<string, string>>, taints: readonly Taint[]): boolean {
@@ -46,15 +47,9 @@ function expressionMatches(expression: unknown, labels: Readonly<Record<string, 
   if (!isRecord(expression) || typeof expression.key !== 'string') return false
   const value = labelValue(labels, expression.key)
   const values = Array.isArray(expression.values) ? expression.values.filter((v): v is string => typeof v === 'string') : []
+  const setBased = requirementMatches(expression.operator, value, values)
+  if (setBased !== undefined) return setBased
   switch (expression.operator) {
-    case 'In':
-      return value !== undefined && values.includes(value)
-    case 'NotIn':
-      return value === undefined || !values.includes(value)
-    case 'Exists':
-      return value !== undefined
-    case 'DoesNotExist':
-      return value === undefined
     case 'Gt':
     case 'Lt': {
       if (value === undefined || values.length !== 1 || !/^-?\d+$/.test(value) || !/^-?\d+$/.test(values[0] as string)) return false
