@@ -38,7 +38,8 @@ const TYPE = 'a100'
 const QUEUE = 'gpu-a100'
 const driver = env.driver('gpuhooks-instance')
 
-const kueue = await startKueue(cluster, kube, [NS, OUTSIDER])
+const EXAMPLES_NS = 'gpu-workspaces'
+const kueue = await startKueue(cluster, kube, [NS, OUTSIDER, EXAMPLES_NS])
 t.teardown(() => kueue.close())
 
 const getJson = (args: string[]): Promise<Obj> => getJsonOf(cluster, args)
@@ -248,6 +249,38 @@ t.test('a LocalQueue that does not exist leaves the Instance Queued, never a los
   t.match(condition(lost, 'Admitted'), { status: 'False', reason: 'Queued' })
   const pod = await getJson(['pod', 'lost', '-n', NS])
   t.equal(pod.metadata.labels['kueue.x-k8s.io/queue-name'], 'missing')
+})
+
+t.test('the examples in deploy/examples/kueue/ are accepted by Kueue and run an Instance', async (t) => {
+  await createNamespaces(cluster, [EXAMPLES_NS])
+  await cluster.kubectl(['label', 'namespace', EXAMPLES_NS, 'gpu-tier=a100'])
+  const dir = join(ROOT, 'deploy', 'examples', 'kueue')
+  await cluster.kubectl(['apply', '-f', join(dir, 'whole-gpu.yaml'), '-f', join(dir, 'hami.yaml')])
+  for (const name of ['gpu-a100', 'gpu-hami']) {
+    await cluster.kubectl(['wait', '--for=condition=Active', `clusterqueue/${name}`, '--timeout=60s'])
+    t.pass(`ClusterQueue ${name} is Active: its flavors exist and its resources are well-formed`)
+  }
+  const name = 'example'
+  await apply(
+    cluster,
+    webInstance(EXAMPLES_NS, name, image, { type: 'hami-queued', resources: { cpu: '100m', memory: '128Mi', accelerator: { count: 1 } } })
+  )
+  const driveExample = async (): Promise<Obj> => {
+    const deadline = Date.now() + 180_000
+    for (;;) {
+      await driver.syncOnce({ namespace: EXAMPLES_NS, name })
+      const got = await getJson(['instance', name, '-n', EXAMPLES_NS])
+      if (got.status?.phase === 'Running') return got
+      if (Date.now() > deadline) throw new Error(`the example Instance is not Running: ${JSON.stringify(got.status)}`)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
+  }
+  const running = await driveExample()
+  t.match(condition(running, 'Admitted'), { status: 'True' }, "admitted by the HAMi ClusterQueue, HAMi's shares covered")
+  const workloads = await getJson(['workloads', '-n', EXAMPLES_NS])
+  t.equal(workloads.items.length, 1, 'one Workload for the Pod')
+  t.equal(workloads.items[0]?.status?.admission?.clusterQueue, 'gpu-hami')
+  await cluster.kubectl(['delete', 'pods', '--all', '-n', EXAMPLES_NS, '--wait=true', '--timeout=120s'])
 })
 
 t.test('the Pods go while Kueue runs, so that no finalizer of its outlives it', async (t) => {

@@ -305,3 +305,39 @@ t.test("each pool's workload kubeconfig Secret carries the agent's opt-in label 
     t.notMatch(kubeconfig, /exec:|auth-provider:|tokenFile:|client-key:|certificate-authority:|proxy-url:/, 'only fields the agent accepts')
   }
 })
+
+t.test(
+  'the Kueue examples: each InstanceType passes the schema, admits gpu-workspaces and names a LocalQueue defined beside it',
+  async (t) => {
+    const dir = join(EXAMPLES_DIR, 'kueue')
+    const docs = readdirSync(dir)
+      .filter((name) => name.endsWith('.yaml'))
+      .sort()
+      .flatMap((file) =>
+        parseAllDocuments(readFileSync(join(dir, file), 'utf8'), { version: '1.1' }).map((d) => ({
+          file,
+          object: d.toJS() as Doc['object']
+        }))
+      )
+    const types = docs.filter((d) => d.object.kind === 'InstanceType')
+    t.equal(types.length, 2, 'a whole-GPU type and a HAMi type')
+    const localQueues = docs.filter((d) => d.object.kind === 'LocalQueue').map((d) => d.object)
+    const clusterQueues = docs.filter((d) => d.object.kind === 'ClusterQueue').map((d) => d.object)
+    for (const { file, object } of types) {
+      t.same(errorsOf(InstanceTypeSchema, object), [], `${file}: ${object.metadata.name}`)
+      const spec = (object as unknown as InstanceType).spec
+      const queue = localQueues.find((q) => q.metadata.name === spec.queue?.localQueueName)
+      t.equal(queue?.metadata.namespace, NAMESPACE, `${file}: its LocalQueue is in ${NAMESPACE}`)
+      const clusterQueue = clusterQueues.find(
+        (q) => q.metadata.name === (queue?.spec as { clusterQueue?: string } | undefined)?.clusterQueue
+      )
+      t.ok(clusterQueue, `${file}: the LocalQueue points at a ClusterQueue defined beside it`)
+      const covered = ((clusterQueue?.spec as { resourceGroups?: Array<{ coveredResources: string[] }> }).resourceGroups ?? []).flatMap(
+        (g) => g.coveredResources
+      )
+      const needed =
+        spec.devicePlugin === 'HAMi' ? ['nvidia.com/gpu', 'nvidia.com/gpucores', 'nvidia.com/gpumem-percentage'] : ['nvidia.com/gpu']
+      for (const resource of ['cpu', 'memory', ...needed]) t.ok(covered.includes(resource), `${file}: the ClusterQueue covers ${resource}`)
+    }
+  }
+)
