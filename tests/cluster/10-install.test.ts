@@ -258,6 +258,30 @@ const INSTANCE_TYPE_CASES: CelCase[] = [
     name: 'partitionProfiles with the default families',
     object: instanceType('default-families', { partitionProfiles: ['1g.10gb'] }),
     message: MSG.partitionProfiles
+  },
+  {
+    name: 'an access selector with In and no values',
+    object: instanceType('in-without-values', { access: { namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In' }] } } }),
+    message: 'In and NotIn need at least one value; Exists and DoesNotExist take none'
+  },
+  {
+    name: 'an access selector with DoesNotExist and values',
+    object: instanceType('absent-with-values', {
+      access: { namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist', values: ['x'] }] } }
+    }),
+    message: 'In and NotIn need at least one value; Exists and DoesNotExist take none'
+  },
+  {
+    name: 'an access selector whose matchLabels key is not a label key',
+    object: instanceType('bad-label-key', { access: { namespaceSelector: { matchLabels: { 'a/b/c': 'x' } } } }),
+    message: 'every key must be a label key (a qualified name)'
+  },
+  {
+    name: 'an access selector whose expression key has a name part over 63 characters',
+    object: instanceType('long-key', {
+      access: { namespaceSelector: { matchExpressions: [{ key: `example.com/${'k'.repeat(64)}`, operator: 'Exists' }] } }
+    }),
+    message: 'must be a label key (a qualified name)'
   }
 ]
 
