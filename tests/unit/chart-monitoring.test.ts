@@ -2,18 +2,20 @@
  * The chart's monitoring: nothing rendered by default; when turned on, PodMonitors that select
  * the hook and agent Pods on a port they declare, a PrometheusRule carrying the rule files'
  * groups as they are (runbook links added when a base is given), which `promtool check rules`
- * accepts, and the dashboard ConfigMap with the Grafana sidecar's label.
+ * accepts, and the dashboard ConfigMap with the Grafana sidecar's label. With
+ * instanceUtilization=dcgm the Instance compute rule reads dcgm-exporter: the rendered Instance
+ * group is run by promtool against the cases of tests/rules/dcgm/.
  *
  * Helm and promtool as tests/support/tools.ts finds them; without Helm the file is skipped with
  * that reason (except in CI), and without promtool only the promtool check is.
  */
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse, parseAllDocuments, stringify } from 'yaml'
-import { CHART, cellPoolCapabilities } from '../../deploy/chart/generate.ts'
+import { CHART, ROOT, cellPoolCapabilities } from '../../deploy/chart/generate.ts'
 import { findHelm, findPromtool } from '../support/tools.ts'
 
 type Doc = {
@@ -35,6 +37,7 @@ const ALL_ON = [
   '--set',
   'monitoring.dashboard.enabled=true'
 ]
+const DCGM_CASES = join(ROOT, 'tests', 'rules', 'dcgm', 'instance-dcgm.test.yaml')
 const ruleFile = (name: string): Group[] =>
   (parse(readFileSync(join(MONITORING, `${name}.rules.yaml`), 'utf8')) as { groups: Group[] }).groups
 
@@ -150,4 +153,57 @@ if ('skip' in found) {
     const count = groups.reduce((n, g) => n + g.rules.length, 0)
     t.match(result.stdout, `SUCCESS: ${count} rules found`)
   })
+
+  const instanceGroup = (args: string[]): Group | undefined =>
+    (docs([...ALL_ON, ...args]).find((d) => d.kind === 'PrometheusRule')?.spec as { groups: Group[] }).groups.find(
+      (g) => g.name === 'gpuhooks-instance-accelerators'
+    )
+  const DCGM = ['--set', 'monitoring.prometheusRule.instanceUtilization=dcgm']
+
+  t.test('instanceUtilization=dcgm renders the compute rule from instance-dcgm.yaml and every other rule as it is', async (t) => {
+    const dcgm = parse(readFileSync(join(MONITORING, 'instance-dcgm.yaml'), 'utf8')) as { record: string; expr: string }
+    const [file] = ruleFile('instance')
+    t.equal(dcgm.record, 'gpustack_instance_accelerator_cores_utilization_percent')
+    t.ok(
+      file?.rules.some((r) => r.record === dcgm.record),
+      'the file has the rule replaced'
+    )
+    t.same(instanceGroup([]), file, 'hami, the default: the file as it is')
+    t.same(instanceGroup(['--set', 'monitoring.prometheusRule.instanceUtilization=hami']), file)
+    const rendered = instanceGroup(DCGM)
+    t.same(rendered, { ...file, rules: file?.rules.map((r) => (r.record === dcgm.record ? { ...r, expr: dcgm.expr } : r)) })
+    t.match(rendered?.rules.find((r) => r.record === dcgm.record)?.expr, /DCGM_FI_DEV_GPU_UTIL\{container="main"/)
+  })
+
+  t.test('an instanceUtilization other than hami or dcgm is refused with the value named', async (t) => {
+    const result = spawnSync(
+      helm,
+      ['template', 'gpuhooks', CHART, ...ALL_ON, '--set', 'monitoring.prometheusRule.instanceUtilization=nvml'],
+      {
+        encoding: 'utf8'
+      }
+    )
+    t.not(result.status, 0)
+    t.match(result.stderr, 'monitoring.prometheusRule.instanceUtilization must be hami or dcgm, not "nvml"')
+  })
+
+  t.test(
+    "promtool: the rendered dcgm Instance rules give each Instance its GPUs' utilization",
+    { skip: 'skip' in promtool ? promtool.skip : false },
+    async (t) => {
+      if ('skip' in promtool) return
+      const dir = mkdtempSync(join(tmpdir(), 'gpuhooks-dcgm-'))
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+      copyFileSync(DCGM_CASES, join(dir, 'instance-dcgm.test.yaml'))
+      const run = (args: string[]) => {
+        writeFileSync(join(dir, 'instance-dcgm.rendered.rules.yaml'), stringify({ groups: [instanceGroup(args)] }))
+        return spawnSync(promtool.path, ['test', 'rules', join(dir, 'instance-dcgm.test.yaml')], { encoding: 'utf8' })
+      }
+      const result = run(DCGM)
+      t.equal(result.status, 0, `${result.stdout}${result.stderr}`)
+      t.match(result.stdout, 'SUCCESS')
+      // The same cases against the default rendering fail: they test the rule the value renders.
+      t.not(run([]).status, 0)
+    }
+  )
 }

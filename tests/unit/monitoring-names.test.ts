@@ -70,6 +70,8 @@ const rules: Rule[] = readdirSync(MONITORING)
   .filter((f) => f.endsWith('.rules.yaml'))
   .sort()
   .flatMap((f) => (parse(readFileSync(join(MONITORING, f), 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules))
+/** The compute rule's expression the chart renders with instanceUtilization=dcgm (records nothing new). */
+const dcgmRule = parse(readFileSync(join(MONITORING, 'instance-dcgm.yaml'), 'utf8')) as Rule
 const dashboard = JSON.parse(readFileSync(join(MONITORING, 'dashboard.json'), 'utf8')) as {
   panels: Panel[]
   templating: { list: { name: string; type: string; query?: { query: string } }[] }
@@ -79,21 +81,24 @@ const inputs = (
   parse(readFileSync(join(ROOT, 'deploy', 'chart', 'monitoring-inputs.yaml'), 'utf8')) as { inputs: { name: string; labels: string[] }[] }
 ).inputs
 /** Every series a promtool case writes, with its case. */
-const written: { where: string; name: string; labels: string[] }[] = readdirSync(CASES)
-  .filter((f) => f.endsWith('.test.yaml'))
-  .sort()
-  .flatMap((f) =>
-    (parse(readFileSync(join(CASES, f), 'utf8')) as { tests: Case[] }).tests.flatMap((c) =>
-      (c.input_series ?? []).map(({ series }) => {
-        const [selector] = selectors(series.includes('{') ? series : `${series}{}`)
-        return { where: `${f}: ${c.name}`, name: selector?.name ?? series, labels: selector?.labels ?? [] }
-      })
-    )
+const written: { where: string; name: string; labels: string[] }[] = [
+  ...readdirSync(CASES)
+    .filter((f) => f.endsWith('.test.yaml'))
+    .sort(),
+  'dcgm/instance-dcgm.test.yaml'
+].flatMap((f) =>
+  (parse(readFileSync(join(CASES, f), 'utf8')) as { tests: Case[] }).tests.flatMap((c) =>
+    (c.input_series ?? []).map(({ series }) => {
+      const [selector] = selectors(series.includes('{') ? series : `${series}{}`)
+      return { where: `${f}: ${c.name}`, name: selector?.name ?? series, labels: selector?.labels ?? [] }
+    })
   )
+)
 
 /** Every expression, with where it is. */
 const expressions: { where: string; expr: string }[] = [
   ...rules.map((r) => ({ where: `rule ${r.alert ?? r.record ?? '?'}`, expr: r.expr })),
+  { where: `rule ${dcgmRule.record ?? '?'} (instanceUtilization=dcgm)`, expr: dcgmRule.expr },
   ...panels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((q) => ({ where: `panel ${p.title ?? '?'}`, expr: q.expr ?? '' }))),
   ...dashboard.templating.list.filter((v) => v.type === 'query').map((v) => ({ where: `variable ${v.name}`, expr: v.query?.query ?? '' }))
 ]
