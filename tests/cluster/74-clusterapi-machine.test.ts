@@ -128,10 +128,17 @@ const running = (name: string): Promise<Loose> =>
     return m?.status?.nodeRef?.name === name && m.status.phase === 'Running' ? m : undefined
   })
 /** Polls until the Machine's Deleting condition has `reason`. */
-const deletingWith = (name: string, reason: string): Promise<Loose> =>
-  until(`Machine ${name} Deleting with reason ${reason}`, async () => {
+/**
+ * The Machine once its Deleting condition has `reason` and, when `started` names one, its
+ * `status.deletion` records that wait's start time. Cluster API's patch helper writes a Machine's
+ * conditions, then its metadata and spec, then the rest of its status, in three requests
+ * (util/patch/patch.go), so a read can see the condition before the time it records beside it.
+ */
+const deletingWith = (name: string, reason: string, started?: string): Promise<Loose> =>
+  until(`Machine ${name} Deleting with reason ${reason}${started !== undefined ? ` and status.deletion.${started}` : ''}`, async () => {
     const m = await machine(name)
-    return condition(m, 'Deleting')?.reason === reason ? m : undefined
+    if (condition(m, 'Deleting')?.reason !== reason) return undefined
+    return started === undefined || typeof m?.status?.deletion?.[started] === 'string' ? m : undefined
   })
 const gone = (what: string, read: () => Promise<Loose>): Promise<true> =>
   until(`${what} to be gone`, async () => ((await read()) === undefined ? true : undefined))
@@ -224,7 +231,7 @@ t.test('with a nodeRef, the pre-drain hook holds the deletion before any cordon 
   await runAllocatedPod(wl, 'gpu-job', 'cells-0', { 'nvidia.com/gpu': '1' })
   await kube.patch(capiRefs.machine(NS, 'cells-0'), { metadata: { annotations: { [HOOK]: 'gpuhooks' } } }, 'merge')
   await kube.delete(capiRefs.machine(NS, 'cells-0'))
-  const held = await deletingWith('cells-0', 'WaitingForPreDrainHook')
+  const held = await deletingWith('cells-0', 'WaitingForPreDrainHook', 'waitForPreDrainHookStartTime')
   t.match(
     condition(held, 'Deleting').message,
     /Waiting for pre-drain hooks to succeed \(hooks: pre-drain\.delete\.hook\.machine\.cluster\.x-k8s\.io\/gpuhooks-drain\)/
@@ -264,7 +271,7 @@ t.test('without a nodeRef the pre-drain hook is passed over; a pre-terminate hoo
   })
   t.equal(provisioned.status.nodeRef, undefined, 'no Node registered, so no nodeRef')
   await kube.delete(capiRefs.machine(NS, 'cells-2'))
-  const held = await deletingWith('cells-2', 'WaitingForPreTerminateHook')
+  const held = await deletingWith('cells-2', 'WaitingForPreTerminateHook', 'waitForPreTerminateHookStartTime')
   t.equal(held.status.deletion.waitForPreDrainHookStartTime, undefined, 'the pre-drain hook was never waited for')
   t.type(held.status.deletion.waitForPreTerminateHookStartTime, 'string')
   t.equal((await infra.must(standInRef(KINDS.machine, NS, 'cells-2'))).metadata.deletionTimestamp, undefined, 'the VM is not being deleted')
