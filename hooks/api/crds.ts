@@ -29,6 +29,7 @@ export const INSTANCE_CRD: CustomResourceDefinition = crdFor({
     column('Phase', 'string', '.status.phase', 'Where the workspace is in its life.'),
     column('Ports', 'string', '.status.nodePorts', 'Allocated node ports, <port>:<nodePort>/<protocol>.'),
     column('Node', 'string', '.status.nodeName', 'Node of the observed Pod.'),
+    column('SSH', 'string', '.status.connect.ssh', 'The command that opens an SSH session while the Instance runs.'),
     AGE
   ]
 })

@@ -378,6 +378,15 @@ export const InstanceSpecSchema = Type.Object(
 )
 export type InstanceSpec = Static<typeof InstanceSpecSchema>
 
+/** A port as status names it: name, port and protocol. */
+function statusPortFields(name: string, port: string) {
+  return {
+    name: Type.String({ description: name }),
+    port: Type.Integer({ description: port }),
+    protocol: Type.String({ description: 'TCP, UDP or SCTP.' })
+  }
+}
+
 /** Instance status, as the sync hook writes it. */
 export const InstanceStatusSchema = Type.Object(
   {
@@ -395,9 +404,7 @@ export const InstanceStatusSchema = Type.Object(
     ports: Type.Optional(
       Type.Array(
         Type.Object({
-          name: Type.String({ description: 'The spec port name, or <protocol>-<port>, or ssh.' }),
-          port: Type.Integer({ description: 'The Service port.' }),
-          protocol: Type.String({ description: 'TCP, UDP or SCTP.' }),
+          ...statusPortFields('The spec port name, or <protocol>-<port>, or ssh.', 'The Service port.'),
           nodePort: Type.Optional(Type.Integer({ description: 'The node port allocated on the observed Service.' }))
         }),
         { description: 'Ports of the observed Service with their node ports.' }
@@ -412,6 +419,39 @@ export const InstanceStatusSchema = Type.Object(
     ),
     accessAddresses: Type.Optional(
       Type.Array(Type.String(), { description: '<hostIP>:<nodePort> per port while a Pod runs (externalTrafficPolicy Local).' })
+    ),
+    connect: Type.Optional(
+      Type.Object(
+        {
+          address: Type.Optional(
+            Type.String({
+              description:
+                "The host users reach the Instance at: the Setting instance-access-address when set, else the Pod's host IP " +
+                '(an IP address, IPv6 without brackets, or a DNS name).'
+            })
+          ),
+          ssh: Type.Optional(
+            Type.String({
+              description:
+                'The command that opens an SSH session (ssh -p <ssh node port> root@<address>), while the Pod runs and ' +
+                'spec.sshPublicKey is set.'
+            })
+          ),
+          ports: Type.Optional(
+            Type.Array(
+              Type.Object({
+                ...statusPortFields('The spec port name, or <protocol>-<port>.', 'The spec port (the container and Service port).'),
+                endpoint: Type.String({ description: '<address>:<nodePort>, an IPv6 address in brackets.' })
+              }),
+              { description: "One entry per spec port with an allocated node port, in the Service's order." }
+            )
+          ),
+          message: Type.Optional(
+            Type.String({ description: 'Why no address is given although the Pod runs (the Setting instance-access-address is unusable).' })
+          )
+        },
+        { description: 'How to reach the running Instance; present in phase Running only.' }
+      )
     ),
     accelerator: Type.Optional(
       Type.Object(

@@ -12,7 +12,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { WORKER_API_VERSION } from '../api/instance.ts'
-import { SETTING_API_VERSION, SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
+import { ACCESS_ADDRESS_SETTING, SETTING_API_VERSION, SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
 import { isRecord } from '../k8s/objects.ts'
 import { customizeRequestSchema, type CustomizeResponse, type RelatedResourceRule } from '../metacontroller/schemas.ts'
 import { InstanceParentSchema } from './request.ts'
@@ -22,7 +22,8 @@ export const InstanceCustomizeRequestSchema = customizeRequestSchema(InstancePar
 export type InstanceCustomizeRequest = Static<typeof InstanceCustomizeRequestSchema>
 
 /**
- * Relates the InstanceType named by `spec.type`, the Setting `instance-ssh-server-image`, the
+ * Relates the InstanceType named by `spec.type`, the Settings `instance-ssh-server-image` and
+ * `instance-access-address` (status.connect's address), the
  * Instance's Namespace (its Pod Security labels), the Service named after the Instance (to see a
  * name taken by someone else), the RuntimeClasses and, with SSH, the key Secret.
  */
@@ -34,7 +35,7 @@ export function customize(request: InstanceCustomizeRequest): CustomizeResponse 
     rules.push({ apiVersion: WORKER_API_VERSION, resource: 'instancetypes', names: [spec.type] })
   }
   rules.push(
-    { apiVersion: SETTING_API_VERSION, resource: 'settings', names: [SSH_SERVER_IMAGE_SETTING] },
+    { apiVersion: SETTING_API_VERSION, resource: 'settings', names: [SSH_SERVER_IMAGE_SETTING, ACCESS_ADDRESS_SETTING] },
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
     { apiVersion: 'v1', resource: 'services', namespace, names: [name] },
     // Every RuntimeClass: the InstanceType names one, but customize sees only the Instance. A

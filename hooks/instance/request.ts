@@ -11,7 +11,15 @@
 import type { Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { INSTANCE_TYPE_TYPE_KEY, InstanceTypeSpecSchema, type InstanceTypeSpec } from '../api/instancetype.ts'
-import { DEFAULT_SSH_SERVER_IMAGE, SETTING_TYPE_KEY, SSH_SERVER_IMAGE_SETTING, settingValue } from '../api/setting.ts'
+import {
+  ACCESS_ADDRESS_SETTING,
+  DEFAULT_SSH_SERVER_IMAGE,
+  SETTING_TYPE_KEY,
+  SSH_SERVER_IMAGE_SETTING,
+  readAccessAddress,
+  settingValue,
+  type AccessAddress
+} from '../api/setting.ts'
 import { isRecord, type KubeObject } from '../k8s/objects.ts'
 import { objectKey, observedObject, observedOfType } from '../metacontroller/observed.ts'
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
@@ -75,6 +83,8 @@ export interface InstanceView {
   sshImageProblem: string | undefined
   /** Names of the RuntimeClasses that exist. */
   runtimeClasses: ReadonlySet<string>
+  /** The Setting `instance-access-address`: its address, or why it cannot be used; empty when unset. */
+  accessAddress: AccessAddress
 }
 
 /** The InstanceType schema compiled once. */
@@ -137,6 +147,7 @@ export function readView(request: InstanceSyncRequest): InstanceView {
       observedOfType(related, RUNTIME_CLASS_KEY).flatMap((o) => (typeof o.metadata.name === 'string' ? [o.metadata.name] : []))
     ),
     sshImage: settingValue(setting === undefined ? undefined : { value: settingRaw }) ?? DEFAULT_SSH_SERVER_IMAGE,
-    sshImageProblem
+    sshImageProblem,
+    accessAddress: readAccessAddress(observedObject(related, SETTING_TYPE_KEY, ACCESS_ADDRESS_SETTING)?.value)
   }
 }

@@ -11,7 +11,10 @@
  *   even then (sync.ts), so it decides the phase first: `Stopping`, then `Stopped`.
  * - A Pod being replaced (ended, deleting, or built from an older generation) means the Instance is
  *   `Pending` its new Pod; the old Pod's names and addresses are still reported while it exists.
- * - `accessAddresses` are given in phase `Running` only, IPv6 host IPs in brackets.
+ * - `accessAddresses` and `connect` are given in phase `Running` only, IPv6 host IPs in brackets
+ *   (`connect.ssh` names the host bare: ssh takes the port from -p and would read brackets as part
+ *   of the name). `connect` falls back to the host IP only when it is an IP address, and with an
+ *   unusable Setting `instance-access-address` carries only a message, never the host IP instead.
  * - A Pod that Kueue's admission gate holds makes the Instance `Queued` (queue-status.ts gives the
  *   conditions Admitted and Evicted); a stopping Pod that Kueue's finalizer holds says so.
  * - `accelerator` comes with an observed Pod whose Instance asks for an accelerator or whose `main`
@@ -19,10 +22,11 @@
  *   and `claim` the ResourceClaim the Pod's status names for its claim `accelerator`.
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
+import { isAccessIP, type AccessAddress } from '../api/setting.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { withoutStop } from '../k8s/sentences.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
-import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, type PodQueue } from './labels.ts'
+import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, SSHD_CONTAINER, type PodQueue } from './labels.ts'
 import { admittedCondition, evictedCondition, heldByKueue, podQueueName, queuedByKueue } from './queue-status.ts'
 import { portIdentity, protocolOf } from './ports.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
@@ -56,6 +60,8 @@ export interface StatusInput {
   drift: Drift
   /** The InstanceType's queue (`spec.queue`), when it has one: the Admitted and Evicted conditions. */
   queue?: PodQueue
+  /** The Setting `instance-access-address` as read (request.ts); absent or empty means unset. */
+  accessAddress?: AccessAddress
 }
 
 interface Waiting {
@@ -245,8 +251,54 @@ export function statusPorts(service: KubeObject | undefined, spec: unknown): Non
 
 /** `<hostIP>:<nodePort>` per allocated port (IPv6 in brackets). */
 export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatus['ports']>): string[] {
-  const host = hostIP.includes(':') ? `[${hostIP}]` : hostIP
-  return ports.filter((p) => p.nodePort !== undefined).map((p) => `${host}:${p.nodePort}`)
+  return ports.flatMap((p) => (p.nodePort === undefined ? [] : [hostPort(hostIP, p.nodePort)]))
+}
+
+/** `<host>:<port>`, an IPv6 host in brackets. */
+function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`
+}
+
+/** True when the observed Pod has the SSH sidecar. */
+function hasSshSidecar(pod: KubeObject | undefined): boolean {
+  return asList(asRecord(pod?.spec).containers).some((c) => asRecord(c).name === SSHD_CONTAINER)
+}
+
+/**
+ * `status.connect` of a running Instance: the address (the Setting, else the Pod's host IP when it
+ * is an IP), the SSH command when SSH is configured and runs, and an endpoint per spec port with a
+ * node port. A Setting that cannot be used gives only a message: an address the admin did not mean
+ * (the host IP behind their NAT) is not offered in its place. Undefined when there is no address.
+ */
+export function connectStatus(input: {
+  spec: unknown
+  pod: KubeObject | undefined
+  hostIP: string | undefined
+  service: KubeObject | undefined
+  ports: NonNullable<InstanceStatus['ports']>
+  accessAddress: AccessAddress | undefined
+}): InstanceStatus['connect'] {
+  const setting = input.accessAddress ?? {}
+  if (setting.problem !== undefined) {
+    return { message: `${withoutStop(setting.problem)}; an admin must fix the Setting, so no address is given.` }
+  }
+  const address = setting.address ?? (input.hostIP !== undefined && isAccessIP(input.hostIP) ? input.hostIP : undefined)
+  if (address === undefined) return undefined
+  const connect: NonNullable<InstanceStatus['connect']> = { address }
+  // The Service's own port name tells the SSH port (a spec cannot name a port `ssh`).
+  const ssh = observedServicePorts(input.service).find((p) => p.name === SSH_PORT_NAME)
+  const sshIdentity = ssh === undefined ? undefined : portIdentity(ssh.port, ssh.protocol)
+  if (ssh?.nodePort !== undefined && isRecord(asRecord(input.spec).sshPublicKey) && hasSshSidecar(input.pod)) {
+    // ssh takes the host bare (it reads `[...]` as part of the name); the port goes in -p.
+    connect.ssh = `ssh -p ${ssh.nodePort} root@${address}`
+  }
+  const ports = input.ports.flatMap((p) =>
+    portIdentity(p.port, p.protocol) === sshIdentity || p.nodePort === undefined
+      ? []
+      : [{ name: p.name, port: p.port, protocol: p.protocol, endpoint: hostPort(address, p.nodePort) }]
+  )
+  if (ports.length > 0) connect.ports = ports
+  return connect
 }
 
 /** `status.accelerator` from the observed Pod's `main` container and the spec's family and count. */
@@ -313,6 +365,10 @@ export function instanceStatus(input: StatusInput): InstanceStatus {
   if (phase === 'Running' && hostIP !== undefined) {
     const addresses = accessAddresses(hostIP, ports)
     if (addresses.length > 0) status.accessAddresses = addresses
+  }
+  if (phase === 'Running') {
+    const connect = connectStatus({ spec: input.spec, pod, hostIP, service: input.service, ports, accessAddress: input.accessAddress })
+    if (connect !== undefined) status.connect = connect
   }
   const accelerator = pod !== undefined ? podAccelerator(pod, input.spec) : undefined
   if (accelerator !== undefined) status.accelerator = accelerator

@@ -143,7 +143,8 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
     problems,
     pod: view.pod,
     service: view.service,
-    queue: view.type?.queue
+    queue: view.type?.queue,
+    accessAddress: view.accessAddress
   }
   // `view.type` is undefined only with an InstanceTypeNotFound problem; the test narrows the type.
   if (resolved === undefined || problems.length > 0 || view.type === undefined) {

@@ -301,6 +301,7 @@ t.test('printer columns are the ones docs/api.md lists', async (t) => {
     ['Phase', 'string', '.status.phase'],
     ['Ports', 'string', '.status.nodePorts'],
     ['Node', 'string', '.status.nodeName'],
+    ['SSH', 'string', '.status.connect.ssh'],
     ['Age', 'date', '.metadata.creationTimestamp']
   ])
   t.same(columns(INSTANCE_TYPE_CRD), [

@@ -348,7 +348,7 @@ for (const row of accel) {
   })
 }
 
-t.test('a running Instance reports pod facts, ports, access addresses, accelerator and conditions', async (t) => {
+t.test('a running Instance reports pod facts, ports, access addresses, connect, accelerator and conditions', async (t) => {
   t.strictSame(
     instanceStatus(input({ pod: pod(POD_STATUS.running, { node: 'gpu-1' }), service, drift: { kind: 'None', podName: NAME } })),
     {
@@ -364,6 +364,13 @@ t.test('a running Instance reports pod facts, ports, access addresses, accelerat
       ],
       nodePorts: '8888:31001/TCP,53:31002/UDP',
       accessAddresses: ['192.0.2.7:31001', '192.0.2.7:31002'],
+      connect: {
+        address: '192.0.2.7',
+        ports: [
+          { name: 'jupyter', port: 8888, protocol: 'TCP', endpoint: '192.0.2.7:31001' },
+          { name: 'udp-53', port: 53, protocol: 'UDP', endpoint: '192.0.2.7:31002' }
+        ]
+      },
       accelerator: { family: 'Whole', count: 1, resources: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem-percentage': '100' } },
       conditions: [
         {

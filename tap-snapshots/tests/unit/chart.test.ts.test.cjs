@@ -1837,6 +1837,10 @@ spec:
       jsonPath: .status.nodeName
       name: Node
       type: string
+    - description: The command that opens an SSH session while the Instance runs.
+      jsonPath: .status.connect.ssh
+      name: SSH
+      type: string
     - description: Time since the object was created.
       jsonPath: .metadata.creationTimestamp
       name: Age
@@ -2345,6 +2349,49 @@ spec:
                 x-kubernetes-list-map-keys:
                 - type
                 x-kubernetes-list-type: map
+              connect:
+                description: How to reach the running Instance; present in phase Running
+                  only.
+                properties:
+                  address:
+                    description: 'The host users reach the Instance at: the Setting
+                      instance-access-address when set, else the Pod''s host IP (an
+                      IP address, IPv6 without brackets, or a DNS name).'
+                    type: string
+                  message:
+                    description: Why no address is given although the Pod runs (the
+                      Setting instance-access-address is unusable).
+                    type: string
+                  ports:
+                    description: One entry per spec port with an allocated node port,
+                      in the Service's order.
+                    items:
+                      properties:
+                        endpoint:
+                          description: <address>:<nodePort>, an IPv6 address in brackets.
+                          type: string
+                        name:
+                          description: The spec port name, or <protocol>-<port>.
+                          type: string
+                        port:
+                          description: The spec port (the container and Service port).
+                          type: integer
+                        protocol:
+                          description: TCP, UDP or SCTP.
+                          type: string
+                      required:
+                      - name
+                      - port
+                      - protocol
+                      - endpoint
+                      type: object
+                    type: array
+                  ssh:
+                    description: The command that opens an SSH session (ssh -p <ssh
+                      node port> root@<address>), while the Pod runs and spec.sshPublicKey
+                      is set.
+                    type: string
+                type: object
               hostIP:
                 description: IP of the node hosting the observed Pod.
                 type: string
@@ -2782,7 +2829,10 @@ spec:
               comma-separated IPv4/IPv6 pod CIDRs in canonical form (10.244.0.0/16,fd00:10:244::/56);
               blank turns tenant isolation off. instance-ssh-server-image: image of
               the Instance SSH sidecar; blank uses the published default. Running
-              Instances pick a changed value up at their next start.'
+              Instances pick a changed value up at their next start. instance-access-address:
+              the IP address or DNS name users reach Instances at (a load balancer
+              or NAT in front of the nodes), shown in each running Instance''s status.connect;
+              blank uses the Pod''s host IP.'
             maxLength: 4096
             type: string
         type: object
@@ -2794,6 +2844,15 @@ spec:
             || self.value.trim() == '' || self.value.split(',').all(c, isCIDR(c.trim())
             && cidr(c.trim()).prefixLength() > 0 && string(cidr(c.trim()).masked())
             == c.trim())
+        - fieldPath: .value
+          message: value of instance-access-address must be an IP address (IPv6 without
+            brackets, no zone) or a lower-case DNS name (labels of letters, digits
+            and -, at most 253 characters), e.g. 203.0.113.10 or gpu.example.com
+          rule: self.metadata.name != 'instance-access-address' || !has(self.value)
+            || self.value.trim() == '' || isIP(self.value.trim()) || (size(self.value.trim())
+            <= 253 && self.value.trim().matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+            && !self.value.trim().matches('^[0-9.]+$') && self.value.trim().split('.').all(l,
+            size(l) <= 63))
     served: true
     storage: true
 ---
