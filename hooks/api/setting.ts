@@ -8,6 +8,7 @@
 import { isIP } from 'node:net'
 import { Type, type Static } from '@sinclair/typebox'
 import { describe } from '../k8s/schema-messages.ts'
+import { goTrimSpace } from '../k8s/go-strings.ts'
 import { DNS_SUBDOMAIN_PATTERN, isDnsSubdomain } from '../k8s/names.ts'
 import { CustomResource, cel } from './kit.ts'
 
@@ -114,7 +115,7 @@ export interface AccessAddress {
 export function readAccessAddress(value: unknown): AccessAddress {
   if (value === undefined) return {}
   if (typeof value !== 'string') return { problem: `Setting ${ACCESS_ADDRESS_SETTING} value must be a string, not ${describe(value)}` }
-  const address = value.trim()
+  const address = goTrimSpace(value)
   if (address === '') return {}
   if (isAccessIP(address) || isDnsName(address)) return { address }
   return { problem: `Setting ${ACCESS_ADDRESS_SETTING} value is neither an IP address nor a lower-case DNS name` }

@@ -23,6 +23,8 @@
  * valid in `except` and dropping one would hide what the admin wrote.
  */
 
+import { goTrimSpace } from '../k8s/go-strings.ts'
+
 /** The pod CIDRs of one Setting value, per address family, canonical and sorted. */
 export interface PodCidrs {
   /** IPv4 CIDRs, sorted by address then prefix length. */
@@ -192,13 +194,4 @@ function comparePrefixes(a: Prefix, b: Prefix): number {
   if (a.family !== b.family) return a.family - b.family
   if (a.address !== b.address) return a.address < b.address ? -1 : 1
   return a.bits - b.bits
-}
-
-/** Go's unicode.IsSpace: the Unicode White_Space property plus U+0085. */
-const GO_SPACE =
-  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g
-
-/** Go's strings.TrimSpace, which CEL's `trim()` calls. */
-function goTrimSpace(text: string): string {
-  return text.replace(GO_SPACE, '')
 }

@@ -4,9 +4,10 @@
 // status with every field reads back as written (docs/api.md; docs/testing.md section 3).
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { sync } from '../../hooks/instance/sync.ts'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
+import { readAccessAddress } from '../../hooks/api/setting.ts'
 import * as fixtures from '../unit/fixtures/instance.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
 import { startScenario } from './support/scenario.ts'
@@ -20,6 +21,7 @@ const WORKER = 'worker.gpustack.ai/v1alpha1'
 const SETTINGS = 'gpustack.ai/v1alpha1'
 const CRD_API = 'apiextensions.k8s.io/v1'
 const POD_CIDRS = 'instance-isolation-pod-cidrs'
+const ACCESS_ADDRESS = 'instance-access-address'
 
 const { cluster, kube } = await startScenario()
 
@@ -129,8 +131,8 @@ function instance(name: string, spec: JsonObject): JsonObject {
 function instanceType(name: string, spec: JsonObject): JsonObject {
   return { apiVersion: WORKER, kind: 'InstanceType', metadata: { name }, spec }
 }
-function setting(value: string): JsonObject {
-  return { apiVersion: SETTINGS, kind: 'Setting', metadata: { name: POD_CIDRS }, value }
+function setting(value: string, name = POD_CIDRS): JsonObject {
+  return { apiVersion: SETTINGS, kind: 'Setting', metadata: { name }, value }
 }
 
 interface CelCase {
@@ -159,7 +161,9 @@ const MSG = {
   instanceName:
     'an Instance name must be a DNS-1035 label: at most 63 lower-case letters, digits and -, starting with a letter and ending with a letter or digit (it names the Pod label and the Service)',
   podCidrs:
-    'value of instance-isolation-pod-cidrs must be comma-separated canonical CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56'
+    'value of instance-isolation-pod-cidrs must be comma-separated canonical CIDRs with a prefix length above 0 and host bits zero, e.g. 10.244.0.0/16,fd00:10:244::/56',
+  accessAddress:
+    'value of instance-access-address must be an IP address (IPv6 without brackets, no zone) or a lower-case DNS name (labels of letters, digits and -, at most 253 characters), e.g. 203.0.113.10 or gpu.example.com'
 } as const
 
 const accel = (accelerator: JsonObject): JsonObject => ({ resources: { accelerator } })
@@ -296,8 +300,16 @@ const SETTING_CASES: CelCase[] = [
   { name: 'an empty entry between commas', object: setting('10.244.0.0/16,,fd00:10:244::/56'), message: MSG.podCidrs }
 ]
 
+const ACCESS_ADDRESS_CASES: CelCase[] = [
+  { name: 'an IPv6 address in brackets', object: setting('[2001:db8::10]', ACCESS_ADDRESS), message: MSG.accessAddress },
+  { name: 'a host with a port', object: setting('gpu.example.com:2222', ACCESS_ADDRESS), message: MSG.accessAddress },
+  { name: 'an upper-case DNS name', object: setting('GPU.example.com', ACCESS_ADDRESS), message: MSG.accessAddress },
+  { name: 'a URL', object: setting('https://gpu.example.com/', ACCESS_ADDRESS), message: MSG.accessAddress },
+  { name: 'a shell word', object: setting('gpu.example.com; rm -rf /', ACCESS_ADDRESS), message: MSG.accessAddress }
+]
+
 t.test('every CEL rule in crds/ has a case in the table below', async (t) => {
-  const covered = new Set([...INSTANCE_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES].map((c) => c.message))
+  const covered = new Set([...INSTANCE_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES, ...ACCESS_ADDRESS_CASES].map((c) => c.message))
   // The cell pool CRDs' rules have their table in 40-cellpool-admission.test.ts.
   const declared = [
     ...new Set(crds.filter((crd) => objectAt(crd, 'spec').group !== 'cells.kubeswift.io').flatMap((crd) => celMessages(crd)))
@@ -364,25 +376,85 @@ for (const [kind, cases] of [
   })
 }
 
-t.test(`CEL refuses a malformed ${POD_CIDRS} value, and accepts blank and canonical CIDRs`, async (t) => {
-  const stored = async (): Promise<Json | undefined> =>
-    (await kube.get({ apiVersion: SETTINGS, resource: 'settings', name: POD_CIDRS })).body.value
-  for (const accepted of ['', '   ', '10.244.0.0/16, fd00:10:244::/56']) {
-    const { code, stderr } = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(setting(accepted)), allowFail: true })
-    t.equal(code, 0, `${JSON.stringify(accepted)} is accepted: ${stderr}`)
-    t.equal(await stored(), accepted, `${JSON.stringify(accepted)} is stored as written`)
+/**
+ * Applies each of `accepted` as the value of Setting `name` (each is stored as written), then each
+ * case (each refused with its CEL message, the last accepted value left in place).
+ */
+async function settingRule(t: Test, name: string, accepted: readonly string[], cases: readonly CelCase[]): Promise<void> {
+  const stored = async (): Promise<Json | undefined> => (await kube.get({ apiVersion: SETTINGS, resource: 'settings', name })).body.value
+  for (const value of accepted) {
+    const { code, stderr } = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(setting(value, name)), allowFail: true })
+    t.equal(code, 0, `${JSON.stringify(value)} is accepted: ${stderr}`)
+    t.equal(await stored(), value, `${JSON.stringify(value)} is stored as written`)
   }
-  for (const c of SETTING_CASES) {
+  for (const c of cases) {
     const { code, stderr } = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(c.object), allowFail: true })
     t.equal(code, 1, `${c.name}: kubectl exits 1`)
     t.ok(stderr.includes(c.message), `${c.name}: the CEL message\n  got: ${stderr.trim()}`)
-    t.equal(await stored(), '10.244.0.0/16, fd00:10:244::/56', `${c.name}: the stored value is unchanged`)
+    t.equal(await stored(), accepted.at(-1), `${c.name}: the stored value is unchanged`)
   }
+}
+
+t.test(`CEL refuses a malformed ${POD_CIDRS} value, and accepts blank and canonical CIDRs`, async (t) => {
+  await settingRule(t, POD_CIDRS, ['', '   ', '10.244.0.0/16, fd00:10:244::/56'], SETTING_CASES)
   const other = { apiVersion: SETTINGS, kind: 'Setting', metadata: { name: 'some-other-setting' }, value: 'not-a-cidr' }
   const { code, stderr } = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(other), allowFail: true })
   t.equal(code, 0, `the CIDR rule applies to ${POD_CIDRS} only: ${stderr}`)
   await kube.delete({ apiVersion: SETTINGS, resource: 'settings', name: 'some-other-setting' })
   await kube.delete({ apiVersion: SETTINGS, resource: 'settings', name: POD_CIDRS })
+})
+
+t.test(`CEL refuses a malformed ${ACCESS_ADDRESS} value, and accepts blank, IP addresses and DNS names`, async (t) => {
+  await settingRule(t, ACCESS_ADDRESS, ['', '  ', '203.0.113.10', '2001:db8::10', 'gpu.example.com'], ACCESS_ADDRESS_CASES)
+  await kube.delete({ apiVersion: SETTINGS, resource: 'settings', name: ACCESS_ADDRESS })
+})
+
+/**
+ * Each of `edges` as the value of Setting `name`, asked of the API server (a dry run) and of the
+ * hook's own reading (`hookAccepts`): the two verdicts agree.
+ */
+async function sameVerdicts(t: Test, name: string, edges: readonly string[], hookAccepts: (value: string) => boolean): Promise<void> {
+  for (const value of edges) {
+    const verdict = await refusal(kube.request('POST', '/apis/gpustack.ai/v1alpha1/settings?dryRun=All', setting(value, name)))
+    t.ok(verdict === 'accepted' || verdict === 'Invalid', `${JSON.stringify(value)}: ${verdict}`)
+    const hook = hookAccepts(value) ? 'accepted' : 'Invalid'
+    t.equal(hook, verdict, `${JSON.stringify(value)}: the API server says ${verdict}, the hook ${hook}`)
+  }
+}
+
+/** Values on the edge of the access-address rule; the Instance hook reads the value itself. */
+const ACCESS_ADDRESS_EDGES = [
+  '192.0.2.1',
+  ' 192.0.2.1\t',
+  '01.2.3.4',
+  '1.2.3',
+  '256.1.1.1',
+  '::1',
+  '2001:DB8::1',
+  '2001:db8:0:0:0:0:0:1',
+  '::ffff:192.0.2.1',
+  '::ffff:c000:201',
+  '64:ff9b::192.0.2.1',
+  'fe80::1%eth0',
+  '[::1]',
+  'localhost',
+  'a',
+  '1',
+  'gpu-1.example.com',
+  'gpu.example.com.',
+  'xn--bcher-kva.example',
+  'a'.repeat(63) + '.example.com',
+  'a'.repeat(64) + '.example.com',
+  ('a'.repeat(62) + '.').repeat(4).slice(0, 253),
+  ('a'.repeat(62) + '.').repeat(4) + 'ab',
+  'gpu_1.example.com',
+  '\u00a0gpu.example.com',
+  '\u0085gpu.example.com',
+  '\ufeffgpu.example.com'
+]
+
+t.test(`the Instance hook accepts exactly the ${ACCESS_ADDRESS} values the CEL rule accepts`, async (t) => {
+  await sameVerdicts(t, ACCESS_ADDRESS, ACCESS_ADDRESS_EDGES, (value) => readAccessAddress(value).problem === undefined)
 })
 
 /**
@@ -429,16 +501,7 @@ const POD_CIDR_EDGES = [
 ]
 
 t.test(`the isolation hook accepts exactly the ${POD_CIDRS} values the CEL rule accepts`, async (t) => {
-  for (const value of POD_CIDR_EDGES) {
-    const verdict = await refusal(kube.request('POST', '/apis/gpustack.ai/v1alpha1/settings?dryRun=All', setting(value)))
-    t.ok(verdict === 'accepted' || verdict === 'Invalid', `${JSON.stringify(value)}: ${verdict}`)
-    const hook = parsePodCidrs(value).state
-    t.equal(
-      hook === 'invalid' ? 'Invalid' : 'accepted',
-      verdict,
-      `${JSON.stringify(value)}: the API server says ${verdict}, the hook ${hook}`
-    )
-  }
+  await sameVerdicts(t, POD_CIDRS, POD_CIDR_EDGES, (value) => parsePodCidrs(value).state !== 'invalid')
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -517,7 +580,13 @@ function runningStatus(): JsonObject {
   const status = world.settle(sync).status as unknown as JsonObject
   // `accelerator.claim` is reported only for a DRA type (the ResourceClaim the Pod's status names);
   // written here as such a Pod would name it, so that the schema's every field goes through.
-  return { ...status, accelerator: { ...(status.accelerator as JsonObject), claim: 'status-probe-accelerator-7xk2p' } }
+  // `connect.message` stands in for the address when the Setting instance-access-address cannot be
+  // used; written here beside the address so that the schema's every field goes through.
+  return {
+    ...status,
+    accelerator: { ...(status.accelerator as JsonObject), claim: 'status-probe-accelerator-7xk2p' },
+    connect: { ...(status.connect as JsonObject), message: 'Setting instance-access-address value is unusable.' }
+  }
 }
 
 t.test(

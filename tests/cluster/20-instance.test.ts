@@ -353,6 +353,11 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
     }))
     t.equal(inst.status.phase, 'Running')
     t.same(inst.status.accessAddresses, [`${hostIP}:${nodePort}`])
+    t.same(
+      inst.status.connect,
+      { address: hostIP, ports: [{ name: 'jupyter', port: 8888, protocol: 'TCP', endpoint: `${hostIP}:${nodePort}` }] },
+      'status.connect: the host IP and an endpoint per spec port, kept by the CRD schema'
+    )
     t.equal(inst.status.podIP, '10.244.1.5')
     t.same(inst.status.ports, [{ name: 'jupyter', port: 8888, protocol: 'TCP', nodePort }], 'status names the port as the spec does')
     t.same(ready(inst), ['True', 'Running'])
@@ -382,6 +387,7 @@ t.test('the Instance phase follows the Pod status a kubelet would write', async 
     const inst = await must(instanceRef(ns, name))
     t.equal(inst.status.phase, 'Pending')
     t.equal(inst.status.accessAddresses, undefined)
+    t.equal(inst.status.connect, undefined, 'no connect while the new Pod is pending')
     t.equal((await must(serviceRef(ns, name))).spec.ports[0].nodePort, nodePort, 'the Service kept routing on the same node port')
   })
 
