@@ -159,7 +159,7 @@ t.test('node ports across create, stop, edit, start, clear and delete', async (t
     const printed = await cluster.kubectl(['get', 'instance', name, '-n', 'lifecycle'])
     t.match(
       printed.stdout,
-      new RegExp(`TYPE +PHASE +PORTS +NODE +AGE[\\s\\S]*8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`),
+      new RegExp(`TYPE +PHASE +PORTS +NODE +SSH +AGE[\\s\\S]*8888:${first['tcp-8888']}/TCP,9000:${first['udp-9000']}/UDP`),
       'kubectl get prints them in the Ports column'
     )
   })

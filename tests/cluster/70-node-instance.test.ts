@@ -54,6 +54,12 @@ t.test('an HTTP server Instance across run, stop, edit, start and a force-delete
     t.same(pod.spec.containers[0].resources.limits['nvidia.com/gpu'], '1')
     t.equal(pod.status.hostIP, node.address)
     t.same(first.status.accessAddresses, [`${node.address}:${nodePort}`])
+    const host = node.address.includes(':') ? `[${node.address}]` : node.address
+    t.same(
+      first.status.connect,
+      { address: node.address, ports: [{ name: 'tcp-8080', port: 8080, protocol: 'TCP', endpoint: `${host}:${nodePort}` }] },
+      'status.connect: the host IP (no instance-access-address) and the endpoint of the spec port'
+    )
     t.same([condition(first, 'Ready')?.status, first.status.podName, first.status.nodeName], ['True', name, node.name])
   })
 

@@ -127,6 +127,7 @@ t.test('an SSH Instance through the in-cluster hooks: ssh through its node port 
   const running = await driveInstance(env, { namespace: ns, name: 'shell' }, 'Running', (i: Obj) => i.status?.phase === 'Running')
   const sshPort = (running.status.ports as Obj[]).find((p) => p.name === 'ssh').nodePort
   t.ok(running.status.accessAddresses.includes(`${node.address}:${sshPort}`), 'the ssh node port is an access address')
+  t.equal(running.status.connect?.ssh, `ssh -p ${sshPort} root@${node.address}`, 'status.connect.ssh is the command used below')
 
   const pod = await getJson(cluster, ['pod', 'shell', '-n', ns])
   const rendered = JSON.parse(pod.metadata.annotations[LAST_APPLIED_ANNOTATION])
