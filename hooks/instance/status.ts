@@ -25,6 +25,7 @@ import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/i
 import { isAccessIP, type AccessAddress } from '../api/setting.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { withoutStop } from '../k8s/sentences.ts'
+import { isIanaServiceName } from '../k8s/names.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
 import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, SSHD_CONTAINER, type PodQueue } from './labels.ts'
 import { admittedCondition, evictedCondition, heldByKueue, podQueueName, queuedByKueue } from './queue-status.ts'
@@ -224,12 +225,15 @@ export function upToDateCondition(drift: Drift): ConditionInput {
   }
 }
 
-/** Port names the spec gives, by identity (`8888/TCP` → `jupyter`). */
+/**
+ * Port names the spec gives, by identity (`8888/TCP` → `jupyter`). Only a name the spec schema
+ * admits (an IANA service name) is taken: a spec kept with errors may hold anything there.
+ */
 export function specPortNames(spec: unknown): Map<string, string> {
   const out = new Map<string, string>()
   for (const p of asList(asRecord(spec).ports).map(asRecord)) {
     const name = asText(p.name)
-    if (typeof p.port === 'number' && name !== undefined) out.set(portIdentity(p.port, protocolOf(p)), name)
+    if (typeof p.port === 'number' && name !== undefined && isIanaServiceName(name)) out.set(portIdentity(p.port, protocolOf(p)), name)
   }
   return out
 }

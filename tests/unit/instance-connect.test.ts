@@ -189,3 +189,12 @@ t.test('readAccessAddress takes an IP address or a lower-case DNS name and names
   t.match(readAccessAddress(7), { problem: /must be a string, not 7/ })
   t.match(readAccessAddress(null), { problem: /must be a string, not null/ })
 })
+
+t.test('a port name the spec schema refuses is not carried into status (a spec kept with errors)', async (t) => {
+  const bad = baseSpec({ ports: [{ port: 8888, name: 'web; rm -rf /' }] })
+  const pod = observedPod(builtPod(webSpec), POD_STATUS.running, { node: 'gpu-1' })
+  const answer = sync(request({ parent: instance(bad), children: [pod, service], related: sshRelated() }), NOW)
+  t.equal(answer.status.phase, 'Running', 'the Pod is kept')
+  t.notMatch(JSON.stringify([answer.status.ports, answer.status.connect]), /rm -rf/)
+  t.match(answer.status.connect, { ports: [{ name: 'tcp-8888', endpoint: '192.0.2.7:31001' }] })
+})
