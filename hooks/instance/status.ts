@@ -22,14 +22,15 @@
  *   and `claim` the ResourceClaim the Pod's status names for its claim `accelerator`.
  */
 import { SSH_PORT_NAME, type InstancePhase, type InstanceStatus } from '../api/instance.ts'
-import { isAccessIP, type AccessAddress } from '../api/setting.ts'
+import type { AccessAddress } from '../api/setting.ts'
 import { stampConditions, type ConditionInput } from '../k8s/conditions.ts'
 import { withoutStop } from '../k8s/sentences.ts'
 import { isIanaServiceName } from '../k8s/names.ts'
 import { asList, asRecord, asText, isRecord, recordOf, type KubeObject } from '../k8s/objects.ts'
-import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, SSHD_CONTAINER, type PodQueue } from './labels.ts'
+import { ACCELERATOR_CLAIM, KUEUE_POD_FINALIZER, MAIN_CONTAINER, type PodQueue } from './labels.ts'
 import { admittedCondition, evictedCondition, heldByKueue, podQueueName, queuedByKueue } from './queue-status.ts'
 import { portIdentity, protocolOf } from './ports.ts'
+import { connectStatus, hostPort } from './connect.ts'
 import { observedServicePorts, servicePortName } from './service.ts'
 import type { SpecProblem } from './problems.ts'
 
@@ -256,53 +257,6 @@ export function statusPorts(service: KubeObject | undefined, spec: unknown): Non
 /** `<hostIP>:<nodePort>` per allocated port (IPv6 in brackets). */
 export function accessAddresses(hostIP: string, ports: NonNullable<InstanceStatus['ports']>): string[] {
   return ports.flatMap((p) => (p.nodePort === undefined ? [] : [hostPort(hostIP, p.nodePort)]))
-}
-
-/** `<host>:<port>`, an IPv6 host in brackets. */
-function hostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`
-}
-
-/** True when the observed Pod has the SSH sidecar. */
-function hasSshSidecar(pod: KubeObject | undefined): boolean {
-  return asList(asRecord(pod?.spec).containers).some((c) => asRecord(c).name === SSHD_CONTAINER)
-}
-
-/**
- * `status.connect` of a running Instance: the address (the Setting, else the Pod's host IP when it
- * is an IP), the SSH command when SSH is configured and runs, and an endpoint per spec port with a
- * node port. A Setting that cannot be used gives only a message: an address the admin did not mean
- * (the host IP behind their NAT) is not offered in its place. Undefined when there is no address.
- */
-export function connectStatus(input: {
-  spec: unknown
-  pod: KubeObject | undefined
-  hostIP: string | undefined
-  service: KubeObject | undefined
-  ports: NonNullable<InstanceStatus['ports']>
-  accessAddress: AccessAddress | undefined
-}): InstanceStatus['connect'] {
-  const setting = input.accessAddress ?? {}
-  if (setting.problem !== undefined) {
-    return { message: `${withoutStop(setting.problem)}; an admin must fix the Setting, so no address is given.` }
-  }
-  const address = setting.address ?? (input.hostIP !== undefined && isAccessIP(input.hostIP) ? input.hostIP : undefined)
-  if (address === undefined) return undefined
-  const connect: NonNullable<InstanceStatus['connect']> = { address }
-  // The Service's own port name tells the SSH port (a spec cannot name a port `ssh`).
-  const ssh = observedServicePorts(input.service).find((p) => p.name === SSH_PORT_NAME)
-  const sshIdentity = ssh === undefined ? undefined : portIdentity(ssh.port, ssh.protocol)
-  if (ssh?.nodePort !== undefined && isRecord(asRecord(input.spec).sshPublicKey) && hasSshSidecar(input.pod)) {
-    // ssh takes the host bare (it reads `[...]` as part of the name); the port goes in -p.
-    connect.ssh = `ssh -p ${ssh.nodePort} root@${address}`
-  }
-  const ports = input.ports.flatMap((p) =>
-    portIdentity(p.port, p.protocol) === sshIdentity || p.nodePort === undefined
-      ? []
-      : [{ name: p.name, port: p.port, protocol: p.protocol, endpoint: hostPort(address, p.nodePort) }]
-  )
-  if (ports.length > 0) connect.ports = ports
-  return connect
 }
 
 /** `status.accelerator` from the observed Pod's `main` container and the spec's family and count. */
