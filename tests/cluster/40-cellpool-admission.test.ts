@@ -335,9 +335,9 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
     ]
   },
   {
-    name: 'HAMi DRA mode',
+    name: 'HAMi DRA mode without its DeviceClass',
     object: pool('hami-dra', { capacity: { hami: { mode: 'DRA' } } }),
-    messages: ['spec.capacity.hami.mode DRA is not in this version']
+    messages: ['spec.capacity.hami.deviceClassName is required with mode DRA']
   },
   {
     name: 'no join Secret, no guest class, an unknown interface',

@@ -218,6 +218,16 @@ t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand on
   t.same(quiet.spec, { kubeconfigSecretRef: { key: 'value', name: 'kc' }, poolUID: 'uid-1' }, 'no nodes, no demand: both left out')
 })
 
+t.test("HAMi's DRA mode names the pool's DeviceClass in the CellNodeSet", async (t) => {
+  const dra = pool({
+    workloadCluster: { key: null },
+    capacity: { hami: { mode: 'DRA', deviceClassName: 'hami-core-gpu.project-hami.io' } }
+  })
+  t.same((buildCellNodeSet('inference', 'ml', 'uid-1', dra, [], false).spec as { dra?: unknown }).dra, {
+    deviceClassName: 'hami-core-gpu.project-hami.io'
+  })
+})
+
 t.test('HAMi resource names derive from resourceName', async (t) => {
   t.same(hamiResources('nvidia.com/gpu'), ['nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores'])
   t.same(hamiResources('example.com/vgpu'), ['example.com/vgpu', 'example.com/vgpumem', 'example.com/vgpucores'])

@@ -114,6 +114,7 @@ export function buildCellNodeSet(
     if (pool.workload.taints.length > 0) wanted.taints = pool.workload.taints.map((t) => ({ ...t }))
     spec.demand = sortedRecord(wanted)
   }
+  if (pool.capacity.mode === 'DRA' && pool.capacity.deviceClassName !== '') spec.dra = { deviceClassName: pool.capacity.deviceClassName }
   return {
     apiVersion: CELLS_API_VERSION,
     kind: 'CellNodeSet',
