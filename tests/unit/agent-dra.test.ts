@@ -249,3 +249,23 @@ t.test('any shape of slice, claim or Pod: no throw, figures whole and non-negati
     { numRuns: 2000 }
   )
 })
+
+t.test("the infrastructure cluster's physical GPUs: written with the status's time, a write only when the counts change", async (t) => {
+  const input = draCns()
+  input.spec.physicalGPUs = { driver: 'gpu.kubeswift.io' }
+  const snapshot = snap([withSlices(node(), [slice([device(0)])])])
+  snapshot.dra = { deviceClass: 'Found', claims: read([]) }
+  const gpus = { published: 4, ready: 3, held: 1, own: 0 }
+  const first = decide(input, snapshot, NOW, { physicalGPUs: gpus })
+  t.same(first.status.physicalGPUs, { observedTime: '2026-11-30T12:00:00Z', ...gpus })
+  const later = new Date(NOW.getTime() + 10_000)
+  const same = decide({ ...input, status: first.status }, snapshot, later, { physicalGPUs: gpus })
+  t.equal(same.writeStatus, false, 'the same counts 10 s later: no write')
+  t.equal(same.status.physicalGPUs?.observedTime, '2026-11-30T12:00:00Z')
+  const changed = decide({ ...input, status: first.status }, snapshot, later, { physicalGPUs: { ...gpus, held: 2 } })
+  t.equal(changed.writeStatus, true, 'a claim taken: written at once')
+  t.same(changed.status.physicalGPUs, { observedTime: '2026-11-30T12:00:10Z', ...gpus, held: 2 })
+  t.equal(decide(input, snapshot, NOW).status.physicalGPUs, undefined, 'informers not listed yet: no summary')
+  const plain = cns([entry()])
+  t.equal(decide(plain, snap([node()]), NOW, { physicalGPUs: gpus }).status.physicalGPUs, undefined, 'not asked for: none')
+})

@@ -28,6 +28,7 @@ import {
   CELLS_API_VERSION,
   INSTANCE_LABEL,
   POOL_LABEL,
+  PHYSICAL_GPU_DRIVER,
   POOL_UID_LABEL,
   type CellNode,
   type CellNodeSetSpec
@@ -115,6 +116,10 @@ export function buildCellNodeSet(
     spec.demand = sortedRecord(wanted)
   }
   if (pool.capacity.mode === 'DRA' && pool.capacity.deviceClassName !== '') spec.dra = { deviceClassName: pool.capacity.deviceClassName }
+  const claim = pool.gpu.dra?.claim
+  if (claim !== undefined && claim.name !== '') {
+    spec.physicalGPUs = { driver: PHYSICAL_GPU_DRIVER, ...(claim.kind === 'resourceClaimName' ? { claimName: claim.name } : {}) }
+  }
   return {
     apiVersion: CELLS_API_VERSION,
     kind: 'CellNodeSet',

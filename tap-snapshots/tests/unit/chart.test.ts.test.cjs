@@ -2860,6 +2860,11 @@ rules:
   - apiGroups: [cells.kubeswift.io]
     resources: [cellinfrastructures/status]
     verbs: [update, patch]
+  # DRA pools: the physical GPUs (ResourceSlices, ResourceClaims of every namespace), summarized
+  # per pool into its CellNodeSet status; read only.
+  - apiGroups: [resource.k8s.io]
+    resources: [resourceslices, resourceclaims]
+    verbs: [get, list, watch]
   - apiGroups: [cluster.x-k8s.io]
     resources: [machines]
     verbs: [get, patch]

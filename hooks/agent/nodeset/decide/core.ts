@@ -23,6 +23,7 @@ import { apiTime } from '../../../k8s/time.ts'
 import { observedCellSize } from '../demand/cell-size.ts'
 import { demandStatus } from '../demand/demand.ts'
 import { claimDemand, claimIndex } from '../demand/dra.ts'
+import type { PhysicalGpuCounts } from '../physical-gpus.ts'
 import { decideListed } from './listed.ts'
 import { DEFAULT_WINDOWS } from './liveness.ts'
 import type { Action, CellNodeSetInput, Decision, LivenessWindows, WorkloadSnapshot } from '../../model/observed.ts'
@@ -44,6 +45,8 @@ export interface CoreOptions {
   sweptThisPass?: SweptNode[]
   /** Node label and taint keys the admin permits past the restricted-key rule (hooks/k8s/node-keys.ts). */
   permittedNodeKeys?: readonly string[]
+  /** The infrastructure cluster's physical GPUs for `spec.physicalGPUs` (physical-gpus.ts); absent: not known yet. */
+  physicalGPUs?: PhysicalGpuCounts
 }
 
 /** Decides one pass for one CellNodeSet. */
@@ -174,11 +177,18 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
   const swept = [...(previous.swept ?? []), ...(options.sweptThisPass ?? []), ...planned].slice(-MAX_SWEPT)
   if (swept.length > 0) status.swept = swept
 
-  const { observedTime: previousTime, ...previousRest } = previous
-  const changed = canonicalJson(status) !== canonicalJson(previousRest)
+  const gpus = cns.spec.physicalGPUs !== undefined ? options.physicalGPUs : undefined
+
+  // The summary's time is the status's: it changes the status only when its counts do.
+  const { observedTime: previousTime, physicalGPUs: previousGpus, ...previousRest } = previous
+  const countsOf = (g: typeof previousGpus) => (g === undefined ? undefined : { ...g, observedTime: undefined })
+  const changed =
+    canonicalJson(status) !== canonicalJson(previousRest) ||
+    canonicalJson(countsOf(previousGpus)) !== canonicalJson(gpus === undefined ? undefined : { ...gpus, observedTime: undefined })
   const lastTime = previousTime === undefined ? NaN : Date.parse(previousTime)
   const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
   status.observedTime = changed || due ? stamp : previousTime
+  if (gpus !== undefined && status.observedTime !== undefined) status.physicalGPUs = { observedTime: status.observedTime, ...gpus }
   return { status: orderStatus(status), writeStatus: changed || due, actions }
 }
 
@@ -204,7 +214,8 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
     'nodes',
     'demand',
     'swept',
-    'dra'
+    'dra',
+    'physicalGPUs'
   ]
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
