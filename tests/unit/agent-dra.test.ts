@@ -8,6 +8,11 @@ import { claimDemand, claimIndex, draNodeRow } from '../../hooks/agent/nodeset/d
 import { decide } from '../../hooks/agent/nodeset/decide/core.ts'
 import type { ObservedNode } from '../../hooks/agent/model/observed.ts'
 import { cns, entry, node, NOW, record, snap } from '../support/agent-core-fixtures.ts'
+import { emptyWorkload } from '../support/agent-controller-fixture.ts'
+import type { WorkloadApi } from '../../hooks/agent/model/apis.ts'
+import { readSnapshot } from '../../hooks/agent/nodeset/snapshot.ts'
+import { HeartbeatTracker } from '../../hooks/agent/nodeset/decide/liveness.ts'
+import { PhysicalGpuIndex } from '../../hooks/agent/nodeset/physical-gpus.ts'
 
 const DRIVER = 'hami-core-gpu.project-hami.io'
 const CLASS = 'hami-core-gpu.project-hami.io'
@@ -268,4 +273,70 @@ t.test("the infrastructure cluster's physical GPUs: written with the status's ti
   t.equal(decide(input, snapshot, NOW).status.physicalGPUs, undefined, 'informers not listed yet: no summary')
   const plain = cns([entry()])
   t.equal(decide(plain, snap([node()]), NOW, { physicalGPUs: gpus }).status.physicalGPUs, undefined, 'not asked for: none')
+})
+
+t.test('the snapshot of a DRA pool: slices by field selector per Node, claims in pages, the class by name', async (t) => {
+  const calls: string[] = []
+  const api: WorkloadApi = {
+    ...emptyWorkload,
+    listNodes: async () => [node().node],
+    listResourceSlices: async (selector) => (calls.push(`slices ${selector}`), [slice([device(0)])]),
+    listResourceClaimPage: async (limit, token) => {
+      calls.push(`claims limit=${limit}${token === undefined ? '' : ` continue=${token}`}`)
+      return token === undefined ? { items: [allocated('a', 'hami-gpu-0', { cores: '30' })], continue: 'next' } : { items: [] }
+    },
+    getDeviceClass: async (name) => (calls.push(`class ${name}`), undefined)
+  }
+  const spec = { poolUID: 'uid-pool-a', dra: { deviceClassName: CLASS } }
+  const snapshotOf = (from: WorkloadApi, s: Parameters<typeof readSnapshot>[1]) =>
+    readSnapshot(
+      from,
+      s,
+      new HeartbeatTracker(),
+      () => 0,
+      async () => ({ read: true, items: [] })
+    )
+  const got = await snapshotOf(api, spec)
+  t.same(calls, [
+    `slices spec.nodeName=${NODE},spec.driver=${DRIVER}`,
+    'claims limit=500',
+    'claims limit=500 continue=next',
+    `class ${CLASS}`
+  ])
+  t.equal(got.nodes[0]?.slices?.items.length, 1)
+  t.same([got.dra?.claims.read, got.dra?.claims.items.length, got.dra?.deviceClass], [true, 1, 'Missing'])
+  const plain = await snapshotOf(api, { poolUID: 'uid-pool-a' })
+  t.same([plain.dra, plain.nodes[0]?.slices], [undefined, undefined], 'a pool without spec.dra reads no DRA object')
+  const failing: WorkloadApi = {
+    ...api,
+    listResourceSlices: () => Promise.reject(new Error('403')),
+    listResourceClaimPage: () => Promise.reject(new Error('403')),
+    getDeviceClass: () => Promise.reject(new Error('403'))
+  }
+  const denied = await snapshotOf(failing, spec)
+  t.same(
+    [denied.nodes[0]?.slices?.read, denied.dra?.claims.read, denied.dra?.deviceClass],
+    [false, false, 'Unread'],
+    'refused reads are unread, never a throw'
+  )
+})
+
+t.test('the physical GPU index counts once per change, nothing before its informers listed', async (t) => {
+  let synced = false
+  let reads = 0
+  const index = new PhysicalGpuIndex({
+    synced: () => synced,
+    slices: () => (reads++, []),
+    claims: () => []
+  })
+  t.equal(index.counts({ driver: 'gpu.kubeswift.io' }, 'ns'), undefined, 'not listed yet: no summary')
+  synced = true
+  t.same(index.counts({ driver: 'gpu.kubeswift.io' }, 'ns'), { published: 0, ready: 0, held: 0, own: 0 })
+  index.counts({ driver: 'gpu.kubeswift.io' }, 'other')
+  t.equal(reads, 1, 'pools without a shared claim share one count')
+  index.counts({ driver: 'gpu.kubeswift.io', claimName: 'shared' }, 'ns')
+  t.equal(reads, 2, 'a shared claim is counted apart')
+  index.changed()
+  index.counts({ driver: 'gpu.kubeswift.io' }, 'ns')
+  t.equal(reads, 3, 'a change counts again')
 })
