@@ -6,9 +6,10 @@
  * driver: it writes each cell's ResourceSlice as HAMi's kubelet plugin publishes it (pool and
  * nodeName the Node's name, one `hami-gpu-0` with consumable `cores` and `memory`,
  * `allowMultipleAllocations`). The scheduler allocates the claims (consumedCapacity, reservedFor)
- * and binds the Pods; the workload cluster has no controller manager, so the test plays the
- * resourceclaim controller's clean-up after a Pod is deleted (reservedFor emptied, then the
- * allocation removed).
+ * and binds the Pods; the workload cluster has no controller manager, so the test removes a
+ * deleted Pod's reservation and allocation itself, in two steps where the resourceclaim
+ * controller takes one: in between, the claim is allocated and reserved for no Pod, as one
+ * allocated by a driver that does not reserve (an allocation in flight, for the agent).
  *
  * Covered: the capacity in the rows; a claim's share counted; demand from an unallocated claim's
  * capacity request scaling the pool to 2; a drain held by an allocated claim and by one in flight

@@ -15,9 +15,12 @@
  *   device without `cores` or `memory` a capacity the agent does not know: never read as 0 left.
  * - An allocated claim's `status.allocation.devices.results[]` names `driver`, `pool`, `device`
  *   and, for a shared device, `consumedCapacity`; `status.reservedFor` lists the Pods that use it.
- *   The scheduler writes the allocation before the Pod is bound and reserves the claim for it in
- *   the same write; a claim allocated on a Node with an empty `reservedFor` is one whose Pod is
- *   not (yet, or any longer) bound to it: in flight, and a drain waits for it.
+ *   The scheduler writes the allocation and the reservation in one status update (before it binds
+ *   the Pod), and the resourceclaim controller removes the last reservation and the allocation in
+ *   one update too; a driver need not reserve with its allocation, though. A claim allocated on a
+ *   Node and reserved for no Pod is therefore one whose consumer is not known: in flight, and a
+ *   drain waits for it (the safe reading; with the scheduler and the controller alone it does not
+ *   last).
  * - A Pod names its claims in `spec.resourceClaims[]` (`resourceClaimName`, or
  *   `resourceClaimTemplateName` whose generated claim the Pod's
  *   `status.resourceClaimStatuses[].resourceClaimName` names).
