@@ -372,7 +372,14 @@ export const CapacitySpecSchema = Type.Object(
             })
           )
         },
-        { description: 'HAMi settings.' }
+        {
+          description: 'HAMi settings.',
+          ...cel({
+            rule: "!has(self.mode) || self.mode != 'DRA' || (has(self.deviceClassName) && size(self.deviceClassName) > 0)",
+            message:
+              "spec.capacity.hami.deviceClassName is required with mode DRA: it names the DeviceClass of HAMi's DRA driver in the workload cluster"
+          })
+        }
       )
     )
   },

@@ -1344,6 +1344,12 @@ spec:
                         maxLength: 253
                         type: string
                     type: object
+                    x-kubernetes-validations:
+                    - message: 'spec.capacity.hami.deviceClassName is required with
+                        mode DRA: it names the DeviceClass of HAMi''s DRA driver in
+                        the workload cluster'
+                      rule: '!has(self.mode) || self.mode != ''DRA'' || (has(self.deviceClassName)
+                        && size(self.deviceClassName) > 0)'
                   provider:
                     default: HAMi
                     description: The GPU sharing layer inside the cells; HAMi is the
