@@ -17,7 +17,8 @@ import { systemClock } from './runtime/clock.ts'
 import { readAgentConfig } from './runtime/config.ts'
 import { AgentController } from './nodeset/controller.ts'
 import { InfrastructureController } from './infrastructure/controller.ts'
-import { cellInfrastructureInformer, cellNodeSetInformer, startInformer } from './runtime/informer.ts'
+import { cellInfrastructureInformer, cellNodeSetInformer, draInformer, startInformer } from './runtime/informer.ts'
+import { PhysicalGpuIndex } from './nodeset/physical-gpus.ts'
 import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './runtime/leader.ts'
 import { createAgentMetrics } from './runtime/metrics.ts'
 import { close, listen, probeServer } from './runtime/probes.ts'
@@ -48,6 +49,16 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const leading = (): boolean => elector === undefined || elector.isLeader()
 
   const cellNodeSets = cellNodeSetInformer(kc, config.watchNamespace)
+  // DRA pools: the infrastructure cluster's physical GPUs, summarized per pool into its CellNodeSet.
+  // Not part of readiness: a cluster without resource.k8s.io/v1 has no DRA pool to serve.
+  const resourceSlices = draInformer(kc, 'resourceslices')
+  const resourceClaims = draInformer(kc, 'resourceclaims')
+  let gpuInformersSynced = (): boolean => false
+  const physicalGpus = new PhysicalGpuIndex({
+    synced: () => gpuInformersSynced(),
+    slices: () => resourceSlices.list(),
+    claims: () => resourceClaims.list()
+  })
   const backoff: Backoff = { baseMs: 1000, maxMs: config.resyncMs }
   let synced = (): boolean => false
   const controller = new AgentController({
@@ -62,9 +73,25 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     resyncMs: config.resyncMs,
     windows: config.windows,
     permittedNodeKeys: config.permittedNodeKeys,
+    physicalGpus,
     metrics,
     log
   })
+  const gpuStates = (
+    [
+      ['resourceslices', resourceSlices],
+      ['resourceclaims', resourceClaims]
+    ] as const
+  ).map(([what, informer]) =>
+    startInformer(
+      log,
+      what,
+      informer,
+      () => physicalGpus.changed(),
+      () => stopping
+    )
+  )
+  gpuInformersSynced = () => gpuStates.every((state) => state.synced())
   const cellNodeSetState = startInformer(
     log,
     'cellnodesets',
@@ -138,7 +165,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       .then(() => loops)
       .then(async () => {
         if (elector !== undefined && (await elector.release())) log.info({ lease: config.lease }, 'leader Lease released')
-        await Promise.allSettled([cellNodeSets.stop(), cellInfrastructures.stop()])
+        await Promise.allSettled([cellNodeSets.stop(), cellInfrastructures.stop(), resourceSlices.stop(), resourceClaims.stop()])
         await close(server)
         log.info('stopped')
         process.exit(0)

@@ -56,6 +56,14 @@ export const WORKLOAD_KUBECONFIG_LABEL = 'cells.kubeswift.io/workload-kubeconfig
 export const WORKLOAD_NODES_FINALIZER = 'cells.kubeswift.io/workload-nodes'
 /** HAMi's Node annotation listing the devices it registered. */
 export const HAMI_REGISTER_ANNOTATION = 'hami.io/node-nvidia-register'
+/**
+ * The driver of HAMi's DRA mode (Project-HAMi/k8s-dra-driver): one device per GPU, named
+ * `hami-gpu-<minor>`, in a ResourceSlice whose pool and `nodeName` are the Node's name, with
+ * consumable capacities `cores` (100) and `memory` (bytes) and `allowMultipleAllocations: true`.
+ */
+export const HAMI_DRA_DRIVER = 'hami-core-gpu.project-hami.io'
+/** The DRA driver of KubeSwift's VFIO GPUs in the infrastructure cluster (the cells' physical GPUs). */
+export const PHYSICAL_GPU_DRIVER = 'gpu.kubeswift.io'
 
 /** Reasons of the CellNodeSet's `Reachable` condition. */
 export const REACHABLE_REASONS = ['Reachable', 'CredentialInvalid', 'Forbidden', 'Unreachable'] as const
@@ -151,6 +159,46 @@ export const CellNodeSetSpecSchema = Type.Object(
         },
         { description: 'Which pending Pods count as demand for this pool; absent: no demand is read.' }
       )
+    ),
+    dra: Type.Optional(
+      Type.Object(
+        {
+          deviceClassName: Type.String({
+            minLength: 1,
+            maxLength: 253,
+            description: "The pool's HAMi DeviceClass (spec.capacity.hami.deviceClassName)."
+          })
+        },
+        {
+          description:
+            "HAMi's DRA mode: the agent reads the Nodes' devices from ResourceSlices of driver hami-core-gpu.project-hami.io, " +
+            "their allocations from ResourceClaims, and demand from pending Pods' unallocated claims on this class, instead of " +
+            "HAMi's Node and Pod annotations. Absent: HAMi's device plugin mode."
+        }
+      )
+    ),
+    physicalGPUs: Type.Optional(
+      Type.Object(
+        {
+          driver: Type.String({
+            minLength: 1,
+            maxLength: 63,
+            description: "The DRA driver of the cells' physical GPUs in the infrastructure cluster (gpu.kubeswift.io)."
+          }),
+          claimName: Type.Optional(
+            Type.String({
+              maxLength: 253,
+              description:
+                "The pool's shared ResourceClaim (cell.gpu.dra.resourceClaimName), in this namespace: the devices it holds are the pool's."
+            })
+          )
+        },
+        {
+          description:
+            "A DRA pool: the agent summarizes the infrastructure cluster's devices of this driver into status.physicalGPUs, " +
+            'from which the pool decides whether a free GPU is left for a new cell.'
+        }
+      )
     )
   },
   { description: 'Written by the cellpool controller only.' }
@@ -175,7 +223,19 @@ export const CellDeviceSchema = Type.Object(
     type: Type.String({ maxLength: 128, description: 'Device type, e.g. NVIDIA-NVIDIA A100-SXM4-80GB; clipped to 128 characters.' }),
     memoryMiB: Type.Integer({ description: 'Device memory in MiB.' }),
     cores: Type.Integer({ description: 'Device compute, in percent (HAMi devcore).' }),
-    healthy: Type.Boolean({ description: 'HAMi reports the device healthy.' })
+    healthy: Type.Boolean({ description: 'HAMi reports the device healthy.' }),
+    allocatedMemoryMiB: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'DRA mode: device memory the allocated ResourceClaims consume on this device (consumedCapacity), MiB.'
+      })
+    ),
+    allocatedCores: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'DRA mode: device compute the allocated ResourceClaims consume on this device (consumedCapacity), percent.'
+      })
+    )
   },
   { description: 'One GPU device HAMi registered on the Node.' }
 )
@@ -264,7 +324,19 @@ export const CellNodeStatusSchema = Type.Object(
       })
     ),
     registration: Type.Optional(
-      StringEnum(['Missing', 'Parsed', 'Unparseable'], { description: 'The HAMi registration annotation: Missing, Parsed or Unparseable.' })
+      StringEnum(['Missing', 'Parsed', 'Unparseable'], {
+        description:
+          'The HAMi registration annotation: Missing, Parsed or Unparseable. DRA mode: Parsed when a ResourceSlice of HAMi publishes a ' +
+          'device for the Node, Missing when none does, Unparseable when the slices could not be listed.'
+      })
+    ),
+    consumableCapacity: Type.Optional(
+      StringEnum(['Enabled', 'Disabled', 'Unpublished'], {
+        description:
+          "DRA mode: Enabled when the Node's HAMi devices carry allowMultipleAllocations; Disabled when they do not " +
+          '(the API server drops it while DRAConsumableCapacity is off: each GPU then goes whole to one claim); ' +
+          'Unpublished when a device carries no cores or memory capacity (its share is unknown, never zero).'
+      })
     ),
     allocations: Type.Optional(
       Type.Object(
@@ -392,7 +464,42 @@ export const CellNodeSetStatusSchema = Type.Object(
         { description: 'Pods pending for lack of GPU that could run on a pool Node.' }
       )
     ),
-    swept: Type.Optional(Type.Array(SweptNodeSchema, { maxItems: 20, description: 'The last 20 Nodes the agent deleted.' }))
+    swept: Type.Optional(Type.Array(SweptNodeSchema, { maxItems: 20, description: 'The last 20 Nodes the agent deleted.' })),
+    dra: Type.Optional(
+      Type.Object(
+        {
+          deviceClass: StringEnum(['Found', 'Missing', 'Unread'], {
+            description: 'Whether the DeviceClass spec.dra.deviceClassName exists in the workload cluster (Unread: the get failed).'
+          }),
+          claimsRead: Type.Boolean({
+            description: "The workload cluster's ResourceClaims were listed (false: allocations and demand are unread)."
+          }),
+          claimsTruncated: Type.Optional(
+            Type.Boolean({
+              description: 'The claim list stopped at the agent bound: allocations are unread, demand counts what was listed.'
+            })
+          ),
+          message: Type.Optional(Type.String({ description: 'What a person should know about the DRA reading.' }))
+        },
+        { description: 'HAMi DRA mode (spec.dra): what the agent could read of DRA in the workload cluster.' }
+      )
+    ),
+    physicalGPUs: Type.Optional(
+      Type.Object(
+        {
+          observedTime: Type.String({ format: 'date-time', description: 'When the agent computed this summary from its informers.' }),
+          published: Type.Integer({ minimum: 0, description: 'Devices of spec.physicalGPUs.driver the ResourceSlices publish.' }),
+          ready: Type.Integer({ minimum: 0, description: 'Of those, devices not reporting vfioReady false.' }),
+          held: Type.Integer({ minimum: 0, description: 'Ready devices an allocated ResourceClaim of any namespace holds.' }),
+          own: Type.Integer({ minimum: 0, description: "Ready devices the pool's own shared claim (spec.physicalGPUs.claimName) holds." })
+        },
+        {
+          description:
+            "The infrastructure cluster's physical GPUs of the pool's driver, summarized by the agent (spec.physicalGPUs); " +
+            'absent or older than 2 minutes: the pool waits before building a cell.'
+        }
+      )
+    )
   },
   { description: 'Written by the workload agent only.' }
 )

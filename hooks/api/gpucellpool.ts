@@ -6,8 +6,8 @@
  * and `api/v1alpha1/gpucellpool_types.go`), so that pools written for it apply under kubectl's
  * strict field validation, which refuses a field the schema does not declare. Fields this version
  * does not act on are declared anyway and say so in their description; where such a field asks
- * for behaviour this version lacks (`capacity.hami.mode: DRA`) the
- * admission webhook and the sync hook refuse it (hooks/cellpool/rules/validate.ts) rather than ignore it.
+ * for behaviour this version lacks, the admission webhook and the sync hook refuse it
+ * (hooks/cellpool/rules/validate.ts) rather than ignore it.
  *
  * The schema states every rule that needs no other object, as CEL where it spans fields; the hooks
  * check them again to explain them in status.
@@ -346,7 +346,8 @@ export const CapacitySpecSchema = Type.Object(
             StringEnum(['DevicePlugin', 'DRA'], {
               default: 'DevicePlugin',
               description:
-                'DevicePlugin: HAMi Node registration annotations. DRA is declared for gpucellpool manifests and refused: not in this version.'
+                "DevicePlugin: HAMi Node registration and Pod annotations. DRA: HAMi's DRA driver; the workload agent reads devices from " +
+                "its ResourceSlices, allocations from ResourceClaims and demand from pending Pods' unallocated claims on deviceClassName."
             })
           ),
           expectedDevicesPerCell: Type.Optional(
@@ -356,7 +357,10 @@ export const CapacitySpecSchema = Type.Object(
             })
           ),
           deviceClassName: Type.Optional(
-            Type.String({ description: 'HAMi DeviceClass of DRA mode. Declared for gpucellpool manifests; not acted on.' })
+            Type.String({
+              maxLength: 253,
+              description: 'HAMi DeviceClass of DRA mode (e.g. hami-core-gpu.project-hami.io); required with mode DRA.'
+            })
           ),
           resourceName: Type.Optional(
             Type.String({
@@ -368,7 +372,14 @@ export const CapacitySpecSchema = Type.Object(
             })
           )
         },
-        { description: 'HAMi settings.' }
+        {
+          description: 'HAMi settings.',
+          ...cel({
+            rule: "!has(self.mode) || self.mode != 'DRA' || (has(self.deviceClassName) && size(self.deviceClassName) > 0)",
+            message:
+              "spec.capacity.hami.deviceClassName is required with mode DRA: it names the DeviceClass of HAMi's DRA driver in the workload cluster"
+          })
+        }
       )
     )
   },

@@ -22,7 +22,6 @@ export const cellpool: ControllerDescriptor<typeof CellPoolCustomizeRequestSchem
   optionalChildren: [{ option: 'clusterAPI', types: CELL_POOL_CHILD_RULE.types.filter((t) => t.apiVersion === CLUSTER_API_VERSION) }],
   related: [
     { apiVersion: 'v1', resource: 'secrets', kind: 'Secret' },
-    { apiVersion: DRA, resource: 'resourceslices', kind: 'ResourceSlice' },
     { apiVersion: DRA, resource: 'resourceclaims', kind: 'ResourceClaim' },
     { apiVersion: DRA, resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' }
   ],

@@ -60,14 +60,15 @@ export function finalize(request: CellPoolSyncRequest, now: Date, context: HookC
 /**
  * The customize hook (docs/cellpool.md, "customize"): the related objects sync reads, the join
  * Secret named by `spec.bootstrap.joinSecretRef.name` in the pool's namespace and, for a DRA pool,
- * the infrastructure cluster's DRA inventory (request/inventory.ts): every ResourceSlice, the
- * ResourceClaims of every namespace and the pool's ResourceClaimTemplate.
+ * the claim its cells ask with (its ResourceClaimTemplate, or its shared ResourceClaim), by name:
+ * the free-GPU check reads whether it narrows its request with selectors (request/inventory.ts).
+ * The infrastructure cluster's devices and claims are not related: the workload agent summarizes
+ * them into the CellNodeSet status, so that a sync carries four counts, not every claim of the
+ * cluster, and a claim changing elsewhere does not resync the pool.
  *
- * Under hook version v2 Metacontroller lists a rule without `namespace` in every namespace, also
- * for a namespaced parent (only v1 confines it to the parent's namespace), and a cluster-scoped
- * type such as ResourceSlice in full. DRA types are related only for DRA pools: Metacontroller
- * fails the whole sync of a parent one of whose related types the cluster does not serve, and a
- * DRA pool cannot run where resource.k8s.io/v1 is not served anyway.
+ * DRA types are related only for DRA pools: Metacontroller fails the whole sync of a parent one of
+ * whose related types the cluster does not serve, and a DRA pool cannot run where
+ * resource.k8s.io/v1 is not served anyway.
  *
  * Metacontroller caches this answer per (parent uid, generation) for about 20 minutes, so it
  * depends on the parent's namespace and spec only. The rule names its namespace (docs/metacontroller.md
@@ -85,10 +86,8 @@ export function customize(request: CellPoolCustomizeRequest): CustomizeResponse 
   if (name !== undefined) rules.push({ apiVersion: 'v1', resource: 'secrets', namespace, names: [name] })
   const dra = resolvePool(request.parent.spec).gpu.dra
   if (dra !== undefined && dra.claim.name !== '') {
-    rules.push({ apiVersion: DRA_API_VERSION, resource: 'resourceslices' }, { apiVersion: DRA_API_VERSION, resource: 'resourceclaims' })
-    if (dra.claim.kind === 'resourceClaimTemplateName') {
-      rules.push({ apiVersion: DRA_API_VERSION, resource: 'resourceclaimtemplates', namespace, names: [dra.claim.name] })
-    }
+    const resource = dra.claim.kind === 'resourceClaimTemplateName' ? 'resourceclaimtemplates' : 'resourceclaims'
+    rules.push({ apiVersion: DRA_API_VERSION, resource, namespace, names: [dra.claim.name] })
   }
   return { relatedResources: rules }
 }

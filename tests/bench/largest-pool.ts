@@ -194,7 +194,9 @@ export function largestPoolRequest(now: Date): { request: CellPoolSyncRequest; c
       observedTime: stamp,
       conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'ok', lastTransitionTime: CREATED }],
       nodeCount: cells,
-      nodes: rows
+      nodes: rows,
+      // The agent's summary of the physical GPUs: none of KubeSwift's driver published, so no check.
+      physicalGPUs: { observedTime: stamp, published: 0, ready: 0, held: 0, own: 0 }
     },
     statusManager: 'gpuhooks-workload-agent'
   })

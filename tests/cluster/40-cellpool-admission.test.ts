@@ -268,7 +268,13 @@ const CEL_CASES: Case[] = [
     object: pool('window-negative', { autoscaling: { stabilizationWindow: '-1m' } }),
     message: DURATION
   },
-  { name: 'a drainTimeout in days', object: pool('drain-days', { deletion: { drainTimeout: '1d' } }), message: DURATION }
+  { name: 'a drainTimeout in days', object: pool('drain-days', { deletion: { drainTimeout: '1d' } }), message: DURATION },
+  {
+    name: 'HAMi DRA mode without its DeviceClass',
+    object: pool('hami-dra-no-class', { capacity: { hami: { mode: 'DRA' } } }),
+    message:
+      "spec.capacity.hami.deviceClassName is required with mode DRA: it names the DeviceClass of HAMi's DRA driver in the workload cluster"
+  }
 ]
 
 t.test('every CEL rule of the cell pool CRDs has a case in the table', async (t) => {
@@ -335,9 +341,9 @@ const WEBHOOK_CASES: Array<{ name: string; object: JsonObject; messages: string[
     ]
   },
   {
-    name: 'HAMi DRA mode',
-    object: pool('hami-dra', { capacity: { hami: { mode: 'DRA' } } }),
-    messages: ['spec.capacity.hami.mode DRA is not in this version']
+    name: 'HAMi DRA mode with a DeviceClass name that is no DNS subdomain',
+    object: pool('hami-dra', { capacity: { hami: { mode: 'DRA', deviceClassName: 'Not_A_Class' } } }),
+    messages: ['spec.capacity.hami.deviceClassName is required with mode DRA and must be a DNS subdomain']
   },
   {
     name: 'no join Secret, no guest class, an unknown interface',

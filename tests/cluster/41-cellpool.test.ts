@@ -257,7 +257,7 @@ t.test(
   }
 )
 
-t.test('a scale-up waits for a free physical GPU in the DRA inventory (ResourceSlices and ResourceClaims)', async (t) => {
+t.test("a scale-up waits for a free physical GPU: the agent's summary of the real ResourceSlices and ResourceClaims", async (t) => {
   const name = 'scarce'
   const dra = 'resource.k8s.io/v1'
   const request = { name: 'gpu', exactly: { deviceClassName: 'vfio-gpu' } }

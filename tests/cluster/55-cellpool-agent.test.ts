@@ -14,16 +14,7 @@
  * environment variables; everything is polled for, nothing is timed.
  */
 import t from 'tap'
-import {
-  createUnschedulablePod,
-  grantAgentAccess,
-  Kubelets,
-  nodeRef,
-  runAllocatedPod,
-  startAgent,
-  WORK_NAMESPACE,
-  type AgentProcess
-} from './support/agent.ts'
+import { createUnschedulablePod, nodeRef, runAllocatedPod, WORK_NAMESPACE } from './support/agent.ts'
 import {
   AUTOSCALING_ONE_TO_TWO,
   bootGuests,
@@ -32,15 +23,14 @@ import {
   CELLS,
   listGuests,
   poolManifest,
-  preparePoolNamespace,
   presentRow,
   withoutRecord,
   scenarioWorkloadCluster
 } from './support/cellpool.ts'
-import { eventually, KUBESWIFT_CRDS, roundsUntil, startEnv } from './support/env.ts'
-import { isReason, type ResourceRef } from './support/kube.ts'
+import { startCellPoolAgentScenario } from './support/cellpool-agent.ts'
+import { eventually, roundsUntil } from './support/env.ts'
+import type { ResourceRef } from './support/kube.ts'
 import { condition, reader } from './support/reads.ts'
-import { binariesDir, startWorkloadCluster } from './support/workload-cluster.ts'
 import type { JsonObject } from '../support/merge.ts'
 
 /** Scenario reads are loose views, checked by value. */
@@ -52,88 +42,29 @@ const INSTANCE_LABEL = 'cells.kubeswift.io/instance'
 
 /** The admin permits one restricted label key: the hook service and the agent are given it alike. */
 const PERMITTED = { PERMITTED_NODE_KEYS: 'node-restriction.kubernetes.io/gpu' }
-const env = await startEnv({ extraCrds: [KUBESWIFT_CRDS], serviceEnv: PERMITTED })
-const { kube, cluster } = env
-const workload = await startWorkloadCluster(cluster, binariesDir())
-const wl = workload.admin
-const driver = env.driver('gpuhooks-cellpool')
-const kubelets = new Kubelets(wl)
-// Assigned once the teardown that stops it is registered.
-// eslint-disable-next-line prefer-const -- declared before the teardown that stops it
-let agent: AgentProcess | undefined
-t.teardown(async () => {
-  kubelets.stopAll()
-  await agent?.stop()
-  await workload.stop()
-  workload.close()
-  await env.stop()
-})
+const scenario = await startCellPoolAgentScenario(NS, { env: PERMITTED })
+const { kube, cluster, wl, kubelets, agentLogTail, registrationLabels, kubeletJoins } = scenario
 
 const infra = reader<Obj>(kube)
 const work = reader<Obj>(wl)
 const poolRef = (name: string): ResourceRef => ({ apiVersion: CELLS, resource: 'gpucellpools', namespace: NS, name })
 const cnsRef = (name: string): ResourceRef => cellNodeSetRef(NS, name)
-const secretRef = (name: string): ResourceRef => ({ apiVersion: 'v1', resource: 'secrets', namespace: NS, name })
 const podsRef: ResourceRef = { apiVersion: 'v1', resource: 'pods', namespace: WORK_NAMESPACE }
 const cellOf = (p: Obj, name: string): Obj => (p.status?.cells ?? []).find((c: Obj) => c.name === name)
 const rowOf = (c: Obj, name: string): Obj => (c?.status?.nodes ?? []).find((r: Obj) => r.name === name)
 const phases = (p: Obj): string[] => (p.status?.cells ?? []).map((c: Obj) => `${c.name}:${c.phase}`)
 const guests = async (): Promise<Obj[]> => listGuests(kube, NS)
 
-await grantAgentAccess(wl)
-
-// --- the infrastructure cluster: the namespace, the join Secret, the labelled kubeconfig Secret ---
-await preparePoolNamespace(cluster, NS)
-await kube.create(
-  { apiVersion: 'v1', resource: 'secrets', namespace: NS },
-  {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'wl-kubeconfig', namespace: NS, labels: { 'cells.kubeswift.io/workload-kubeconfig': 'true' } },
-    data: { value: Buffer.from(workload.agentKubeconfig()).toString('base64') }
-  }
-)
-
-// --- the agent, a real process, with the liveness windows shortened ---
-agent = await startAgent(cluster.kubeconfig, cluster.dir, PERMITTED)
-const agentLogTail = (): string => agent?.logTail(30) ?? '(no agent)'
-
-// --- the test's kubelets ---
-/** The labels a cell's kubelet registers: the `--node-labels` of its rendered bootstrap Secret. */
-async function registrationLabels(cell: string): Promise<Record<string, string>> {
-  const secret = await infra.must(secretRef(`${cell}-bootstrap`))
-  const text = Buffer.from(String(secret.data['user-data']), 'base64').toString()
-  const flag = /--node-labels (\S+)/.exec(text)
-  if (flag?.[1] === undefined) throw new Error(`no --node-labels in ${cell}'s bootstrap: ${text}`)
-  return Object.fromEntries(flag[1].split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
-}
-
-/** A cell's kubelet starts with the labels of its bootstrap. */
-async function kubeletJoins(cell: string): Promise<void> {
-  await kubelets.join(cell, await registrationLabels(cell))
-}
-
 // --- Metacontroller's part, played by the driver ---
 /** Every cell phase the pool's status showed after a sync pass, in order (repeats collapsed). */
 const seen: string[] = []
 
-/**
- * Syncs the pool until a pass writes nothing (at most 6 passes). A write that meets the agent's
- * concurrent status write of the CellNodeSet (409) is what Metacontroller retries on its next
- * sync; anything else fails the test.
- */
+/** Syncs the pool until a pass writes nothing, recording the phases each pass showed. */
 async function sync(pool: string): Promise<void> {
-  for (let pass = 0; pass < 6; pass++) {
-    let quiet = false
-    try {
-      quiet = (await driver.syncOnce({ namespace: NS, name: pool })).writes.length === 0
-    } catch (err) {
-      if (!isReason(err, 'Conflict') && !/Conflict|the object has been modified/.test(String(err))) throw err
-    }
+  await scenario.sync(pool, async () => {
     const p = await infra.get(poolRef(pool))
     if (p !== undefined) for (const phase of phases(p)) if (seen[seen.length - 1] !== phase) seen.push(phase)
-    if (quiet) return
-  }
+  })
 }
 
 /**

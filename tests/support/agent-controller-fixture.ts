@@ -119,6 +119,9 @@ export const emptyWorkload: WorkloadApi = {
   getNodeLease: async () => undefined,
   listPods: async () => [],
   listPodPage: async () => ({ items: [] }),
+  listResourceSlices: async () => [],
+  listResourceClaimPage: async () => ({ items: [] }),
+  getDeviceClass: async () => undefined,
   patchNode: async () => {},
   deleteNode: async () => {}
 }

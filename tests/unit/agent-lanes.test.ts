@@ -23,6 +23,9 @@ function silent(): WorkloadApi & { asked: number } {
     getNodeLease: () => never<unknown>(),
     listPods: () => never<unknown[]>(),
     listPodPage: () => never<{ items: unknown[] }>(),
+    listResourceSlices: () => never<unknown[]>(),
+    listResourceClaimPage: () => never<{ items: unknown[] }>(),
+    getDeviceClass: () => never<unknown>(),
     patchNode: () => never<void>(),
     deleteNode: () => never<void>()
   }

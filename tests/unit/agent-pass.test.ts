@@ -45,6 +45,23 @@ class FakeWorkload implements WorkloadApi {
     const next = from + limit
     return next < pending.length ? { items: pending.slice(from, next), continue: String(next) } : { items: pending.slice(from) }
   }
+  /** HAMi's DRA mode: the slices by Node, the claims in one page, the DeviceClasses by name. */
+  slices: Record<string, any>[] = []
+  claims: Record<string, any>[] = []
+  classes = new Set<string>()
+  async listResourceSlices(fieldSelector: string): Promise<unknown[]> {
+    this.calls.push(`listResourceSlices ${fieldSelector}`)
+    const node = /spec\.nodeName=([^,]*)/.exec(fieldSelector)?.[1]
+    return this.slices.filter((s) => s.spec.nodeName === node).map((s) => structuredClone(s))
+  }
+  async listResourceClaimPage(limit: number, continueToken?: string): Promise<{ items: unknown[]; continue?: string }> {
+    this.calls.push(`listResourceClaimPage limit=${limit}${continueToken === undefined ? '' : ` continue=${continueToken}`}`)
+    return { items: this.claims.map((c) => structuredClone(c)) }
+  }
+  async getDeviceClass(name: string): Promise<unknown> {
+    this.calls.push(`getDeviceClass ${name}`)
+    return this.classes.has(name) ? { metadata: { name } } : undefined
+  }
   async patchNode(name: string, patch: unknown): Promise<void> {
     this.calls.push(`patchNode ${name} ${JSON.stringify(patch)}`)
   }

@@ -53,12 +53,16 @@ t.test('provisioner ClusterAPI is admitted with its Cluster, refused without it'
   ])
 })
 
-t.test('behaviour this version lacks is refused, saying so', async (t) => {
+t.test("HAMi's DRA mode is admitted with its DeviceClass, refused without one", async (t) => {
   const dra = spec()
   dra.capacity = { hami: { mode: 'DRA' } }
   t.same(reviewCellPool(request('CREATE', pool(dra))).problems, [
-    'spec.capacity.hami.mode DRA is not in this version: only DevicePlugin (HAMi Node registration annotations) is read'
+    "spec.capacity.hami.deviceClassName is required with mode DRA and must be a DNS subdomain: it names the DeviceClass of HAMi's DRA driver in the workload cluster"
   ])
+  dra.capacity = { hami: { mode: 'DRA', deviceClassName: 'hami-core-gpu.project-hami.io' } }
+  const review = reviewCellPool(request('CREATE', pool(dra)))
+  t.same(review.problems, [])
+  t.same(review.warnings, [])
 })
 
 t.test('the pool name is checked', async (t) => {
@@ -75,7 +79,7 @@ t.test('fields accepted but not acted on pass with a warning', async (t) => {
     warnings: [
       'spec.cell.spreadPolicy Pack is not acted on: KubeSwift GPU launcher pods ignore topology spread constraints',
       'spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI',
-      'spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks'
+      'spec.capacity.hami.deviceClassName is not acted on: it is read only with spec.capacity.hami.mode DRA'
     ]
   })
 })

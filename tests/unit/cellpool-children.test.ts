@@ -211,11 +211,26 @@ t.test('the CellNodeSet: kubeconfig, pool uid, entries in index order, demand on
       },
       kubeconfigSecretRef: { key: 'kubeconfig', name: 'kc' },
       nodes: [node(2), node(9), node(10)],
+      physicalGPUs: { driver: 'gpu.kubeswift.io' },
       poolUID: 'uid-1'
     }
   })
   const quiet = buildCellNodeSet('inference', 'ml', 'uid-1', pool({ workloadCluster: { key: null } }), [], false)
-  t.same(quiet.spec, { kubeconfigSecretRef: { key: 'value', name: 'kc' }, poolUID: 'uid-1' }, 'no nodes, no demand: both left out')
+  t.same(
+    quiet.spec,
+    { kubeconfigSecretRef: { key: 'value', name: 'kc' }, physicalGPUs: { driver: 'gpu.kubeswift.io' }, poolUID: 'uid-1' },
+    'no nodes, no demand: both left out; a DRA pool asks for the physical GPUs'
+  )
+})
+
+t.test("HAMi's DRA mode names the pool's DeviceClass in the CellNodeSet", async (t) => {
+  const dra = pool({
+    workloadCluster: { key: null },
+    capacity: { hami: { mode: 'DRA', deviceClassName: 'hami-core-gpu.project-hami.io' } }
+  })
+  t.same((buildCellNodeSet('inference', 'ml', 'uid-1', dra, [], false).spec as { dra?: unknown }).dra, {
+    deviceClassName: 'hami-core-gpu.project-hami.io'
+  })
 })
 
 t.test('HAMi resource names derive from resourceName', async (t) => {

@@ -1,13 +1,15 @@
 /**
- * The scale-up check for free physical GPUs (docs/cellpool.md, "Free physical GPUs"): the DRA
- * inventory as the related objects give it, the `PhysicalGPUsAvailable` condition, and a world
+ * The scale-up check for free physical GPUs (docs/cellpool.md, "Free physical GPUs"): the agent's
+ * summary of the DRA inventory and how the hook reads it, the `PhysicalGPUsAvailable` condition, and a world
  * in which KubeSwift gives a guest a GPU only while one is free.
  */
 import t from 'tap'
 import fc from 'fast-check'
 import { sync, customize } from '../../hooks/cellpool/hooks.ts'
-import { draInventory } from '../../hooks/cellpool/request/inventory.ts'
-import { poolInventory } from '../../hooks/cellpool/plan/physical-gpus.ts'
+import { draInventory, GPU_DRIVER } from '../../hooks/cellpool/request/inventory.ts'
+import { freeForPool, poolInventory } from '../../hooks/cellpool/plan/physical-gpus.ts'
+import { summarizePhysicalGpus } from '../../hooks/agent/nodeset/physical-gpus.ts'
+import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { resolvePool } from '../../hooks/cellpool/request/resolve.ts'
 import { buildApp } from '../../hooks/server/app.ts'
 import { routes } from '../../hooks/server/routes.ts'
@@ -24,8 +26,22 @@ const TEMPLATE: ResolvedDra = {
 const SHARED: ResolvedDra = { ...TEMPLATE, claim: { kind: 'resourceClaimName', name: 'shared' } }
 const HOST = 'gpu-host-1'
 
-t.test('the inventory counts the driver devices: published, ready, held by any namespace, free', async (t) => {
-  const related = relatedMap([
+/** The agent's counts of `objects` for a pool of `dra` (hooks/agent/nodeset/physical-gpus.ts). */
+const counts = (objects: KubeObject[], dra = TEMPLATE) =>
+  summarizePhysicalGpus(
+    objects.filter((o) => o.kind === 'ResourceSlice'),
+    objects.filter((o) => o.kind === 'ResourceClaim'),
+    { driver: GPU_DRIVER, ...(dra.claim.kind === 'resourceClaimName' ? { claimName: dra.claim.name } : {}) },
+    NS
+  )
+/** A fresh summary of `objects`, as the agent writes it. */
+const summary = (objects: KubeObject[], dra = TEMPLATE, at = T0) => ({
+  observedTime: at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  ...counts(objects, dra)
+})
+
+t.test('the agent counts the driver devices: published, ready, held by any namespace', async (t) => {
+  const objects = [
     gpuSlice(HOST, ['a', 'b', 'c', 'd'], ['d']),
     // The same device published twice counts once; another driver's devices do not count.
     gpuSlice('gpu-host-1-again', []),
@@ -40,66 +56,103 @@ t.test('the inventory counts the driver devices: published, ready, held by any n
     claim('team-c', 'pending', []),
     claim('team-c', 'other', [[HOST, 'c']], 'other.example.com'),
     claim('team-c', 'unready', [[HOST, 'd']]),
-    claim('team-c', 'ghost', [[HOST, 'zz']]),
-    claimTemplate()
-  ])
-  t.same(draInventory(related, NS, TEMPLATE), { known: true, published: 4, ready: 3, held: 2, free: 1, own: 0 })
+    claim('team-c', 'ghost', [[HOST, 'zz']])
+  ]
+  t.same(counts(objects), { published: 4, ready: 3, held: 2, own: 0 })
+  const related = relatedMap([claimTemplate()])
+  t.same(draInventory(related, NS, TEMPLATE, summary(objects), T0), { known: true, published: 4, ready: 3, held: 2, free: 1, own: 0 })
   const qualified = gpuSlice(HOST, ['a'])
   ;(qualified.spec as { devices: Array<{ attributes: unknown }> }).devices[0]!.attributes = {
     'gpu.kubeswift.io/vfioReady': { bool: false }
   }
-  t.match(
-    draInventory(relatedMap([qualified, claimTemplate()]), NS, TEMPLATE),
-    { published: 1, ready: 0 },
-    'a qualified attribute name counts'
-  )
+  t.match(counts([qualified]), { published: 1, ready: 0 }, 'a qualified attribute name counts')
   const bare = gpuSlice(HOST, ['a'])
   ;(bare.spec as { devices: Array<{ attributes?: unknown }> }).devices[0]!.attributes = undefined
-  t.match(draInventory(relatedMap([bare, claimTemplate()]), NS, TEMPLATE), { ready: 1 }, 'no attribute: ready')
+  t.match(counts([bare]), { ready: 1 }, 'no attribute: ready')
 })
 
 t.test("a shared claim's devices are the pool's own", async (t) => {
-  const related = relatedMap([gpuSlice(HOST, ['a', 'b']), claim(NS, 'shared', [[HOST, 'a']]), claim('elsewhere', 'shared', [[HOST, 'b']])])
-  t.same(draInventory(related, NS, SHARED), { known: true, published: 2, ready: 2, held: 2, free: 0, own: 1 })
+  const objects = [gpuSlice(HOST, ['a', 'b']), claim(NS, 'shared', [[HOST, 'a']]), claim('elsewhere', 'shared', [[HOST, 'b']])]
+  t.same(draInventory(relatedMap([claim(NS, 'shared', [])]), NS, SHARED, summary(objects, SHARED), T0), {
+    known: true,
+    published: 2,
+    ready: 2,
+    held: 2,
+    free: 0,
+    own: 1
+  })
 })
 
-t.test('what the inventory cannot say is unknown, never full', async (t) => {
-  const reason = (related: unknown, dra = TEMPLATE): string | undefined => {
-    const got = draInventory(related as never, NS, dra)
-    return got.known ? undefined : got.reason
+t.test('a missing or stale summary waits; what a fresh one cannot say is unknown, never full', async (t) => {
+  const devices = [gpuSlice(HOST, ['a'])]
+  const got = (related: unknown, s: unknown, dra = TEMPLATE) => draInventory(related as never, NS, dra, s as never, T0)
+  const reason = (related: unknown, s: unknown = summary(devices), dra = TEMPLATE): string | undefined => {
+    const inventory = got(related, s, dra)
+    return inventory.known ? undefined : inventory.reason
   }
-  t.equal(reason({ 'Secret.v1': {} }), 'InventoryNotRelated')
-  t.equal(reason(null), 'InventoryNotRelated')
-  t.equal(reason(relatedMap([gpuSlice(HOST, ['a'])])), 'ClaimTemplateNotObserved')
-  t.equal(reason(relatedMap([claimTemplate()])), 'NoDevicesPublished')
-  t.equal(reason(relatedMap([gpuSlice(HOST, ['a'], [], 'other.example.com'), claimTemplate()])), 'NoDevicesPublished')
+  t.match(got(relatedMap([claimTemplate()]), undefined), { known: false, reason: 'InventoryNotObserved', wait: true })
+  const old = summary(devices, TEMPLATE, new Date(T0.getTime() - 121_000))
+  t.match(got(relatedMap([claimTemplate()]), old), { known: false, reason: 'InventoryStale', wait: true })
+  t.match(got(relatedMap([claimTemplate()]), summary(devices, TEMPLATE, new Date(T0.getTime() - 119_000))), { known: true })
+  t.equal(freeForPool(got(relatedMap([claimTemplate()]), undefined)), 0, 'a missing summary leaves no device free')
+  t.equal(reason(relatedMap([])), 'ClaimTemplateNotObserved')
+  t.equal(reason(null), 'ClaimTemplateNotObserved')
+  t.equal(reason(relatedMap([claimTemplate()]), summary([])), 'NoDevicesPublished')
+  t.equal(freeForPool(got(relatedMap([claimTemplate()]), summary([]))), undefined, 'no device published: nothing held back')
   const selectors = [{ cel: { expression: 'device.attributes["gpu.kubeswift.io"].model == "A100"' } }]
   const exactly = claimTemplate({ name: 'gpu', exactly: { deviceClassName: 'vfio-gpu', selectors } })
-  t.equal(reason(relatedMap([gpuSlice(HOST, ['a']), exactly])), 'RequestConstrained')
+  t.equal(reason(relatedMap([exactly])), 'RequestConstrained')
   const first = claimTemplate({ name: 'gpu', firstAvailable: [{ name: 'a100', deviceClassName: 'vfio-gpu', selectors }] })
-  t.equal(reason(relatedMap([gpuSlice(HOST, ['a']), first])), 'RequestConstrained')
+  t.equal(reason(relatedMap([first])), 'RequestConstrained')
   const shared = claim(NS, 'shared', [])
   ;(shared.spec as { devices: { requests: unknown[] } }).devices.requests = [{ name: 'gpu', exactly: { deviceClassName: 'x', selectors } }]
-  t.equal(reason(relatedMap([gpuSlice(HOST, ['a']), shared]), SHARED), 'RequestConstrained')
+  t.equal(reason(relatedMap([shared]), summary(devices, SHARED), SHARED), 'RequestConstrained')
   const native = resolvePool(
     poolSpec({ cell: { ...(poolSpec().cell as object), gpu: { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } } } })
   )
-  t.match(poolInventory(relatedMap([gpuSlice(HOST, ['a'])]), NS, native), { known: false, reason: 'NativeBackend' })
+  t.match(poolInventory(relatedMap([]), NS, native, undefined, T0), { known: false, reason: 'NativeBackend' })
 })
 
-t.test('customize relates the DRA inventory of a DRA pool only', async (t) => {
+t.test('customize relates only the join Secret and the claim a DRA pool asks with', async (t) => {
   const rules = (spec: Record<string, unknown>) => customize({ controller: {}, parent: poolObject(spec) }).relatedResources
   t.same(rules(poolSpec()).slice(1), [
-    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceslices' },
-    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaims' },
     { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', namespace: NS, names: ['single-vfio-gpu'] }
   ])
   const cell = poolSpec().cell as Record<string, unknown>
   t.same(rules(poolSpec({ cell: { ...cell, gpu: { backend: 'DRA', dra: { resourceClaimName: 'shared' } } } })).slice(1), [
-    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceslices' },
-    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaims' }
+    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaims', namespace: NS, names: ['shared'] }
   ])
   t.same(rules(poolSpec({ cell: { ...cell, gpu: { backend: 'Native', native: { gpuProfileRef: { name: 'a100' } } } } })).slice(1), [])
+})
+
+t.test('the CellNodeSet asks the agent for the summary of a DRA pool only', async (t) => {
+  const world = new GPUWorld(poolSpec({ replicas: 1 }), 1)
+  world.step(sync)
+  t.same((world.cellNodeSet()?.spec as { physicalGPUs?: unknown }).physicalGPUs, { driver: 'gpu.kubeswift.io' })
+  const cell = poolSpec().cell as Record<string, unknown>
+  const shared = new GPUWorld(
+    poolSpec({ replicas: 1, cell: { ...cell, gpu: { backend: 'DRA', dra: { resourceClaimName: 'shared' } } } }),
+    1
+  )
+  shared.step(sync)
+  t.same((shared.cellNodeSet()?.spec as { physicalGPUs?: unknown }).physicalGPUs, { driver: 'gpu.kubeswift.io', claimName: 'shared' })
+})
+
+t.test('without a summary, or with a stale one, no machine is built; a fresh one lets the build go on', async (t) => {
+  for (const [name, change] of [
+    ['no summary', (w: GPUWorld) => (w.summarizes = false)],
+    ['a stale summary', (w: GPUWorld) => (w.summaryAgeSeconds = 180)]
+  ] as const) {
+    const world = new GPUWorld(poolSpec({ replicas: 2 }), 2)
+    change(world)
+    for (let i = 0; i < 6; i++) world.step(sync, 10)
+    t.same(world.guests(), [], `${name}: no guest`)
+    t.match(conditionOf(world), { status: 'Unknown', message: /wait to be created until it does\.$/ }, name)
+    world.summarizes = true
+    world.summaryAgeSeconds = 0
+    world.settle(sync)
+    t.same(phases(world), ['inference-0:Ready', 'inference-1:Ready'], `${name}, then a fresh one: built`)
+  }
 })
 
 const conditionOf = (world: GPUWorld, type = 'PhysicalGPUsAvailable') => world.condition(type)
@@ -203,18 +256,15 @@ t.test('a device taken between the build and its machine: the machine waits, its
 t.test("a cell that holds its GPU counts as its own: a shared claim's device is free for the pool", async (t) => {
   const cell = poolSpec().cell as Record<string, unknown>
   const spec = poolSpec({ replicas: 1, cell: { ...cell, gpu: { backend: 'DRA', dra: { resourceClaimName: 'shared' } } } })
-  const related = relatedMap([joinSecret(), gpuSlice(HOST, ['a']), claim(NS, 'shared', [[HOST, 'a']])])
-  const world = new GPUWorld(spec, 0)
-  world.settle(sync)
-  const answer = sync({ ...world.request(), related }, world.now)
+  const world = new GPUWorld(spec, 1)
+  world.template = claim(NS, 'shared', [])
+  world.otherClaims = [claim(NS, 'shared', [[HOST, 'gpu-0000-0']])]
+  for (let i = 0; i < 6; i++) world.step(sync, 10)
   t.ok(
-    answer.children.some((c) => c.kind === 'Secret' && c.metadata.name === 'inference-0-bootstrap'),
+    world.of('Secret.v1').some((c) => c.metadata.name === 'inference-0-bootstrap'),
     'the cell is built'
   )
-  t.match(
-    (answer.status.conditions as Array<{ type: string }>).find((c) => c.type === 'PhysicalGPUsAvailable'),
-    { status: 'True', message: /1 held by this pool's claim/ }
-  )
+  t.match(conditionOf(world), { status: 'True', message: /1 held by this pool's claim/ })
 })
 
 t.test('with the inventory unknown the pool behaves as without the check', async (t) => {
@@ -288,44 +338,32 @@ t.test('over any history of scaling, updates and other tenants, no guest is ever
   )
 })
 
-t.test('related objects of any shape: no throw, a bounded inventory', async (t) => {
+t.test('objects and summaries of any shape: no throw, bounded counts, the hook answers', async (t) => {
   const anyObject = fc.record(
     {
+      kind: fc.constantFrom('ResourceSlice', 'ResourceClaim'),
       metadata: fc.record({ name: fc.string(), namespace: fc.option(fc.string(), { nil: undefined }) }),
       spec: fc.anything(),
       status: fc.anything()
     },
-    { requiredKeys: ['metadata'] }
+    { requiredKeys: ['metadata', 'kind'] }
   )
   fc.assert(
-    fc.property(fc.array(anyObject, { maxLength: 8 }), fc.array(anyObject, { maxLength: 8 }), fc.anything(), (slices, claims, odd) => {
-      const related: Record<string, unknown> = {
-        [RELATED_TYPES[1]]: Object.fromEntries(slices.map((s, i) => [s.metadata.name || `s${i}`, s])),
-        [RELATED_TYPES[2]]: Object.fromEntries(claims.map((c, i) => [`${c.metadata.namespace ?? NS}/${c.metadata.name || i}`, c])),
-        [RELATED_TYPES[3]]: odd
-      }
-      const got = draInventory(related as never, NS, TEMPLATE)
-      if (got.known) {
-        if (!(got.free >= 0 && got.free <= got.ready && got.ready <= got.published && got.held <= got.ready))
-          throw new Error(JSON.stringify(got))
-      }
-      sync({ ...request(), related: related as never }, T0)
+    fc.property(fc.array(anyObject, { maxLength: 8 }), fc.anything(), (objects, odd) => {
+      const c = counts(objects, SHARED)
+      if (!(c.ready <= c.published && c.held <= c.ready && c.own <= c.held)) throw new Error(JSON.stringify(c))
+      const got = draInventory(relatedMap([claimTemplate()]), NS, TEMPLATE, summary(objects), T0)
+      if (got.known && !(got.free >= 0 && got.free <= got.ready)) throw new Error(JSON.stringify(got))
+      draInventory({ [RELATED_TYPES[2]]: odd } as never, NS, TEMPLATE, odd as never, T0)
+      sync({ ...request(), related: { [RELATED_TYPES[2]]: odd } as never }, T0)
     }),
     { numRuns: 300 }
   )
-  const proto = JSON.parse(
-    '{"ResourceSlice.resource.k8s.io/v1":{"__proto__":{"metadata":{"name":"__proto__"},"spec":{"driver":"gpu.kubeswift.io","pool":{"name":"p"},"devices":[{"name":"a"}]}}},"ResourceClaim.resource.k8s.io/v1":{}}'
-  ) as Record<string, unknown>
-  t.match(draInventory(proto as never, NS, SHARED), { known: true, published: 1 }, 'an own __proto__ key is an ordinary entry')
-  t.equal(({} as Record<string, unknown>).spec, undefined, 'no prototype was written')
   const app = await buildApp({ routes, clock: () => T0 })
   t.teardown(() => app.close())
   const odd = {
     ...request(),
-    related: {
-      ...relatedMap([joinSecret()]),
-      'ResourceSlice.resource.k8s.io/v1': { x: { metadata: { name: 'x' }, spec: { devices: 'many' } } }
-    }
+    related: { ...relatedMap([joinSecret()]), [RELATED_TYPES[2]]: { x: { metadata: { name: 'x' }, spec: 'many' } } }
   }
   const res = await app.inject({ method: 'POST', url: '/hooks/cellpool/sync', payload: odd as never })
   t.equal(res.statusCode, 200, 'odd related objects answer 200')

@@ -70,7 +70,7 @@ t.test('a pool settles with every cell Ready', async (t) => {
       ['Updated', 'True', 'UpToDate'],
       ['WorkloadClusterReachable', 'True', 'Reachable'],
       // The world relates no DRA inventory: the check says so and holds nothing back.
-      ['PhysicalGPUsAvailable', 'Unknown', 'InventoryNotRelated']
+      ['PhysicalGPUsAvailable', 'Unknown', 'NoDevicesPublished']
     ]
   )
   const cns = world.cellNodeSet() as KubeObject

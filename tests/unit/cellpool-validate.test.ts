@@ -562,12 +562,12 @@ const CASES: Case[] = [
     message: /is required: a cell without a join template never joins/
   },
   {
-    rule: 'hami mode DRA is not in this version',
+    rule: 'hami mode DRA needs a DeviceClass name',
     spec: variant((s) => {
-      s.capacity = { hami: { mode: 'DRA', deviceClassName: 'hami' } }
+      s.capacity = { hami: { mode: 'DRA', deviceClassName: 'Not_A_Name' } }
     }),
-    field: 'spec.capacity.hami.mode',
-    message: /mode DRA is not in this version/
+    field: 'spec.capacity.hami.deviceClassName',
+    message: /is required with mode DRA and must be a DNS subdomain/
   },
   {
     rule: 'at most 100000 cells, so cell indices keep to five digits',
@@ -797,7 +797,13 @@ t.test('resolvePool applies every default', async (t) => {
       scaleDown: 'Manual',
       scaleDownStabilizationWindowSeconds: 1800
     },
-    capacity: { readyTimeoutSeconds: 300, expectedDevicesPerCell: 1, resourceName: 'nvidia.com/gpu' },
+    capacity: {
+      readyTimeoutSeconds: 300,
+      expectedDevicesPerCell: 1,
+      resourceName: 'nvidia.com/gpu',
+      mode: 'DevicePlugin',
+      deviceClassName: ''
+    },
     deletion: { policy: 'Drain', drainTimeoutSeconds: 600 },
     updatePolicy: 'Manual'
   }
@@ -825,7 +831,10 @@ t.test('resolvePool reads every field that is set', async (t) => {
         ]
       }
     },
-    capacity: { readyTimeout: '90s', hami: { expectedDevicesPerCell: 2, resourceName: 'example.com/vgpu' } },
+    capacity: {
+      readyTimeout: '90s',
+      hami: { expectedDevicesPerCell: 2, resourceName: 'example.com/vgpu', mode: 'DRA', deviceClassName: 'hami-core-gpu.project-hami.io' }
+    },
     autoscaling: {
       enabled: true,
       minReplicas: 0,
@@ -860,7 +869,13 @@ t.test('resolvePool reads every field that is set', async (t) => {
     scaleDown: 'Auto',
     scaleDownStabilizationWindowSeconds: 3600
   })
-  t.same(pool.capacity, { readyTimeoutSeconds: 90, expectedDevicesPerCell: 2, resourceName: 'example.com/vgpu' })
+  t.same(pool.capacity, {
+    readyTimeoutSeconds: 90,
+    expectedDevicesPerCell: 2,
+    resourceName: 'example.com/vgpu',
+    mode: 'DRA',
+    deviceClassName: 'hami-core-gpu.project-hami.io'
+  })
   t.same(pool.deletion, { policy: 'Force', drainTimeoutSeconds: 0 })
   t.equal(pool.updatePolicy, 'RollingUpdate')
 })

@@ -534,6 +534,7 @@ if ('skip' in found) {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures/status'], verbs: ['update', 'patch'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceslices', 'resourceclaims'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get', 'patch'] },
       { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['kubeswiftmachines'], verbs: ['get', 'create'] },
       { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get', 'create'] },

@@ -85,18 +85,31 @@ t.test('every kind a customize hook relates is among its descriptor\u2019s relat
       'worker.gpustack.ai/v1alpha1 instancetypes'
     ],
     isolation: ['gpustack.ai/v1alpha1 settings', 'worker.gpustack.ai/v1alpha1 instances'],
-    cellpool: [
-      'resource.k8s.io/v1 resourceclaims',
-      'resource.k8s.io/v1 resourceclaimtemplates',
-      'resource.k8s.io/v1 resourceslices',
-      'v1 secrets'
-    ]
+    // A pool with a claim template relates it; one with a shared claim (below), that claim.
+    cellpool: ['resource.k8s.io/v1 resourceclaimtemplates', 'v1 secrets']
   }
+  const related = (c: (typeof CONTROLLERS)[number], parent: unknown): string[] =>
+    c.customize
+      .run({ controller: {}, parent: parent as never }, NOW)
+      .relatedResources.map((r) => `${r.apiVersion} ${r.resource}`)
+      .sort()
   for (const c of CONTROLLERS) {
-    const rules = c.customize.run({ controller: {}, parent: parents[c.name] }, NOW).relatedResources
-    const related = rules.map((r) => `${r.apiVersion} ${r.resource}`).sort()
-    t.strictSame(related, expected[c.name], `${c.name} relates what its parent asks for`)
-    t.strictSame(related, c.related.map((r) => `${r.apiVersion} ${r.resource}`).sort(), `${c.name}: its descriptor declares each of them`)
+    const declared = c.related.map((r) => `${r.apiVersion} ${r.resource}`).sort()
+    const got = related(c, parents[c.name])
+    t.strictSame(got, expected[c.name], `${c.name} relates what its parent asks for`)
+    if (c.name !== 'cellpool') t.strictSame(got, declared, `${c.name}: its descriptor declares each of them`)
+    else {
+      const cell = poolSpec().cell as Record<string, unknown>
+      const shared = {
+        ...parents.cellpool,
+        spec: poolSpec({ cell: { ...cell, gpu: { backend: 'DRA', dra: { resourceClaimName: 'shared' } } } })
+      }
+      t.strictSame(
+        [...new Set([...got, ...related(c, shared)])].sort(),
+        declared,
+        'cellpool: its descriptor declares what its pools relate, a template or a shared claim'
+      )
+    }
   }
 })
 

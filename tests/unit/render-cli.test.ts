@@ -334,6 +334,8 @@ const observedFile = (name: string, answer: Answer, rows: { name: string; presen
                   observedTime: NOW.toISOString(),
                   nodeCount: 0,
                   nodes: rows,
+                  // The agent's summary of the infrastructure cluster's physical GPUs: none published (the check says nothing).
+                  physicalGPUs: { observedTime: NOW.toISOString(), published: 0, ready: 0, held: 0, own: 0 },
                   conditions: [
                     { type: 'Reachable', status: 'True', reason: 'Reachable', message: '', lastTransitionTime: NOW.toISOString() }
                   ]
@@ -373,9 +375,7 @@ t.test(
             data: { 'user-data': Buffer.from(joinText).toString('base64') }
           }
         },
-        // A DRA pool relates the DRA inventory; none was given on the command line.
-        'ResourceSlice.resource.k8s.io/v1': {},
-        'ResourceClaim.resource.k8s.io/v1': {},
+        // A DRA pool relates its claim template; none was given on the command line.
         'ResourceClaimTemplate.resource.k8s.io/v1': {}
       },
       finalizing: false

@@ -6,7 +6,10 @@
  */
 import type { CellInfrastructureStatus } from '../../api/cellinfrastructure.ts'
 
-/** What the agent does in a workload cluster: read Nodes, Leases, Pods; patch and delete Nodes. */
+/**
+ * What the agent does in a workload cluster: read Nodes, Leases, Pods and, for a pool in HAMi's
+ * DRA mode, ResourceSlices, ResourceClaims and DeviceClasses; patch and delete Nodes.
+ */
 export interface WorkloadApi {
   /** Nodes matching a label selector. */
   listNodes(labelSelector: string): Promise<unknown[]>
@@ -18,6 +21,12 @@ export interface WorkloadApi {
   listPods(fieldSelector: string): Promise<unknown[]>
   /** One page of them: at most `limit` Pods, after `continueToken`, and the token of the next page if there is one. */
   listPodPage(fieldSelector: string, limit: number, continueToken?: string): Promise<{ items: unknown[]; continue?: string }>
+  /** ResourceSlices (resource.k8s.io/v1) matching a field selector (`spec.nodeName`, `spec.driver`), in one answer. */
+  listResourceSlices(fieldSelector: string): Promise<unknown[]>
+  /** One page of the ResourceClaims of every namespace, as {@link listPodPage}. */
+  listResourceClaimPage(limit: number, continueToken?: string): Promise<{ items: unknown[]; continue?: string }>
+  /** One DeviceClass, or undefined when there is none. */
+  getDeviceClass(name: string): Promise<unknown>
   /** A JSON merge patch of a Node. */
   patchNode(name: string, patch: unknown): Promise<void>
   /** Deletes a Node only if it is still the one seen (uid and resourceVersion preconditions). */

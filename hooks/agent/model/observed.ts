@@ -22,6 +22,16 @@ export interface ObservedNode {
   beats: NodeHeartbeats
   /** Pods listed by `spec.nodeName=<node>`. */
   pods: PodList
+  /** HAMi's DRA mode: the ResourceSlices of HAMi's driver listed by `spec.nodeName=<node>`. */
+  slices?: PodList
+}
+
+/** What the snapshot layer read of DRA in the workload cluster, for a CellNodeSet with `spec.dra`. */
+export interface DraSnapshot {
+  /** The ResourceClaims of every namespace, in pages, to a bound. */
+  claims: PodList
+  /** Whether `spec.dra.deviceClassName` exists. */
+  deviceClass: 'Found' | 'Missing' | 'Unread'
 }
 
 /** What the snapshot layer read from one workload cluster for one CellNodeSet. */
@@ -32,6 +42,8 @@ export interface WorkloadSnapshot {
   nodes: ObservedNode[]
   /** Pods with no Node, phase Pending (`spec.nodeName=,status.phase=Pending`). */
   unbound: PodList
+  /** HAMi's DRA mode (`spec.dra`). */
+  dra?: DraSnapshot
 }
 
 /** The CellNodeSet as the core reads it: metadata plus a spec that passed the schema. */

@@ -40,6 +40,7 @@ import type { AgentMetrics } from '../runtime/metrics.ts'
 import { EventLimiter, type EventLimits } from '../runtime/event-limiter.ts'
 import { runPass, type PassReport } from './pass.ts'
 import { listPendingPods } from './snapshot.ts'
+import type { PhysicalGpuIndex } from './physical-gpus.ts'
 import { poolEvents } from './decide/pool-events.ts'
 import { poolGauges } from './decide/pool-gauges.ts'
 import type { WorkQueue } from '../runtime/queue.ts'
@@ -60,6 +61,8 @@ export interface ControllerDeps {
   windows: LivenessWindows
   /** The Node keys the admin permits past the restricted-key rule (config.ts). */
   permittedNodeKeys?: readonly string[]
+  /** The infrastructure cluster's physical GPUs, from the agent's ResourceSlice and ResourceClaim informers. */
+  physicalGpus?: Pick<PhysicalGpuIndex, 'counts'>
   metrics: AgentMetrics
   log: LogTo<'debug' | 'info' | 'warn' | 'error'>
   /** How often Events about a pool may be written (event-limiter.ts's defaults when absent). */
@@ -186,6 +189,7 @@ export class AgentController {
         tracker: (k) => this.tracker(k),
         windows: this.deps.windows,
         permittedNodeKeys: this.deps.permittedNodeKeys ?? [],
+        ...(this.deps.physicalGpus !== undefined ? { physicalGpus: this.deps.physicalGpus } : {}),
         clock: () => new Date(this.deps.clock.now())
       })
       cancelDeadline()

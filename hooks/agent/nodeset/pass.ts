@@ -19,6 +19,7 @@ import { checkPoolOwner, kubeconfigFromSecret, type Reduced, type ReducedKubecon
 import type { HeartbeatTracker } from './decide/liveness.ts'
 import { errorText } from '../workload/reachability.ts'
 import { readSnapshot, unreachable } from './snapshot.ts'
+import type { PhysicalGpuIndex } from './physical-gpus.ts'
 
 /** What a pass needs from the process. */
 export interface PassDeps {
@@ -37,6 +38,8 @@ export interface PassDeps {
   windows?: LivenessWindows
   /** The Node keys the admin permits past the restricted-key rule. */
   permittedNodeKeys?: readonly string[]
+  /** The infrastructure cluster's physical GPUs (physical-gpus.ts). */
+  physicalGpus?: Pick<PhysicalGpuIndex, 'counts'>
   clock(): Date
 }
 
@@ -112,9 +115,12 @@ export async function runPass(object: unknown, deps: PassDeps): Promise<PassRepo
     )
   }
   report.reachable = snapshot.reachability.reason
+  const wanted = cns.spec.physicalGPUs
+  const physicalGPUs = wanted === undefined ? undefined : deps.physicalGpus?.counts(wanted, namespace)
   const options = {
     ...(deps.windows === undefined ? {} : { windows: deps.windows }),
-    permittedNodeKeys: deps.permittedNodeKeys ?? []
+    permittedNodeKeys: deps.permittedNodeKeys ?? [],
+    ...(physicalGPUs !== undefined ? { physicalGPUs } : {})
   }
   let decision: Decision = decide(cns, snapshot, deps.clock(), options)
 

@@ -12,10 +12,10 @@
  * cluster. No list covers the whole cluster's Pods. A failed Node read makes the cluster
  * unreachable (classified); a failed Pod list only makes the Pods unread.
  */
-import { POOL_UID_LABEL } from '../../api/cellnodeset.ts'
+import { HAMI_DRA_DRIVER, POOL_UID_LABEL } from '../../api/cellnodeset.ts'
 import { isRecord, nameOf } from '../../k8s/objects.ts'
 import type { WorkloadApi } from '../model/apis.ts'
-import type { ObservedNode, PodList, WorkloadSnapshot } from '../model/observed.ts'
+import type { DraSnapshot, ObservedNode, PodList, WorkloadSnapshot } from '../model/observed.ts'
 import type { HeartbeatTracker } from './decide/liveness.ts'
 import { classifyError } from '../workload/reachability.ts'
 import { WorkloadHttpError } from '../workload/http.ts'
@@ -38,16 +38,30 @@ export const MAX_PENDING_PAGES = 1000
  * Any other failure makes the list unread.
  */
 export async function listPendingPods(api: WorkloadApi, maxPods: number): Promise<PodList> {
+  return listPages((limit, token) => api.listPodPage(UNBOUND_PENDING, limit, token), maxPods)
+}
+
+/**
+ * The most ResourceClaims a DRA pool's pass lists (every namespace's: a claim has no field
+ * selector for its Node or class); past it the list is `truncated`, allocations unread.
+ */
+export const MAX_CLAIMS = 50_000
+
+/** A list read page by page as {@link listPendingPods} reads the pending Pods. */
+export async function listPages(
+  page: (limit: number, token: string | undefined) => Promise<{ items: unknown[]; continue?: string }>,
+  maxItems: number
+): Promise<PodList> {
   const items: unknown[] = []
   let token: string | undefined
   try {
-    for (let page = 0; page < MAX_PENDING_PAGES; page++) {
-      const answer = await api.listPodPage(UNBOUND_PENDING, Math.min(PENDING_PAGE_SIZE, maxPods - items.length), token)
+    for (let n = 0; n < MAX_PENDING_PAGES; n++) {
+      const answer = await page(Math.min(PENDING_PAGE_SIZE, maxItems - items.length), token)
       // A server may answer more than the limit asked for; only what fits is kept.
-      for (const pod of answer.items.slice(0, maxPods - items.length)) items.push(pod)
+      for (const item of answer.items.slice(0, maxItems - items.length)) items.push(item)
       token = answer.continue
       if (token === undefined) return { read: true, items }
-      if (items.length >= maxPods) break
+      if (items.length >= maxItems) break
     }
   } catch (error) {
     if (!(error instanceof WorkloadHttpError && error.bound !== undefined)) return { read: false, items: [] }
@@ -66,7 +80,7 @@ export function unreachable(reason: WorkloadSnapshot['reachability']): WorkloadS
  */
 export async function readSnapshot(
   api: WorkloadApi,
-  spec: { poolUID: string; nodes?: { name: string }[] },
+  spec: { poolUID: string; nodes?: { name: string }[]; dra?: { deviceClassName: string } },
   tracker: HeartbeatTracker,
   now: () => number,
   unbound: () => Promise<PodList>
@@ -101,10 +115,34 @@ export async function readSnapshot(
     }
     observed.push({ node, beats: { watchedSince: 0 }, pods: await podList(api, `spec.nodeName=${name}`) })
     const last = observed[observed.length - 1] as ObservedNode
+    if (spec.dra !== undefined) last.slices = await sliceList(api, name)
     last.beats = tracker.observe(name, renewTime, heartbeatOf(node), now())
   }
   tracker.retain(new Set(observed.map((o) => nameOf(o.node) as string)))
-  return { reachability: { reason: 'Reachable', message: '' }, nodes: observed, unbound: await unbound() }
+  const snapshot: WorkloadSnapshot = { reachability: { reason: 'Reachable', message: '' }, nodes: observed, unbound: await unbound() }
+  if (spec.dra !== undefined) snapshot.dra = await readDra(api, spec.dra.deviceClassName)
+  return snapshot
+}
+
+/** HAMi's ResourceSlices of one Node (field selectors `spec.nodeName` and `spec.driver`). */
+async function sliceList(api: WorkloadApi, node: string): Promise<PodList> {
+  try {
+    return { read: true, items: await api.listResourceSlices(`spec.nodeName=${node},spec.driver=${HAMI_DRA_DRIVER}`) }
+  } catch {
+    return { read: false, items: [] }
+  }
+}
+
+/** The claims of every namespace and the pool's DeviceClass. */
+async function readDra(api: WorkloadApi, deviceClassName: string): Promise<DraSnapshot> {
+  const claims = await listPages((limit, token) => api.listResourceClaimPage(limit, token), MAX_CLAIMS)
+  let deviceClass: DraSnapshot['deviceClass']
+  try {
+    deviceClass = (await api.getDeviceClass(deviceClassName)) === undefined ? 'Missing' : 'Found'
+  } catch {
+    deviceClass = 'Unread'
+  }
+  return { claims, deviceClass }
 }
 
 async function podList(api: WorkloadApi, fieldSelector: string): Promise<PodList> {

@@ -100,3 +100,10 @@ function cellsInformer(kc: KubeConfig, namespace: string | undefined, plural: st
         : custom.listNamespacedCustomObject({ ...resource, namespace })) as never
   )
 }
+
+/** The informer of a cluster-scoped view of resource.k8s.io/v1 (`resourceslices`, `resourceclaims` of every namespace). */
+export function draInformer(kc: KubeConfig, plural: 'resourceslices' | 'resourceclaims'): CachedInformer {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const resource = { group: 'resource.k8s.io', version: 'v1', plural }
+  return makeInformer<KubernetesObject>(kc, `/apis/resource.k8s.io/v1/${plural}`, () => custom.listClusterCustomObject(resource) as never)
+}

@@ -15,6 +15,15 @@ export interface WorkloadConnection {
 
 const NODES = '/api/v1/nodes'
 const NODE_LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases'
+const RESOURCE = '/apis/resource.k8s.io/v1'
+
+/** The items of a page and the token of the next one, if any. */
+function pageOf(what: string, answer: unknown): { items: unknown[]; continue?: string } {
+  const metadata = typeof answer === 'object' && answer !== null ? (answer as { metadata?: unknown }).metadata : undefined
+  const next = typeof metadata === 'object' && metadata !== null ? (metadata as { continue?: unknown }).continue : undefined
+  const items = itemsOf(what, answer)
+  return typeof next === 'string' && next !== '' ? { items, continue: next } : { items }
+}
 
 /** The items of a list answer; anything else is not a list. */
 function itemsOf(what: string, answer: unknown): unknown[] {
@@ -52,12 +61,21 @@ export function workloadConnection(config: ReducedKubeconfig, settings: Transpor
         async listPodPage(fieldSelector, limit, continueToken) {
           const what = `list Pods ${fieldSelector}`
           const query = { fieldSelector, limit, continue: continueToken }
-          const answer = await http.call({ what, method: 'GET', path: '/api/v1/pods', query }, limits)
-          const metadata = typeof answer === 'object' && answer !== null ? (answer as { metadata?: unknown }).metadata : undefined
-          const next = typeof metadata === 'object' && metadata !== null ? (metadata as { continue?: unknown }).continue : undefined
-          const items = itemsOf(what, answer)
-          return typeof next === 'string' && next !== '' ? { items, continue: next } : { items }
+          return pageOf(what, await http.call({ what, method: 'GET', path: '/api/v1/pods', query }, limits))
         },
+        async listResourceSlices(fieldSelector) {
+          const what = `list ResourceSlices ${fieldSelector}`
+          return itemsOf(
+            what,
+            await http.call({ what, method: 'GET', path: `${RESOURCE}/resourceslices`, query: { fieldSelector } }, limits)
+          )
+        },
+        async listResourceClaimPage(limit, continueToken) {
+          const what = 'list ResourceClaims'
+          const query = { limit, continue: continueToken }
+          return pageOf(what, await http.call({ what, method: 'GET', path: `${RESOURCE}/resourceclaims`, query }, limits))
+        },
+        getDeviceClass: (name) => orUndefined(`get DeviceClass ${name}`, `${RESOURCE}/deviceclasses/${encodeURIComponent(name)}`),
         async patchNode(name, patch) {
           await http.call(
             {
@@ -114,6 +132,9 @@ export function abandonOn(api: WorkloadApi, signal: AbortSignal): WorkloadApi {
     getNodeLease: (node) => race(() => api.getNodeLease(node)),
     listPods: (fieldSelector) => race(() => api.listPods(fieldSelector)),
     listPodPage: (fieldSelector, limit, continueToken) => race(() => api.listPodPage(fieldSelector, limit, continueToken)),
+    listResourceSlices: (fieldSelector) => race(() => api.listResourceSlices(fieldSelector)),
+    listResourceClaimPage: (limit, continueToken) => race(() => api.listResourceClaimPage(limit, continueToken)),
+    getDeviceClass: (name) => race(() => api.getDeviceClass(name)),
     patchNode: (name, patch) => race(() => api.patchNode(name, patch)),
     deleteNode: (name, preconditions) => race(() => api.deleteNode(name, preconditions))
   }

@@ -28,6 +28,7 @@ import {
   CELLS_API_VERSION,
   INSTANCE_LABEL,
   POOL_LABEL,
+  PHYSICAL_GPU_DRIVER,
   POOL_UID_LABEL,
   type CellNode,
   type CellNodeSetSpec
@@ -113,6 +114,11 @@ export function buildCellNodeSet(
     }
     if (pool.workload.taints.length > 0) wanted.taints = pool.workload.taints.map((t) => ({ ...t }))
     spec.demand = sortedRecord(wanted)
+  }
+  if (pool.capacity.mode === 'DRA' && pool.capacity.deviceClassName !== '') spec.dra = { deviceClassName: pool.capacity.deviceClassName }
+  const claim = pool.gpu.dra?.claim
+  if (claim !== undefined && claim.name !== '') {
+    spec.physicalGPUs = { driver: PHYSICAL_GPU_DRIVER, ...(claim.kind === 'resourceClaimName' ? { claimName: claim.name } : {}) }
   }
   return {
     apiVersion: CELLS_API_VERSION,

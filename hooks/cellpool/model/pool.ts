@@ -3,7 +3,7 @@
  * decides from. Read defensively: what could not be read is a problem named in `problems`, and
  * counts as absent.
  */
-import type { CellNode, CellNodeStatus } from '../../api/cellnodeset.ts'
+import type { CellNode, CellNodeSetStatus, CellNodeStatus } from '../../api/cellnodeset.ts'
 import type { KubeObject } from '../../k8s/objects.ts'
 import type { DemandView, DeviceShape } from './autoscale.ts'
 import type { ObservedCell, StoredRow } from './cell.ts'
@@ -25,6 +25,8 @@ export interface CellNodeSetView {
    */
   entries: ReadonlyMap<string, CellNode>
   demand: DemandView | undefined
+  /** The agent's summary of the infrastructure cluster's physical GPUs (DRA pools). */
+  physicalGPUs: CellNodeSetStatus['physicalGPUs']
 }
 
 /** Everything the cellpool hooks read out of one request. */

@@ -44,7 +44,15 @@ export interface ResolvedPool {
     scaleDown: 'Manual' | 'Auto'
     scaleDownStabilizationWindowSeconds: number
   }
-  capacity: { readyTimeoutSeconds: number; expectedDevicesPerCell: number; resourceName: string }
+  capacity: {
+    readyTimeoutSeconds: number
+    expectedDevicesPerCell: number
+    resourceName: string
+    /** HAMi's mode in the workload cluster: its device plugin's annotations, or its DRA driver's ResourceSlices. */
+    mode: 'DevicePlugin' | 'DRA'
+    /** DRA mode: HAMi's DeviceClass; `''` otherwise. */
+    deviceClassName: string
+  }
   deletion: { policy: 'Drain' | 'Force'; drainTimeoutSeconds: number }
   updatePolicy: 'Manual' | 'RollingUpdate'
   /** Provisioner ClusterAPI: the cells are Machines of this Cluster. Absent: SwiftGuests. */

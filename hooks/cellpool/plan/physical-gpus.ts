@@ -9,6 +9,9 @@
  * are free for the pool. Cells that exist are never touched by the check: it only holds back a
  * build, which waits (the desired number stays) until a device is free.
  *
+ * The counts are the workload agent's summary in the CellNodeSet status (request/inventory.ts); a
+ * missing or stale one holds every new machine back (a free device of 0) until a fresh one comes.
+ *
  * Choices where the spec is silent:
  * - A cell whose claim is allocated but whose guest does not report the device yet counts both
  *   as held and as waiting until KubeSwift reports it: the check errs toward waiting a sync,
@@ -18,6 +21,7 @@
  *   fails every sync of the pool in Metacontroller, where gpucellpool reads a missing CRD as
  *   unknown.
  */
+import type { CellNodeSetStatus } from '../../api/cellnodeset.ts'
 import type { ConditionInput } from '../../k8s/conditions.ts'
 import type { TypedObjects } from '../../metacontroller/schemas.ts'
 import { draInventory, GPU_DRIVER, type Inventory } from '../request/inventory.ts'
@@ -27,9 +31,15 @@ import type { Slot } from '../model/plan.ts'
 export const PHYSICAL_GPUS_CONDITION = 'PhysicalGPUsAvailable'
 export const INSUFFICIENT_PHYSICAL_GPU = 'InsufficientPhysicalGPU'
 
-/** The inventory of a pool's GPU backend. */
-export function poolInventory(related: TypedObjects | null | undefined, namespace: string, pool: ResolvedPool): Inventory {
-  if (pool.gpu.backend === 'DRA' && pool.gpu.dra !== undefined) return draInventory(related, namespace, pool.gpu.dra)
+/** The inventory of a pool's GPU backend; `summary`: the agent's (CellNodeSet `status.physicalGPUs`). */
+export function poolInventory(
+  related: TypedObjects | null | undefined,
+  namespace: string,
+  pool: ResolvedPool,
+  summary: CellNodeSetStatus['physicalGPUs'],
+  now: Date
+): Inventory {
+  if (pool.gpu.backend === 'DRA' && pool.gpu.dra !== undefined) return draInventory(related, namespace, pool.gpu.dra, summary, now)
   return {
     known: false,
     reason: 'NativeBackend',
@@ -37,9 +47,13 @@ export function poolInventory(related: TypedObjects | null | undefined, namespac
   }
 }
 
-/** Devices free for the pool's cells: free ones and those its own shared claim holds; undefined when unknown. */
+/**
+ * Devices free for the pool's cells: free ones and those its own shared claim holds; 0 while a
+ * missing or stale summary makes builds wait; undefined when unknown (nothing held back).
+ */
 export function freeForPool(inventory: Inventory): number | undefined {
-  return inventory.known ? inventory.free + inventory.own : undefined
+  if (inventory.known) return inventory.free + inventory.own
+  return inventory.wait === true ? 0 : undefined
 }
 
 /** A serving cell that has no GPU yet and will take a free one. */
@@ -91,7 +105,13 @@ export function physicalGPUsCondition(inventory: Inventory, heldBack: number, wa
     reason,
     message
   })
-  if (!inventory.known) return c('Unknown', inventory.reason, `${inventory.message} Scale-ups are not held back.`)
+  if (!inventory.known) {
+    if (inventory.wait === true) {
+      const held = heldBack > 0 ? ` ${heldBack} cell(s) wait to be created until it does.` : ' New machines wait until it does.'
+      return c('Unknown', inventory.reason, `${inventory.message}${held}`)
+    }
+    return c('Unknown', inventory.reason, `${inventory.message} Scale-ups are not held back.`)
+  }
   const already = waiting > 0 ? `${waiting} cell(s) of this pool wait for one` : ''
   if (heldBack > 0) {
     return c(

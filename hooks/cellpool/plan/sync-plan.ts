@@ -27,7 +27,7 @@ export interface SyncInput {
   workload: WorkloadState
   /** What a cell is built from now (the provisioner's template hash). */
   templateHash: string
-  /** The request's related objects: the DRA inventory (plan/physical-gpus.ts). */
+  /** The request's related objects: the pool's claim template or shared claim (plan/physical-gpus.ts). */
   related: TypedObjects | null | undefined
   now: Date
 }
@@ -36,7 +36,7 @@ export interface SyncInput {
 export function syncPlan(input: SyncInput): AnswerPlan {
   const { view, pool, provisioner, cells, workload, now } = input
   const scaled = autoscaleFor(view, pool, cells, workload, now)
-  const inventory = poolInventory(input.related, view.namespace, pool)
+  const inventory = poolInventory(input.related, view.namespace, pool, view.cellNodeSet?.physicalGPUs, now)
   const freeGPUs = freeForPool(inventory)
   const desired = scaled?.desiredReplicas ?? pool.replicas
   const specChanged =

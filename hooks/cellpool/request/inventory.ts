@@ -1,30 +1,32 @@
 /**
- * The infrastructure cluster's physical GPUs as a DRA pool's related objects show them
- * (docs/cellpool.md, "Free physical GPUs"): the scale-up check reads how many of the KubeSwift
- * DRA driver's devices are free before a cell is built, so that no cell is created that could
- * only wait in `AllocatingGPU`.
+ * The infrastructure cluster's physical GPUs for a DRA pool (docs/cellpool.md, "Free physical
+ * GPUs"): the scale-up check reads how many of the KubeSwift DRA driver's devices are free before
+ * a cell's machine is built, so that no cell is created that could only wait in `AllocatingGPU`.
  *
- * The facts follow gpucellpool's inventory: the devices are those the ResourceSlices of driver
- * {@link GPU_DRIVER} publish (pool = the slice's `spec.pool.name`); a device is ready unless its
- * attribute `vfioReady` is `false` (absent: ready); a ready device is held when an allocated
- * ResourceClaim of any namespace names it in `status.allocation.devices.results[]`; free is ready
- * minus held, never below 0. Each device counts once, however many slices or claims name it.
+ * The counts come from the workload agent, which keeps informers on the cluster's ResourceSlices
+ * and ResourceClaims and writes per pool a summary into the CellNodeSet status
+ * (`status.physicalGPUs`: published, ready, held, own, with its `observedTime`; its rules in
+ * hooks/agent/nodeset/physical-gpus.ts); free is ready minus held, never below 0. The request
+ * relates only the pool's claim template (or shared claim), to see whether it narrows its request
+ * with selectors.
  *
- * What the inventory cannot say is unknown, never full, so it never blocks a scale-up: a driver
- * that publishes no device (no DRA driver of KubeSwift, or it has not started), related types
- * missing from the request (customize not answered yet), a claim template not observed, or a
- * request constrained by selectors (the free devices might not match them).
- *
- * Every related object is untrusted and may have any shape: the reader takes only strings and
- * arrays where it expects them, keys its sets with Map/Set, and is linear in the request's size.
+ * A summary that is missing (the agent has not written one: not running, informers not synced) or
+ * older than {@link SUMMARY_WITHIN_SECONDS} errs toward waiting: no machine is built until a fresh
+ * one says a device is free. What a fresh summary cannot say is unknown and holds nothing back, as
+ * before: a driver that publishes no device (no DRA driver of KubeSwift, or it has not started), a
+ * claim template not observed, or a request constrained by selectors.
  */
-import { asList, asRecord, asText, isRecord, ownValue, type KubeObject } from '../../k8s/objects.ts'
+import { PHYSICAL_GPU_DRIVER, type CellNodeSetStatus } from '../../api/cellnodeset.ts'
+import { asList, asRecord, isRecord } from '../../k8s/objects.ts'
+import { parseTime } from '../../k8s/time.ts'
 import type { TypedObjects } from '../../metacontroller/schemas.ts'
-import { objectKey, observedObject, observedOfType } from '../../metacontroller/observed.ts'
+import { objectKey, observedObject } from '../../metacontroller/observed.ts'
 import type { ResolvedDra } from '../model/resolved-pool.ts'
 
 /** The DRA driver of KubeSwift's VFIO GPUs. */
-export const GPU_DRIVER = 'gpu.kubeswift.io'
+export const GPU_DRIVER = PHYSICAL_GPU_DRIVER
+/** A summary older than this (by its observedTime) is stale: builds wait. */
+export const SUMMARY_WITHIN_SECONDS = 120
 /** The group and version of the DRA objects read. */
 export const DRA_API_VERSION = 'resource.k8s.io/v1'
 export const RESOURCE_SLICE_TYPE_KEY = `ResourceSlice.${DRA_API_VERSION}`
@@ -49,53 +51,14 @@ export interface KnownInventory {
 /** Why the inventory says nothing. */
 export interface UnknownInventory {
   known: false
-  reason: 'NoDevicesPublished' | 'InventoryNotRelated' | 'ClaimTemplateNotObserved' | 'RequestConstrained' | 'NativeBackend'
+  reason:
+    'NoDevicesPublished' | 'InventoryNotObserved' | 'InventoryStale' | 'ClaimTemplateNotObserved' | 'RequestConstrained' | 'NativeBackend'
   message: string
+  /** True when builds wait until the inventory is known (a missing or stale summary). */
+  wait?: boolean
 }
 
 export type Inventory = KnownInventory | UnknownInventory
-
-/** True when a device's attributes say it is not ready for VFIO (`vfioReady: {bool: false}`, qualified or not). */
-function notReady(device: Record<string, unknown>): boolean {
-  const attributes = device.attributes
-  return [ownValue(attributes, 'vfioReady'), ownValue(attributes, `${GPU_DRIVER}/vfioReady`)].some(
-    (a) => isRecord(a) && ownValue(a, 'bool') === false
-  )
-}
-
-/**
- * The driver's devices as `<pool>/<device>` keys: every one published, and the ready ones (a
- * device any slice reports not ready is not ready, whichever slice came last).
- */
-function publishedDevices(slices: readonly KubeObject[]): { published: Set<string>; ready: Set<string> } {
-  const published = new Set<string>()
-  const unready = new Set<string>()
-  for (const slice of slices) {
-    const spec = asRecord(slice.spec)
-    const pool = asText(asRecord(spec.pool).name)
-    if (spec.driver !== GPU_DRIVER || pool === undefined) continue
-    for (const d of asList(spec.devices)) {
-      const name = isRecord(d) ? asText(d.name) : undefined
-      if (name === undefined || !isRecord(d)) continue
-      published.add(`${pool}/${name}`)
-      if (notReady(d)) unready.add(`${pool}/${name}`)
-    }
-  }
-  return { published, ready: new Set([...published].filter((key) => !unready.has(key))) }
-}
-
-/** The ready devices an allocated claim holds, as `<pool>/<device>` keys. */
-function heldBy(claim: KubeObject, ready: ReadonlySet<string>): string[] {
-  const results = asList(asRecord(asRecord(asRecord(claim.status).allocation).devices).results)
-  const out: string[] = []
-  for (const r of results) {
-    if (!isRecord(r) || r.driver !== GPU_DRIVER) continue
-    const pool = asText(r.pool)
-    const device = asText(r.device)
-    if (pool !== undefined && device !== undefined && ready.has(`${pool}/${device}`)) out.push(`${pool}/${device}`)
-  }
-  return out
-}
 
 /** True when a DRA claim spec's `devices.requests[]` narrows a request with selectors. */
 export function constrainedBySelectors(claimSpec: unknown): boolean {
@@ -125,13 +88,37 @@ function requestedSpec(
   }
 }
 
-/** The inventory a DRA pool's related objects give (see the header). */
-export function draInventory(related: TypedObjects | null | undefined, namespace: string, dra: ResolvedDra): Inventory {
-  if (!Object.hasOwn(asRecord(related), RESOURCE_SLICE_TYPE_KEY) || !Object.hasOwn(asRecord(related), RESOURCE_CLAIM_TYPE_KEY)) {
+/** The inventory of a DRA pool: its claim from the related objects, the counts from the agent's `summary` (see the header). */
+export function draInventory(
+  related: TypedObjects | null | undefined,
+  namespace: string,
+  dra: ResolvedDra,
+  summary: CellNodeSetStatus['physicalGPUs'],
+  now: Date
+): Inventory {
+  // The reader keeps only a summary that passes the schema; anything else is none.
+  if (!isRecord(summary)) {
     return {
       known: false,
-      reason: 'InventoryNotRelated',
-      message: 'The request carries no ResourceSlices and ResourceClaims (the customize answer relating them has not been applied yet).'
+      reason: 'InventoryNotObserved',
+      message: "The workload agent has not summarized the infrastructure cluster's physical GPUs into the CellNodeSet status yet.",
+      wait: true
+    }
+  }
+  const at = parseTime(summary.observedTime)
+  if (at === undefined || now.getTime() - at >= SUMMARY_WITHIN_SECONDS * 1000) {
+    return {
+      known: false,
+      reason: 'InventoryStale',
+      message: `The workload agent's summary of the physical GPUs (${summary.observedTime}) is more than ${SUMMARY_WITHIN_SECONDS / 60} minutes old.`,
+      wait: true
+    }
+  }
+  if (summary.published === 0) {
+    return {
+      known: false,
+      reason: 'NoDevicesPublished',
+      message: `No ResourceSlice publishes a device of driver ${GPU_DRIVER}; without it the inventory says nothing.`
     }
   }
   const requested = requestedSpec(related, namespace, dra)
@@ -144,31 +131,12 @@ export function draInventory(related: TypedObjects | null | undefined, namespace
       message: `The ${what} ${dra.claim.name} narrows its request with selectors, which the free devices may not match; they are not counted.`
     }
   }
-  const { published, ready } = publishedDevices(observedOfType(related, RESOURCE_SLICE_TYPE_KEY))
-  if (published.size === 0) {
-    return {
-      known: false,
-      reason: 'NoDevicesPublished',
-      message: `No ResourceSlice publishes a device of driver ${GPU_DRIVER}; without it the inventory says nothing.`
-    }
-  }
-  const held = new Set<string>()
-  const own = new Set<string>()
-  const ownKey = dra.claim.kind === 'resourceClaimName' ? objectKey(dra.claim.name, namespace) : undefined
-  for (const claim of observedOfType(related, RESOURCE_CLAIM_TYPE_KEY)) {
-    const devices = heldBy(claim, ready)
-    const mine = ownKey !== undefined && objectKey(claim.metadata.name ?? '', claim.metadata.namespace) === ownKey
-    for (const d of devices) {
-      held.add(d)
-      if (mine) own.add(d)
-    }
-  }
   return {
     known: true,
-    published: published.size,
-    ready: ready.size,
-    held: held.size,
-    free: Math.max(0, ready.size - held.size),
-    own: own.size
+    published: summary.published,
+    ready: summary.ready,
+    held: summary.held,
+    free: Math.max(0, summary.ready - summary.held),
+    own: summary.own
   }
 }

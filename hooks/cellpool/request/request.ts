@@ -66,7 +66,8 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
       observedGeneration: undefined,
       rows: new Map(),
       entries: new Map(),
-      demand: undefined
+      demand: undefined,
+      physicalGPUs: undefined
     }
   }
   problems.push(...read.statusProblems.map((p) => `CellNodeSet ${read.metadata.name}: ${p}`))
@@ -89,7 +90,8 @@ export function readNodeSet(object: KubeObject, problems: string[]): CellNodeSet
     rows: read.rows,
     // Of two entries of one name the first counts, as with the status rows.
     entries: new Map([...(read.spec?.nodes ?? [])].reverse().map((entry) => [entry.name, entry])),
-    demand
+    demand,
+    physicalGPUs: status.physicalGPUs
   }
 }
 

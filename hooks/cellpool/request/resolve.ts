@@ -129,7 +129,9 @@ export function resolvePool(spec: unknown): ResolvedPool {
     capacity: {
       readyTimeoutSeconds: secondsOr(capacity.readyTimeout, DEFAULT.capacityReadyTimeoutSeconds),
       expectedDevicesPerCell: integerOr(hami.expectedDevicesPerCell, count),
-      resourceName: textOr(hami.resourceName, DEFAULT.resourceName) || DEFAULT.resourceName
+      resourceName: textOr(hami.resourceName, DEFAULT.resourceName) || DEFAULT.resourceName,
+      mode: hami.mode === 'DRA' ? 'DRA' : 'DevicePlugin',
+      deviceClassName: hami.mode === 'DRA' ? textOr(hami.deviceClassName, '') : ''
     },
     deletion: {
       policy: oneOf(deletion.policy, ['Drain', 'Force'], DEFAULT.deletionPolicy),

@@ -3,7 +3,7 @@
  * asks beside the spec rules every sync runs (rules/validate.ts).
  *
  * Fields accepted for gpucellpool manifests but not acted on (`spreadPolicy: Pack`,
- * `cell.clusterAPI`, `capacity.hami.deviceClassName`) pass with a warning that says so.
+ * `cell.clusterAPI`, `capacity.hami.deviceClassName` without mode DRA) pass with a warning that says so.
  *
  * An UPDATE may not change `spec.cell.provisioner` while the stored pool has cells (its status
  * counts any, or lists a row): a cell's machine is of its provisioner's kind (a SwiftGuest, or a
@@ -47,8 +47,8 @@ export function notActedOn(spec: unknown): string[] {
   if (cell.clusterAPI !== undefined && cell.provisioner !== 'ClusterAPI') {
     warnings.push('spec.cell.clusterAPI is not acted on: it is read only with spec.cell.provisioner ClusterAPI')
   }
-  if (hami.deviceClassName !== undefined) {
-    warnings.push('spec.capacity.hami.deviceClassName is not acted on: it belongs to HAMi DRA mode, which this version lacks')
+  if (hami.deviceClassName !== undefined && hami.mode !== 'DRA') {
+    warnings.push('spec.capacity.hami.deviceClassName is not acted on: it is read only with spec.capacity.hami.mode DRA')
   }
   return warnings
 }

@@ -19,7 +19,7 @@ import { schemaProblems as schemaErrorProblems, type SchemaWording } from '../..
 import { CELL_FIELDS, gpuProblems, guestTemplateProblems, nodeIPFromProblems } from './cell-rules.ts'
 import { clusterApiProblems, usesBootstrapTemplate } from './clusterapi-rules.ts'
 import { parseDuration } from '../../api/duration.ts'
-import { isSecretKey, isSecretName, matchesDnsLabel } from '../../k8s/names.ts'
+import { isDnsSubdomain, isSecretKey, isSecretName, matchesDnsLabel } from '../../k8s/names.ts'
 import { annotationProblems, labelProblems, taintProblems } from './node-rules.ts'
 import { describe } from '../../k8s/schema-messages.ts'
 import { clip } from './wording.ts'
@@ -75,10 +75,12 @@ function ruleProblems(spec: Record<string, unknown>, permittedNodeKeys: readonly
   problems.push(...guestTemplateProblems(cell.guestTemplate))
   if (isRecord(cell.gpu)) problems.push(...gpuProblems(spec, gpu))
   problems.push(...clusterApiProblems(spec, CELL_FIELDS))
-  if (asRecord(asRecord(spec.capacity).hami).mode === 'DRA') {
+  const hami = asRecord(asRecord(spec.capacity).hami)
+  if (hami.mode === 'DRA' && !(typeof hami.deviceClassName === 'string' && isDnsSubdomain(hami.deviceClassName))) {
     problems.push({
-      field: 'spec.capacity.hami.mode',
-      message: 'spec.capacity.hami.mode DRA is not in this version: only DevicePlugin (HAMi Node registration annotations) is read'
+      field: 'spec.capacity.hami.deviceClassName',
+      message:
+        "spec.capacity.hami.deviceClassName is required with mode DRA and must be a DNS subdomain: it names the DeviceClass of HAMi's DRA driver in the workload cluster"
     })
   }
   problems.push(...nodeIPFromProblems(cell.nodeIPFrom, cell.guestTemplate))

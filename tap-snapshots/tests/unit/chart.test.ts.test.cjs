@@ -539,6 +539,21 @@ spec:
                 required:
                 - resources
                 type: object
+              dra:
+                description: 'HAMi''s DRA mode: the agent reads the Nodes'' devices
+                  from ResourceSlices of driver hami-core-gpu.project-hami.io, their
+                  allocations from ResourceClaims, and demand from pending Pods''
+                  unallocated claims on this class, instead of HAMi''s Node and Pod
+                  annotations. Absent: HAMi''s device plugin mode.'
+                properties:
+                  deviceClassName:
+                    description: The pool's HAMi DeviceClass (spec.capacity.hami.deviceClassName).
+                    maxLength: 253
+                    minLength: 1
+                    type: string
+                required:
+                - deviceClassName
+                type: object
               kubeconfigSecretRef:
                 description: 'The workload cluster kubeconfig. The Secret must carry
                   the label cells.kubeswift.io/workload-kubeconfig: "true", and the
@@ -635,6 +650,25 @@ spec:
                 x-kubernetes-list-map-keys:
                 - name
                 x-kubernetes-list-type: map
+              physicalGPUs:
+                description: 'A DRA pool: the agent summarizes the infrastructure
+                  cluster''s devices of this driver into status.physicalGPUs, from
+                  which the pool decides whether a free GPU is left for a new cell.'
+                properties:
+                  claimName:
+                    description: 'The pool''s shared ResourceClaim (cell.gpu.dra.resourceClaimName),
+                      in this namespace: the devices it holds are the pool''s.'
+                    maxLength: 253
+                    type: string
+                  driver:
+                    description: The DRA driver of the cells' physical GPUs in the
+                      infrastructure cluster (gpu.kubeswift.io).
+                    maxLength: 63
+                    minLength: 1
+                    type: string
+                required:
+                - driver
+                type: object
               poolUID:
                 description: 'The pool uid: the value of the label cells.kubeswift.io/pool-uid
                   on its Nodes.'
@@ -794,6 +828,33 @@ spec:
                 - read
                 - pendingPods
                 type: object
+              dra:
+                description: 'HAMi DRA mode (spec.dra): what the agent could read
+                  of DRA in the workload cluster.'
+                properties:
+                  claimsRead:
+                    description: 'The workload cluster''s ResourceClaims were listed
+                      (false: allocations and demand are unread).'
+                    type: boolean
+                  claimsTruncated:
+                    description: 'The claim list stopped at the agent bound: allocations
+                      are unread, demand counts what was listed.'
+                    type: boolean
+                  deviceClass:
+                    description: 'Whether the DeviceClass spec.dra.deviceClassName
+                      exists in the workload cluster (Unread: the get failed).'
+                    enum:
+                    - Found
+                    - Missing
+                    - Unread
+                    type: string
+                  message:
+                    description: What a person should know about the DRA reading.
+                    type: string
+                required:
+                - deviceClass
+                - claimsRead
+                type: object
               foreignNodes:
                 description: 'Nodes carrying the pool uid label under a name no cell
                   of the pool has (a kubelet may set that label on itself): never
@@ -904,12 +965,34 @@ spec:
                       description: The Node belongs to another VM or pool; the agent
                         writes nothing to it.
                       type: boolean
+                    consumableCapacity:
+                      description: 'DRA mode: Enabled when the Node''s HAMi devices
+                        carry allowMultipleAllocations; Disabled when they do not
+                        (the API server drops it while DRAConsumableCapacity is off:
+                        each GPU then goes whole to one claim); Unpublished when a
+                        device carries no cores or memory capacity (its share is unknown,
+                        never zero).'
+                      enum:
+                      - Enabled
+                      - Disabled
+                      - Unpublished
+                      type: string
                     devices:
                       description: Devices HAMi registered on the Node, at most 64
                         (a longer registration is Unparseable).
                       items:
                         description: One GPU device HAMi registered on the Node.
                         properties:
+                          allocatedCores:
+                            description: 'DRA mode: device compute the allocated ResourceClaims
+                              consume on this device (consumedCapacity), percent.'
+                            minimum: 0
+                            type: integer
+                          allocatedMemoryMiB:
+                            description: 'DRA mode: device memory the allocated ResourceClaims
+                              consume on this device (consumedCapacity), MiB.'
+                            minimum: 0
+                            type: integer
                           cores:
                             description: Device compute, in percent (HAMi devcore).
                             type: integer
@@ -964,7 +1047,9 @@ spec:
                       type: boolean
                     registration:
                       description: 'The HAMi registration annotation: Missing, Parsed
-                        or Unparseable.'
+                        or Unparseable. DRA mode: Parsed when a ResourceSlice of HAMi
+                        publishes a device for the Node, Missing when none does, Unparseable
+                        when the slices could not be listed.'
                       enum:
                       - Missing
                       - Parsed
@@ -989,6 +1074,41 @@ spec:
                   actions.
                 format: date-time
                 type: string
+              physicalGPUs:
+                description: 'The infrastructure cluster''s physical GPUs of the pool''s
+                  driver, summarized by the agent (spec.physicalGPUs); absent or older
+                  than 2 minutes: the pool waits before building a cell.'
+                properties:
+                  held:
+                    description: Ready devices an allocated ResourceClaim of any namespace
+                      holds.
+                    minimum: 0
+                    type: integer
+                  observedTime:
+                    description: When the agent computed this summary from its informers.
+                    format: date-time
+                    type: string
+                  own:
+                    description: Ready devices the pool's own shared claim (spec.physicalGPUs.claimName)
+                      holds.
+                    minimum: 0
+                    type: integer
+                  published:
+                    description: Devices of spec.physicalGPUs.driver the ResourceSlices
+                      publish.
+                    minimum: 0
+                    type: integer
+                  ready:
+                    description: Of those, devices not reporting vfioReady false.
+                    minimum: 0
+                    type: integer
+                required:
+                - observedTime
+                - published
+                - ready
+                - held
+                - own
+                type: object
               swept:
                 description: The last 20 Nodes the agent deleted.
                 items:
@@ -1196,8 +1316,9 @@ spec:
                     description: HAMi settings.
                     properties:
                       deviceClassName:
-                        description: HAMi DeviceClass of DRA mode. Declared for gpucellpool
-                          manifests; not acted on.
+                        description: HAMi DeviceClass of DRA mode (e.g. hami-core-gpu.project-hami.io);
+                          required with mode DRA.
+                        maxLength: 253
                         type: string
                       expectedDevicesPerCell:
                         description: 'Healthy HAMi devices a cell Node must register
@@ -1206,9 +1327,11 @@ spec:
                         type: integer
                       mode:
                         default: DevicePlugin
-                        description: 'DevicePlugin: HAMi Node registration annotations.
-                          DRA is declared for gpucellpool manifests and refused: not
-                          in this version.'
+                        description: 'DevicePlugin: HAMi Node registration and Pod
+                          annotations. DRA: HAMi''s DRA driver; the workload agent
+                          reads devices from its ResourceSlices, allocations from
+                          ResourceClaims and demand from pending Pods'' unallocated
+                          claims on deviceClassName.'
                         enum:
                         - DevicePlugin
                         - DRA
@@ -1221,6 +1344,12 @@ spec:
                         maxLength: 253
                         type: string
                     type: object
+                    x-kubernetes-validations:
+                    - message: 'spec.capacity.hami.deviceClassName is required with
+                        mode DRA: it names the DeviceClass of HAMi''s DRA driver in
+                        the workload cluster'
+                      rule: '!has(self.mode) || self.mode != ''DRA'' || (has(self.deviceClassName)
+                        && size(self.deviceClassName) > 0)'
                   provider:
                     default: HAMi
                     description: The GPU sharing layer inside the cells; HAMi is the
@@ -2894,6 +3023,11 @@ rules:
   - apiGroups: [cells.kubeswift.io]
     resources: [cellinfrastructures/status]
     verbs: [update, patch]
+  # DRA pools: the physical GPUs (ResourceSlices, ResourceClaims of every namespace), summarized
+  # per pool into its CellNodeSet status; read only.
+  - apiGroups: [resource.k8s.io]
+    resources: [resourceslices, resourceclaims]
+    verbs: [get, list, watch]
   - apiGroups: [cluster.x-k8s.io]
     resources: [machines]
     verbs: [get, patch]

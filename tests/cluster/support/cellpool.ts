@@ -5,6 +5,7 @@
  * (where a scenario does not run the real agent).
  */
 import { poolSpec } from '../../unit/fixtures/cellpool.ts'
+import { summarizePhysicalGpus } from '../../../hooks/agent/nodeset/physical-gpus.ts'
 import { isObject, type Json, type JsonObject } from '../../support/merge.ts'
 import type { TestCluster } from './cluster.ts'
 import type { KubeClient, ResourceRef } from './kube.ts'
@@ -216,9 +217,27 @@ export class PlayedWorkload {
       conditions: [{ type: 'Reachable', status: 'True', reason: 'Reachable', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }],
       nodeCount: this.nodes.size,
       nodes: entries.map((entry) => this.row(entry, str(spec.poolUID))),
-      ...(spec.demand !== undefined ? { demand: structuredClone(this.demand.get(pool) ?? { read: true, pendingPods: 0, shapes: [] }) } : {})
+      ...(spec.demand !== undefined
+        ? { demand: structuredClone(this.demand.get(pool) ?? { read: true, pendingPods: 0, shapes: [] }) }
+        : {}),
+      ...(await this.physicalGpus(spec.physicalGPUs))
     }
     await this.kube.updateStatus(ref, cns)
+  }
+
+  /**
+   * The agent's summary of the physical GPUs a DRA pool asks for (`spec.physicalGPUs`): the
+   * agent's own counting (hooks/agent/nodeset/physical-gpus.ts) over the cluster's real
+   * ResourceSlices and ResourceClaims, listed as its informers hold them.
+   */
+  private async physicalGpus(wanted: Json | undefined): Promise<JsonObject> {
+    if (!isObject(wanted) || typeof wanted.driver !== 'string') return {}
+    const dra = 'resource.k8s.io/v1'
+    const slices = (await this.kube.list({ apiVersion: dra, resource: 'resourceslices' })).body
+    const claims = (await this.kube.list({ apiVersion: dra, resource: 'resourceclaims' })).body
+    const claimName = typeof wanted.claimName === 'string' ? { claimName: wanted.claimName } : {}
+    const counts = summarizePhysicalGpus(slices, claims, { driver: wanted.driver, ...claimName }, this.namespace)
+    return { physicalGPUs: { observedTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), ...counts } }
   }
 
   /** The agent's row for a spec entry: absent, or present with the Node's instance and Pods. */

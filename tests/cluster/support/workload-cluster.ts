@@ -80,8 +80,16 @@ export function binariesDir(): string {
   return last
 }
 
-/** Starts the workload API server next to `cluster` and waits until it serves. */
-export async function startWorkloadCluster(cluster: TestCluster, binDir: string): Promise<WorkloadCluster> {
+/**
+ * Starts the workload API server next to `cluster` and waits until it serves; with `scheduler`,
+ * also a kube-scheduler of its own (admin credentials), which places Pods on the Node objects a
+ * test writes and allocates their ResourceClaims from the ResourceSlices it writes.
+ */
+export async function startWorkloadCluster(
+  cluster: TestCluster,
+  binDir: string,
+  options: { scheduler?: boolean } = {}
+): Promise<WorkloadCluster> {
   const [port] = (await freePorts(1)) as [number]
   const server = `https://127.0.0.1:${port}`
   const dir = cluster.dir
@@ -135,6 +143,29 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
     }
   }
   await start()
+  let scheduler: ManagedProcess | undefined
+  if (options.scheduler === true) {
+    const kubeconfig = file('workload-scheduler.kubeconfig')
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: w, cluster: {server: '${server}', certificate-authority: '${file('ca.crt')}'}}]`,
+        `users: [{name: w, user: {client-certificate: '${file('admin.crt')}', client-key: '${file('admin.key')}'}}]`,
+        'contexts: [{name: w, context: {cluster: w, user: w}}]',
+        'current-context: w',
+        ''
+      ].join('\n')
+    )
+    scheduler = startProcess(
+      'workload-scheduler',
+      join(binDir, 'kube-scheduler'),
+      [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false'],
+      file('workload-scheduler.log'),
+      pidFile
+    )
+  }
   return {
     server,
     admin,
@@ -146,6 +177,8 @@ export async function startWorkloadCluster(cluster: TestCluster, binDir: string)
       return new KubeClient({ server, ca, cert: readFileSync(files.cert), key: readFileSync(files.key) })
     },
     async stop() {
+      if (scheduler !== undefined) await stopProcess(scheduler)
+      scheduler = undefined
       if (proc !== undefined) await stopProcess(proc)
     },
     start,

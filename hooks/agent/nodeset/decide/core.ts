@@ -22,6 +22,8 @@ import { canonicalJson } from '../../../k8s/hash.ts'
 import { apiTime } from '../../../k8s/time.ts'
 import { observedCellSize } from '../demand/cell-size.ts'
 import { demandStatus } from '../demand/demand.ts'
+import { claimDemand, claimIndex } from '../demand/dra.ts'
+import type { PhysicalGpuCounts } from '../physical-gpus.ts'
 import { decideListed } from './listed.ts'
 import { DEFAULT_WINDOWS } from './liveness.ts'
 import type { Action, CellNodeSetInput, Decision, LivenessWindows, WorkloadSnapshot } from '../../model/observed.ts'
@@ -43,6 +45,8 @@ export interface CoreOptions {
   sweptThisPass?: SweptNode[]
   /** Node label and taint keys the admin permits past the restricted-key rule (hooks/k8s/node-keys.ts). */
   permittedNodeKeys?: readonly string[]
+  /** The infrastructure cluster's physical GPUs for `spec.physicalGPUs` (physical-gpus.ts); absent: not known yet. */
+  physicalGPUs?: PhysicalGpuCounts
 }
 
 /** Decides one pass for one CellNodeSet. */
@@ -104,6 +108,7 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
       poolUID,
       deleting,
       unbound: snapshot.unbound,
+      ...(cns.spec.dra !== undefined ? { claims: snapshot.dra?.claims ?? { read: false, items: [] } } : {}),
       permittedNodeKeys: options.permittedNodeKeys ?? []
     })
     rows.push(decision.row)
@@ -158,17 +163,32 @@ export function decide(cns: CellNodeSetInput, snapshot: WorkloadSnapshot, now: D
       poolUID,
       listed
     )
-    status.demand = demandStatus(snapshot.unbound, cns.spec.demand, observed ?? previous.demand?.cell)
+    const dra = cns.spec.dra
+    const claims = snapshot.dra?.claims
+    const index = dra !== undefined && claims?.read === true ? claimIndex(claims.items) : undefined
+    const shape =
+      dra === undefined ? undefined : (pod: unknown) => (index === undefined ? undefined : claimDemand(pod, index, dra.deviceClassName))
+    status.demand = demandStatus(snapshot.unbound, cns.spec.demand, observed ?? previous.demand?.cell, shape)
+    // Claims unread: a Pod asking through one cannot be told from one that does not; demand is unread.
+    if (dra !== undefined && claims?.read !== true) status.demand = { ...status.demand, read: false }
     if (snapshot.unbound.truncated === true) status.demand.truncated = true
   }
+  if (cns.spec.dra !== undefined) status.dra = draStatus(cns.spec.dra.deviceClassName, snapshot)
   const swept = [...(previous.swept ?? []), ...(options.sweptThisPass ?? []), ...planned].slice(-MAX_SWEPT)
   if (swept.length > 0) status.swept = swept
 
-  const { observedTime: previousTime, ...previousRest } = previous
-  const changed = canonicalJson(status) !== canonicalJson(previousRest)
+  const gpus = cns.spec.physicalGPUs !== undefined ? options.physicalGPUs : undefined
+
+  // The summary's time is the status's: it changes the status only when its counts do.
+  const { observedTime: previousTime, physicalGPUs: previousGpus, ...previousRest } = previous
+  const countsOf = (g: typeof previousGpus) => (g === undefined ? undefined : { ...g, observedTime: undefined })
+  const changed =
+    canonicalJson(status) !== canonicalJson(previousRest) ||
+    canonicalJson(countsOf(previousGpus)) !== canonicalJson(gpus === undefined ? undefined : { ...gpus, observedTime: undefined })
   const lastTime = previousTime === undefined ? NaN : Date.parse(previousTime)
   const due = !(nowMs - lastTime < OBSERVED_TIME_REFRESH_MS)
   status.observedTime = changed || due ? stamp : previousTime
+  if (gpus !== undefined && status.observedTime !== undefined) status.physicalGPUs = { observedTime: status.observedTime, ...gpus }
   return { status: orderStatus(status), writeStatus: changed || due, actions }
 }
 
@@ -193,9 +213,29 @@ function orderStatus(status: CellNodeSetStatus): CellNodeSetStatus {
     'foreignNodes',
     'nodes',
     'demand',
-    'swept'
+    'swept',
+    'dra',
+    'physicalGPUs'
   ]
   const out: Record<string, unknown> = {}
   for (const key of order) if (status[key] !== undefined) out[key] = status[key]
+  return out
+}
+
+/** `status.dra`: whether the class exists and the claims were read. */
+function draStatus(deviceClassName: string, snapshot: WorkloadSnapshot): NonNullable<CellNodeSetStatus['dra']> {
+  const dra = snapshot.dra
+  const out: NonNullable<CellNodeSetStatus['dra']> = {
+    deviceClass: dra?.deviceClass ?? 'Unread',
+    claimsRead: dra?.claims.read === true
+  }
+  if (dra?.claims.truncated === true) out.claimsTruncated = true
+  const notes: string[] = []
+  if (out.deviceClass === 'Missing')
+    notes.push(`DeviceClass ${deviceClassName} does not exist in the workload cluster: no claim on it can be allocated`)
+  if (out.deviceClass === 'Unread') notes.push(`DeviceClass ${deviceClassName} could not be read`)
+  if (!out.claimsRead) notes.push('the ResourceClaims could not be listed: allocations and demand are unread')
+  else if (out.claimsTruncated === true) notes.push('the ResourceClaim list stopped at the agent bound: allocations are unread')
+  if (notes.length > 0) out.message = notes.join('; ')
   return out
 }

@@ -37,6 +37,8 @@ export interface ListedInput {
   /** The CellNodeSet is being deleted: nothing is written, the record is kept. */
   deleting: boolean
   unbound: PodList
+  /** HAMi's DRA mode: the workload cluster's ResourceClaims (the row reads devices and allocations from DRA). */
+  claims?: PodList
   /** The Node keys the admin permits past the restricted-key rule. */
   permittedNodeKeys?: readonly string[]
 }
@@ -57,7 +59,7 @@ export function decideListed(input: ListedInput): ListedDecision {
   const wanted = entry.instance ?? ''
   const prior = priorRecord(view, input.stored, wanted, input.hasStatus)
   const keep = (record: Applied | undefined, extra: Partial<CellNodeStatus> = {}): CellNodeStatus => {
-    const row: CellNodeStatus = { ...nodeStatusRow(view, input.unbound, vouchedInstance(view, record)), ...extra }
+    const row: CellNodeStatus = { ...nodeStatusRow(view, input.unbound, vouchedInstance(view, record), input.claims), ...extra }
     if (record !== undefined) row.applied = record
     return row
   }

@@ -6,6 +6,7 @@
 import { HAMI_REGISTER_ANNOTATION, POOL_UID_LABEL, type CellNode, type CellNodeStatus } from '../../../api/cellnodeset.ts'
 import { asText, isRecord, recordOf } from '../../../k8s/objects.ts'
 import type { LivenessWindows, ObservedNode, PodList } from '../../model/observed.ts'
+import { draNodeRow } from '../demand/dra.ts'
 import { allocationsOf, parseRegistration } from '../demand/hami.ts'
 import { isLive } from './liveness.ts'
 
@@ -27,6 +28,8 @@ export interface NodeView {
   ready: boolean
   live: boolean
   pods: PodList
+  /** HAMi's DRA mode: the Node's ResourceSlices of HAMi's driver. */
+  slices?: PodList
 }
 
 export function viewNode(observed: ObservedNode, now: number, windows: LivenessWindows): NodeView | undefined {
@@ -49,7 +52,8 @@ export function viewNode(observed: ObservedNode, now: number, windows: LivenessW
     unschedulable: spec.unschedulable === true,
     ready,
     live: isLive(observed.beats, now, windows),
-    pods: observed.pods
+    pods: observed.pods,
+    ...(observed.slices !== undefined ? { slices: observed.slices } : {})
   }
 }
 
@@ -68,20 +72,20 @@ export function registeredByProvider(view: NodeView, entry: CellNode): boolean {
  * The status row of a present Node; `instance` is the one the agent vouches for (record.ts,
  * `vouchedInstance`), never the label as the Node carries it.
  */
-export function nodeStatusRow(view: NodeView, unbound: PodList, instance: string): CellNodeStatus {
-  const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
-  const row: CellNodeStatus = {
+export function nodeStatusRow(view: NodeView, unbound: PodList, instance: string, claims?: PodList): CellNodeStatus {
+  const head: CellNodeStatus = {
     name: view.name,
     present: true,
     instance,
     poolUID: view.labels[POOL_UID_LABEL] ?? '',
     live: view.live,
     ready: view.ready,
-    unschedulable: view.unschedulable,
-    devices,
-    registration,
-    allocations: allocationsOf(view.name, devices, view.pods, unbound)
+    unschedulable: view.unschedulable
   }
+  // HAMi's DRA mode: devices and allocations from ResourceSlices and ResourceClaims (dra.ts).
+  if (claims !== undefined) return { ...head, ...draNodeRow(view.name, view.slices ?? { read: false, items: [] }, claims) }
+  const { registration, devices } = parseRegistration(view.annotations[HAMI_REGISTER_ANNOTATION])
+  const row: CellNodeStatus = { ...head, devices, registration, allocations: allocationsOf(view.name, devices, view.pods, unbound) }
   if (registration === 'Unparseable')
     row.message = `${HAMI_REGISTER_ANNOTATION} reads in neither HAMi format (a JSON array, or records of 7 or 9 fields)`
   return row

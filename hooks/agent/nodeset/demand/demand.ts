@@ -37,15 +37,18 @@ export interface Demand {
 /** A Pod's request that the agent cannot read: a quantity that does not parse, is negative or is past the bound. */
 export const UNREADABLE = 'Unreadable'
 
+/** A Pod's GPU request read from its ResourceClaims (dra.ts), undefined when it has none on the pool's class. */
+export type ClaimShape = (pod: unknown) => Omit<DemandShape, 'pods'> | typeof UNREADABLE | undefined
+
 /**
  * Counts the Pods of `pods` (any JSON) that are demand for a pool with `spec` whose one cell
  * offers `cell` (cell-size.ts); without `cell`, every Pod that fits the pool's Nodes counts.
  */
-export function readDemand(pods: readonly unknown[], spec: DemandSpec, cell?: CellSize): Demand {
+export function readDemand(pods: readonly unknown[], spec: DemandSpec, cell?: CellSize, claimShape?: ClaimShape): Demand {
   const groups = new Map<string, DemandShape>()
   const demand: Demand = { pendingPods: 0, shapes: [], unreadablePods: 0, unrunnablePods: 0 }
   for (const pod of pods) {
-    const request = demandOf(pod, spec)
+    const request = demandOf(pod, spec, claimShape)
     if (request === undefined) continue
     if (request === UNREADABLE) demand.unreadablePods++
     else if (cell !== undefined && !fitsCell(request, cell)) demand.unrunnablePods++
@@ -66,10 +69,11 @@ export function readDemand(pods: readonly unknown[], spec: DemandSpec, cell?: Ce
 export function demandStatus(
   unbound: { read: boolean; items: readonly unknown[] },
   spec: DemandSpec,
-  cell?: CellSize
+  cell?: CellSize,
+  claimShape?: ClaimShape
 ): NonNullable<CellNodeSetStatus['demand']> {
   if (!unbound.read) return { read: false, pendingPods: 0, shapes: [], ...(cell !== undefined ? { cell } : {}) }
-  const { pendingPods, shapes, unreadablePods, unrunnablePods } = readDemand(unbound.items, spec, cell)
+  const { pendingPods, shapes, unreadablePods, unrunnablePods } = readDemand(unbound.items, spec, cell, claimShape)
   return {
     read: true,
     pendingPods,
@@ -84,13 +88,14 @@ export function demandStatus(
  * The request of one Pod if it is demand for the pool (its GPU shape, CPU and memory),
  * {@link UNREADABLE} if it would be but does not read, else undefined.
  */
-export function demandOf(pod: unknown, spec: DemandSpec): PodResources | typeof UNREADABLE | undefined {
+export function demandOf(pod: unknown, spec: DemandSpec, claimShape?: ClaimShape): PodResources | typeof UNREADABLE | undefined {
   if (!isRecord(pod)) return undefined
   const podSpec = isRecord(pod.spec) ? pod.spec : {}
   const status = isRecord(pod.status) ? pod.status : {}
   if (typeof podSpec.nodeName === 'string' && podSpec.nodeName !== '') return undefined
   if (status.phase !== 'Pending' || !isUnschedulable(status.conditions)) return undefined
-  const gpu = podRequest(podSpec, spec.resources)
+  // HAMi's DRA mode: a Pod's unallocated claims on the pool's class are its GPU request (dra.ts).
+  const gpu = claimShape?.(pod) ?? podRequest(podSpec, spec.resources)
   if (gpu === undefined) return undefined
   if (!landsOn(podSpec, spec.nodeLabels ?? {}, spec.taints ?? [])) return undefined
   const compute = podCompute(podSpec)
