@@ -104,10 +104,6 @@ export function kueueWebhookConfigurations(moduleDir: string, url: string, caBun
 /** Kueue as a running process, with its objects installed. */
 export interface Kueue {
   proc: ManagedProcess
-  logText(): string
-  stop(): Promise<void>
-  /** Starts the manager again after {@link Kueue.stop} (same ports, same certificate). */
-  restart(): Promise<void>
   /** Stops the manager and removes the metrics certificate this module wrote. */
   close(): Promise<void>
 }
@@ -150,43 +146,27 @@ export async function startKueue(cluster: TestCluster, kube: KubeClient, namespa
     })
   )
   const log = join(dir, 'kueue-manager.log')
-  let proc: ManagedProcess | undefined
-  const start = async (): Promise<void> => {
-    proc = startProcess(
-      MANAGER,
-      binary,
-      [`--config=${config}`, `--kubeconfig=${cluster.kubeconfig}`, '--feature-gates=VisibilityOnDemand=false'],
-      log,
-      join(cluster.dir, 'pids')
-    )
-    await untilReady(proc, healthPort, 'the Kueue manager')
-  }
-  const kueue: Kueue = {
-    get proc() {
-      if (proc === undefined) throw new Error('Kueue is not started')
-      return proc
-    },
-    logText: () => (existsSync(log) ? readFileSync(log, 'utf8') : ''),
-    stop: async () => {
-      if (proc !== undefined) await stopProcess(proc)
-    },
-    restart: start,
-    close: async () => {}
+  const proc = startProcess(
+    MANAGER,
+    binary,
+    [`--config=${config}`, `--kubeconfig=${cluster.kubeconfig}`, '--feature-gates=VisibilityOnDemand=false'],
+    log,
+    join(cluster.dir, 'pids')
+  )
+  const close = async (): Promise<void> => {
+    await stopProcess(proc)
+    if (ownMetricsCert) rmSync('/etc/kueue', { recursive: true, force: true })
   }
   try {
-    await start()
+    await untilReady(proc, healthPort, 'the Kueue manager')
     const caBundle = readFileSync(certs.caCert).toString('base64')
     const configurations = kueueWebhookConfigurations(moduleDir, `https://127.0.0.1:${webhookPort}`, caBundle, namespaces)
     const file = join(dir, 'webhooks.json')
     writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: configurations }))
     await cluster.kubectl(['apply', '-f', file])
   } catch (error) {
-    await kueue.stop()
+    await close()
     throw new Error(`${(error as Error).message}\n${tailLog(log)}`)
   }
-  kueue.close = async () => {
-    await kueue.stop()
-    if (ownMetricsCert) rmSync('/etc/kueue', { recursive: true, force: true })
-  }
-  return kueue
+  return { proc, close }
 }
