@@ -7,6 +7,7 @@ import { CELLS_API_VERSION, CellNodeSetSchema } from './cellnodeset.ts'
 import { column, crdFor, type CustomResourceDefinition } from './crd.ts'
 import { GPUCellPoolSchema } from './gpucellpool.ts'
 import { InstanceSchema, WORKER_API_VERSION } from './instance.ts'
+import { InstanceActivitySchema } from './instanceactivity.ts'
 import { InstanceTypeSchema } from './instancetype.ts'
 import { SETTING_API_VERSION, SettingSchema } from './setting.ts'
 
@@ -57,6 +58,28 @@ export const INSTANCE_TYPE_CRD: CustomResourceDefinition = crdFor({
       'The namespaces that may use this type, by their labels; empty: every namespace.'
     ),
     column('Queue', 'string', '.spec.queue.localQueueName', 'The Kueue LocalQueue the Pods of this type join; empty: none.'),
+    AGE
+  ]
+})
+
+/**
+ * InstanceActivity: namespaced, a child of an Instance (spec by the Instance hook) whose status the
+ * agent's activity controller writes through the status subresource (docs/lifecycle.md).
+ */
+export const INSTANCE_ACTIVITY_CRD: CustomResourceDefinition = crdFor({
+  apiVersion: WORKER_API_VERSION,
+  kind: 'InstanceActivity',
+  plural: 'instanceactivities',
+  shortNames: ['instact'],
+  categories: ['gpustack'],
+  scope: 'Namespaced',
+  schema: InstanceActivitySchema,
+  statusSubresource: true,
+  printerColumns: [
+    column('Pod', 'string', '.spec.podName', 'The Pod observed.'),
+    column('Active', 'date', '.status.lastActiveTime', 'The last time an accelerator was above the threshold.'),
+    column('Observed', 'string', '.status.conditions[?(@.type=="Observed")].status', 'The agent has a current observation.'),
+    column('Stop', 'string', '.spec.stop.reason', 'Why the hook asks for a stop; empty: none.'),
     AGE
   ]
 })
@@ -142,6 +165,7 @@ export const GPU_CELL_POOL_CRD: CustomResourceDefinition = crdFor({
 export const CRDS: readonly CustomResourceDefinition[] = [
   INSTANCE_CRD,
   INSTANCE_TYPE_CRD,
+  INSTANCE_ACTIVITY_CRD,
   SETTING_CRD,
   CELL_NODE_SET_CRD,
   CELL_INFRASTRUCTURE_CRD,

@@ -1,9 +1,9 @@
 /**
  * What the Instance controller may answer (docs/metacontroller.md rule 10, checked on every answer by
  * hooks/metacontroller/answer-guard.ts): the three child types metacontroller/instance.yaml
- * declares, in the Instance's namespace: the Pod and the Service named after the Instance, the
- * ResourceClaimTemplate `<instance>-accelerator` (docs/instance.md, "The Pod", "The Service" and
- * "DRA").
+ * declares, in the Instance's namespace: the Pod, the Service and the InstanceActivity named after
+ * the Instance, the ResourceClaimTemplate `<instance>-accelerator` (docs/instance.md, "The Pod",
+ * "The Service" and "DRA"; docs/lifecycle.md).
  */
 import type { ChildRule } from '../metacontroller/answer-guard.ts'
 import { claimTemplateName } from './labels.ts'
@@ -16,7 +16,8 @@ export const INSTANCE_CHILD_RULE: ChildRule = {
   types: [
     { apiVersion: 'v1', resource: 'pods', kind: 'Pod' },
     { apiVersion: 'v1', resource: 'services', kind: 'Service' },
-    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' }
+    { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' },
+    { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instanceactivities', kind: 'InstanceActivity' }
   ],
   isChildName: (scope, type, name) => name === (type === CLAIM_TEMPLATE_KEY ? claimTemplateName(scope.parentName) : scope.parentName)
 }

@@ -245,6 +245,16 @@ t.test('names, scope, version and subresources are as docs/api.md fixes them', a
   t.same(CRDS.map(summary), [
     ['worker.gpustack.ai', 'Namespaced', 'Instance', 'instances', 'instance', ['inst'], ['gpustack'], ['status']],
     ['worker.gpustack.ai', 'Cluster', 'InstanceType', 'instancetypes', 'instancetype', undefined, ['gpustack'], []],
+    [
+      'worker.gpustack.ai',
+      'Namespaced',
+      'InstanceActivity',
+      'instanceactivities',
+      'instanceactivity',
+      ['instact'],
+      ['gpustack'],
+      ['status']
+    ],
     ['gpustack.ai', 'Cluster', 'Setting', 'settings', 'setting', ['set'], ['gpustack'], []],
     ['cells.kubeswift.io', 'Namespaced', 'CellNodeSet', 'cellnodesets', 'cellnodeset', ['cns'], ['kubeswift'], ['status']],
     [

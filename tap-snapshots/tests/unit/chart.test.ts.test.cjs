@@ -1935,6 +1935,191 @@ metadata:
     helm.sh/resource-policy: keep
   labels:
     app.kubernetes.io/part-of: gpuhooks
+  name: instanceactivities.worker.gpustack.ai
+spec:
+  group: worker.gpustack.ai
+  names:
+    categories:
+    - gpustack
+    kind: InstanceActivity
+    listKind: InstanceActivityList
+    plural: instanceactivities
+    shortNames:
+    - instact
+    singular: instanceactivity
+  scope: Namespaced
+  versions:
+  - additionalPrinterColumns:
+    - description: The Pod observed.
+      jsonPath: .spec.podName
+      name: Pod
+      type: string
+    - description: The last time an accelerator was above the threshold.
+      jsonPath: .status.lastActiveTime
+      name: Active
+      type: date
+    - description: The agent has a current observation.
+      jsonPath: .status.conditions[?(@.type=="Observed")].status
+      name: Observed
+      type: string
+    - description: 'Why the hook asks for a stop; empty: none.'
+      jsonPath: .spec.stop.reason
+      name: Stop
+      type: string
+    - description: Time since the object was created.
+      jsonPath: .metadata.creationTimestamp
+      name: Age
+      type: date
+    name: v1alpha1
+    schema:
+      openAPIV3Schema:
+        description: An Instance's observed GPU activity and the stop its lifecycle
+          asks for.
+        properties:
+          apiVersion:
+            description: 'API group and version of this object: worker.gpustack.ai/v1alpha1.'
+            type: string
+          kind:
+            description: 'Kind of this object: InstanceActivity.'
+            type: string
+          metadata:
+            type: object
+          spec:
+            description: Written by the Instance hook through Metacontroller only.
+            properties:
+              idleThreshold:
+                description: Percent of GPU cores at or below which an accelerator
+                  counts as idle (the type’s spec.lifecycle.idleThreshold).
+                maximum: 100
+                minimum: 0
+                type: integer
+              instanceUID:
+                description: The uid of the Instance this object observes.
+                maxLength: 128
+                pattern: ^[A-Za-z0-9-]+$
+                type: string
+              podName:
+                description: The name of the Instance's Pod.
+                maxLength: 253
+                pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                type: string
+              podUID:
+                description: 'The uid of the Instance''s Pod: an observation or a
+                  stop applies to this Pod only.'
+                maxLength: 128
+                pattern: ^[A-Za-z0-9-]+$
+                type: string
+              stop:
+                description: Present once the hook has decided that the Instance stops.
+                properties:
+                  at:
+                    description: When the stop became due.
+                    format: date-time
+                    type: string
+                  reason:
+                    description: Idle or MaxRunDuration.
+                    enum:
+                    - Idle
+                    - MaxRunDuration
+                    type: string
+                  requested:
+                    description: 'The hook asks the agent to stop the Instance (spec.stop:
+                      true).'
+                    type: boolean
+                required:
+                - requested
+                - reason
+                - at
+                type: object
+            required:
+            - instanceUID
+            - podName
+            - podUID
+            - idleThreshold
+            type: object
+          status:
+            description: Written by the agent through the status subresource only.
+            properties:
+              conditions:
+                description: Observed, the one condition.
+                items:
+                  description: A standard condition.
+                  properties:
+                    lastTransitionTime:
+                      description: When status last changed.
+                      format: date-time
+                      type: string
+                    message:
+                      description: What a person should know or do.
+                      type: string
+                    observedGeneration:
+                      description: The metadata.generation this condition describes.
+                      type: integer
+                    reason:
+                      description: One CamelCase word a program can switch on.
+                      type: string
+                    status:
+                      description: True, False or Unknown.
+                      enum:
+                      - "True"
+                      - "False"
+                      - Unknown
+                      type: string
+                    type:
+                      description: 'Observed: the agent has a current observation
+                        of the Instance.'
+                      type: string
+                  required:
+                  - type
+                  - status
+                  - reason
+                  - message
+                  - lastTransitionTime
+                  type: object
+                maxItems: 8
+                type: array
+                x-kubernetes-list-map-keys:
+                - type
+                x-kubernetes-list-type: map
+              lastActiveTime:
+                description: The last time any accelerator of the Instance was above
+                  the threshold.
+                format: date-time
+                type: string
+              observedTime:
+                description: When the agent last completed an observation.
+                format: date-time
+                type: string
+              podUID:
+                description: The Pod uid of the spec this observation was made for.
+                maxLength: 128
+                pattern: ^[A-Za-z0-9-]+$
+                type: string
+              roundSeconds:
+                description: 'The agent''s round, seconds: an observation older than
+                  three is stale.'
+                maximum: 86400
+                minimum: 1
+                type: integer
+              source:
+                description: 'Where the observation came from: the query and the server.'
+                maxLength: 1024
+                type: string
+            type: object
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
+---
+# Source: gpuhooks/templates/crds.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    helm.sh/resource-policy: keep
+  labels:
+    app.kubernetes.io/part-of: gpuhooks
   name: instances.worker.gpustack.ai
 spec:
   group: worker.gpustack.ai
@@ -3779,6 +3964,10 @@ spec:
     resource: resourceclaimtemplates
     updateStrategy:
       method: Recreate
+  - apiVersion: worker.gpustack.ai/v1alpha1
+    resource: instanceactivities
+    updateStrategy:
+      method: InPlace
   generateSelector: true
   hooks:
     customize:
