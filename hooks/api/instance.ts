@@ -249,6 +249,63 @@ export const EnvVarSchema = Type.Object(
 )
 export type EnvVar = Static<typeof EnvVarSchema>
 
+/** A persistent workspace quantity as CEL reads an int-or-string: its text. */
+const SIZE_TEXT = (of: string) => `quantity(string(${of}))`
+
+/** What admission and CEL say when a persistent workspace's claim would shrink. */
+export const PERSISTENT_SHRINK_MESSAGE =
+  'spec.workspace.persistent.size may only grow: a PersistentVolumeClaim cannot shrink (delete the Instance to start over)'
+/** What admission and CEL say when a persistent workspace's class would change. */
+export const PERSISTENT_CLASS_MESSAGE =
+  'spec.workspace.persistent.storageClassName cannot change: the claim keeps the class it was made with'
+/** What admission and CEL say when a persistent workspace would be dropped from the spec. */
+export const PERSISTENT_REMOVED_MESSAGE =
+  'spec.workspace.persistent cannot be removed: the claim holds the workspace files (delete the Instance to delete its claim)'
+
+/**
+ * A workspace claim of the Instance's own (`<instance>-workspace`, ReadWriteOnce): kept across
+ * stop and start, deleted with the Instance. `storageClassName` is fixed once set; `size` may grow.
+ */
+export const PersistentWorkspaceSchema = Type.Object(
+  {
+    size: Quantity({
+      description: 'Storage the claim requests, above zero; may grow (the claim is updated in place), never shrink.',
+      ...cel({
+        rule: `type(self) == int ? self > 0 : (!isQuantity(self) || ${SIZE_TEXT('self')}.isGreaterThan(quantity('0')))`,
+        message: 'must be above zero'
+      })
+    }),
+    storageClassName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        pattern: DNS_SUBDOMAIN_PATTERN,
+        description: "StorageClass of the claim; absent: the cluster's default class. Cannot change."
+      })
+    )
+  },
+  {
+    description: 'A PersistentVolumeClaim of the Instance, <instance>-workspace, kept while the Instance exists.',
+    ...cel(
+      {
+        rule:
+          `!isQuantity(string(self.size)) || !isQuantity(string(oldSelf.size)) || ` +
+          `${SIZE_TEXT('self.size')}.compareTo(${SIZE_TEXT('oldSelf.size')}) >= 0`,
+        message: PERSISTENT_SHRINK_MESSAGE,
+        fieldPath: '.size'
+      },
+      {
+        rule:
+          'has(self.storageClassName) == has(oldSelf.storageClassName) && ' +
+          '(!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
+        message: PERSISTENT_CLASS_MESSAGE,
+        fieldPath: '.storageClassName'
+      }
+    )
+  }
+)
+export type PersistentWorkspace = Static<typeof PersistentWorkspaceSchema>
+
 /** Instance spec. */
 export const InstanceSpecSchema = Type.Object(
   {
@@ -345,14 +402,29 @@ export const InstanceSpecSchema = Type.Object(
               maxLength: 253,
               description: 'Existing PersistentVolumeClaim to mount instead of an ephemeral workspace.'
             })
-          )
+          ),
+          persistent: Type.Optional(PersistentWorkspaceSchema)
         },
         {
-          description: 'The workspace volume: ephemeral (emptyDir) unless claimName names a claim.',
-          ...cel({
-            rule: '!(has(self.size) && has(self.claimName))',
-            message: 'size and claimName are exclusive: an ephemeral size or a claim'
-          })
+          description:
+            'The workspace volume: ephemeral (emptyDir) unless claimName names an existing claim or persistent asks for ' +
+            'a claim of its own; size, claimName and persistent are exclusive.',
+          ...cel(
+            {
+              rule: '!(has(self.size) && has(self.claimName))',
+              message: 'size and claimName are exclusive: an ephemeral size or a claim'
+            },
+            {
+              rule: '!(has(self.persistent) && has(self.size))',
+              message: 'persistent and size are exclusive: a persistent workspace takes its size in persistent.size',
+              fieldPath: '.persistent'
+            },
+            {
+              rule: '!(has(self.persistent) && has(self.claimName))',
+              message: 'persistent and claimName are exclusive: a claim of its own or an existing claim',
+              fieldPath: '.persistent'
+            }
+          )
         }
       )
     ),
@@ -369,11 +441,18 @@ export const InstanceSpecSchema = Type.Object(
   },
   {
     description: 'The desired workspace.',
-    ...cel({
-      rule: "!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p, p.port != 22 || p.protocol == 'TCP')",
-      message: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
-      fieldPath: '.ports'
-    })
+    ...cel(
+      {
+        rule: "!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p, p.port != 22 || p.protocol == 'TCP')",
+        message: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
+        fieldPath: '.ports'
+      },
+      {
+        rule: '!has(oldSelf.workspace) || !has(oldSelf.workspace.persistent) || (has(self.workspace) && has(self.workspace.persistent))',
+        message: PERSISTENT_REMOVED_MESSAGE,
+        fieldPath: '.workspace'
+      }
+    )
   }
 )
 export type InstanceSpec = Static<typeof InstanceSpecSchema>
@@ -468,6 +547,19 @@ export const InstanceStatusSchema = Type.Object(
           )
         },
         { description: 'What the observed Pod requests for the workload container.' }
+      )
+    ),
+    workspace: Type.Optional(
+      Type.Object(
+        {
+          claimName: Type.String({ description: 'The PersistentVolumeClaim of the workspace, <instance>-workspace.' }),
+          phase: Type.Optional(Type.String({ description: "The claim's phase: Pending, Bound or Lost." })),
+          capacity: Type.Optional(Type.String({ description: 'The storage of the bound volume, as the claim reports it.' })),
+          requested: Type.Optional(Type.String({ description: 'The storage the claim requests.' })),
+          storageClassName: Type.Optional(Type.String({ description: "The claim's StorageClass." })),
+          message: Type.Optional(Type.String({ description: 'Why the claim waits, or why it differs from spec.workspace.persistent.' }))
+        },
+        { description: 'With spec.workspace.persistent: the observed claim.' }
       )
     ),
     conditions: Type.Optional(

@@ -6,7 +6,8 @@
  * runs a Pod (`oldObject.spec.stop` false or absent, `oldObject.status.podName` set), only
  * `spec.stop` and metadata may change: the Pod is never updated in place, so any other change
  * would silently wait for the next start. A change made together with `stop: true` is refused
- * too, because the stored object still runs. An Instance that never got a Pod (a typo in
+ * too, because the stored object still runs. On every UPDATE, the CRD's transition rules of
+ * `spec.workspace.persistent` are checked too (not removed, class fixed, size never shrinks). An Instance that never got a Pod (a typo in
  * `spec.type`, say) can be fixed in place.
  *
  * Choices where the spec is silent:
@@ -19,6 +20,7 @@
 import type { AdmissionRequest, Verdict } from '../admission/review.ts'
 import { isRecord, nameOf, ownValue } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
+import { persistentChangeProblems } from './spec-rules.ts'
 
 /** The verdict on one AdmissionReview request for an Instance. */
 export function reviewInstance(request: AdmissionRequest): Verdict {
@@ -31,7 +33,8 @@ export function reviewInstance(request: AdmissionRequest): Verdict {
     const lock = runningLockProblems(old, object)
     const unchanged = sameJson(old.spec, object.spec) && nameOf(old) === nameOf(object)
     if (unchanged) return { problems: lock }
-    return { problems: [...checks(object.spec, name), ...lock] }
+    const transitions = persistentChangeProblems(old.spec, object.spec).map((p) => p.message)
+    return { problems: [...checks(object.spec, name), ...transitions, ...lock] }
   }
   return { problems: checks(object.spec, name) }
 }

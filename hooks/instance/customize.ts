@@ -25,7 +25,8 @@ export type InstanceCustomizeRequest = Static<typeof InstanceCustomizeRequestSch
  * Relates the InstanceType named by `spec.type`, the Settings `instance-ssh-server-image` and
  * `instance-access-address` (status.connect's address), the
  * Instance's Namespace (its Pod Security labels), the Service named after the Instance (to see a
- * name taken by someone else), the RuntimeClasses and, with SSH, the key Secret.
+ * name taken by someone else), the RuntimeClasses, with SSH the key Secret, and with a persistent
+ * workspace the StorageClasses.
  */
 export function customize(request: InstanceCustomizeRequest): CustomizeResponse {
   const { name, namespace } = request.parent.metadata
@@ -42,6 +43,11 @@ export function customize(request: InstanceCustomizeRequest): CustomizeResponse 
     // missing one would make the API server refuse the Pod on every sync with no word in status.
     { apiVersion: 'node.k8s.io/v1', resource: 'runtimeclasses' }
   )
+  // A persistent workspace: every StorageClass (the claim may take the default one), for the
+  // binding mode and volume expansion status.workspace and a grown size depend on.
+  if (isRecord(spec.workspace) && spec.workspace.persistent !== undefined) {
+    rules.push({ apiVersion: 'storage.k8s.io/v1', resource: 'storageclasses' })
+  }
   const key = spec.sshPublicKey
   if (isRecord(key) && typeof key.name === 'string' && key.name !== '') {
     rules.push({ apiVersion: 'v1', resource: 'secrets', namespace, names: [key.name] })

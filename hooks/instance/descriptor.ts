@@ -26,7 +26,8 @@ export const instance: ControllerDescriptor<typeof InstanceCustomizeRequestSchem
     { apiVersion: 'v1', resource: 'namespaces', kind: 'Namespace' },
     { apiVersion: 'v1', resource: 'services', kind: 'Service' },
     { apiVersion: 'node.k8s.io/v1', resource: 'runtimeclasses', kind: 'RuntimeClass' },
-    { apiVersion: 'v1', resource: 'secrets', kind: 'Secret' }
+    { apiVersion: 'v1', resource: 'secrets', kind: 'Secret' },
+    { apiVersion: 'storage.k8s.io/v1', resource: 'storageclasses', kind: 'StorageClass' }
   ],
   customize: { request: InstanceCustomizeRequestSchema, answer: CustomizeResponseSchema, run: (request) => customize(request) },
   sync: { request: InstanceSyncRequestSchema, answer: CompositeResponseSchema, run: sync },

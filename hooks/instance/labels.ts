@@ -30,6 +30,14 @@ export function claimTemplateName(instanceName: string): string {
   return `${instanceName}-${ACCELERATOR_CLAIM}`
 }
 
+/** The suffix of a persistent workspace's claim. */
+export const WORKSPACE_CLAIM_SUFFIX = 'workspace'
+
+/** The PersistentVolumeClaim of a persistent workspace: `<instance>-workspace`. */
+export function workspaceClaimName(instanceName: string): string {
+  return `${instanceName}-${WORKSPACE_CLAIM_SUFFIX}`
+}
+
 /** The workload container; it holds the accelerator request. */
 export const MAIN_CONTAINER = 'main'
 /** The SSH sidecar container, listed after {@link MAIN_CONTAINER}. */

@@ -34,7 +34,8 @@ import {
   POD_HASH_ANNOTATION,
   WORKSPACE_VOLUME,
   claimTemplateName,
-  podLabels
+  podLabels,
+  workspaceClaimName
 } from './labels.ts'
 import { sshSidecar } from './ssh.ts'
 import { isSshPort } from './ports.ts'
@@ -69,7 +70,7 @@ export function buildPod(input: PodInput): KubeObject {
   const claim = spec.resources.accelerator !== undefined && usesDra(type)
   const ssh = spec.sshPublicKey !== undefined
   const containers: Container[] = [mainContainer(spec, type, accelerator.main, ssh, claim)]
-  const volumes: Volume[] = [workspaceVolume(spec.workspace)]
+  const volumes: Volume[] = [workspaceVolume(spec.workspace, input.name)]
   if (spec.sshPublicKey !== undefined) {
     const sidecar = sshSidecar({
       image: input.sshImage ?? DEFAULT_SSH_SERVER_IMAGE,
@@ -171,7 +172,10 @@ function mainContainer(
   return container
 }
 
-function workspaceVolume(workspace: ResolvedWorkspace): Volume {
+function workspaceVolume(workspace: ResolvedWorkspace, instanceName: string): Volume {
+  if (workspace.persistent !== undefined) {
+    return { name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: workspaceClaimName(instanceName) } }
+  }
   if (workspace.claimName !== undefined) {
     return { name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: workspace.claimName } }
   }

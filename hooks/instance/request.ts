@@ -25,16 +25,18 @@ import { objectKey, observedObject, observedOfType } from '../metacontroller/obs
 import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/schemas.ts'
 import { describe } from '../k8s/schema-messages.ts'
 import { schemaMessages } from './validate.ts'
-import { claimTemplateName } from './labels.ts'
+import { claimTemplateName, workspaceClaimName } from './labels.ts'
 
 /** Type keys of the children (metacontroller/instance.yaml). */
 export const POD_KEY = 'Pod.v1'
 export const SERVICE_KEY = 'Service.v1'
 export const CLAIM_TEMPLATE_KEY = 'ResourceClaimTemplate.resource.k8s.io/v1'
+export const WORKSPACE_CLAIM_KEY = 'PersistentVolumeClaim.v1'
 /** Type keys of the related objects the customize hook asks for. */
 export const NAMESPACE_KEY = 'Namespace.v1'
 export const SECRET_KEY = 'Secret.v1'
 export const RUNTIME_CLASS_KEY = 'RuntimeClass.node.k8s.io/v1'
+export const STORAGE_CLASS_KEY = 'StorageClass.storage.k8s.io/v1'
 
 /**
  * An Instance as a hook reads it. The spec stays open: a wrong spec is reported in status, not
@@ -70,6 +72,10 @@ export interface InstanceView {
   service: KubeObject | undefined
   /** The observed ResourceClaimTemplate `<instance>-accelerator` (a child, DRA types only). */
   claimTemplate: KubeObject | undefined
+  /** The observed PersistentVolumeClaim `<instance>-workspace` (a child, persistent workspaces only). */
+  workspaceClaim: KubeObject | undefined
+  /** The StorageClasses observed (related, persistent workspaces only). */
+  storageClasses: KubeObject[]
   /** A Service named after the Instance exists but is not its child. */
   serviceTaken: boolean
   /** The valid InstanceType's spec; undefined when it is missing or invalid (see `instanceType`). */
@@ -138,6 +144,8 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     pod: observedObject(request.children, POD_KEY, key),
     service,
     claimTemplate: observedObject(request.children, CLAIM_TEMPLATE_KEY, objectKey(claimTemplateName(name), namespace)),
+    workspaceClaim: observedObject(request.children, WORKSPACE_CLAIM_KEY, objectKey(workspaceClaimName(name), namespace)),
+    storageClasses: observedOfType(related, STORAGE_CLASS_KEY),
     serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
     type: instanceType.state === 'valid' ? instanceType.spec : undefined,
     instanceType,

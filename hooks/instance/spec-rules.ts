@@ -5,8 +5,15 @@
  * the API server refuses, and status says which field broke which rule. Every problem is
  * collected (docs/instance.md, "Using it").
  */
-import { ACCELERATOR_FAMILIES, ENV_SOURCES } from '../api/instance.ts'
+import {
+  ACCELERATOR_FAMILIES,
+  ENV_SOURCES,
+  PERSISTENT_CLASS_MESSAGE,
+  PERSISTENT_REMOVED_MESSAGE,
+  PERSISTENT_SHRINK_MESSAGE
+} from '../api/instance.ts'
 import { isRecord } from '../k8s/objects.ts'
+import { compareQuantities, isPositiveQuantity } from '../k8s/quantity.ts'
 import { isIanaServiceName } from '../k8s/names.ts'
 import { describe } from '../k8s/schema-messages.ts'
 import { SSH_PORT } from './labels.ts'
@@ -22,15 +29,70 @@ export function specRuleProblems(spec: Record<string, unknown>): SpecProblem[] {
     ...quantityProblems(spec),
     ...uniqueNameProblems('spec.imagePullSecrets', list(spec.imagePullSecrets)),
     ...(isRecord(resources.accelerator) ? acceleratorProblems(resources.accelerator) : []),
-    ...(isRecord(spec.workspace) && spec.workspace.size !== undefined && spec.workspace.claimName !== undefined
-      ? [
-          invalid(
-            'spec.workspace',
-            'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim'
-          )
-        ]
-      : [])
+    ...(isRecord(spec.workspace) ? workspaceProblems(spec.workspace) : [])
   ]
+}
+
+/**
+ * The CRD's transition rules of a persistent workspace, restated for an update from `oldSpec`:
+ * it is not removed, its class does not change, its size does not shrink.
+ */
+export function persistentChangeProblems(oldSpec: unknown, nextSpec: unknown): SpecProblem[] {
+  const was = persistentOf(oldSpec)
+  if (was === undefined) return []
+  const now = persistentOf(nextSpec)
+  if (now === undefined) return [invalid('spec.workspace.persistent', PERSISTENT_REMOVED_MESSAGE)]
+  const problems: SpecProblem[] = []
+  if (compareQuantities(now.size, was.size) === -1) {
+    problems.push(
+      invalid(
+        'spec.workspace.persistent.size',
+        `${PERSISTENT_SHRINK_MESSAGE}; it was ${describe(was.size)}, the update asks ${describe(now.size)}`
+      )
+    )
+  }
+  if (now.storageClassName !== was.storageClassName) {
+    problems.push(
+      invalid(
+        'spec.workspace.persistent.storageClassName',
+        `${PERSISTENT_CLASS_MESSAGE}; it was ${describe(was.storageClassName ?? 'absent (the default class)')}`
+      )
+    )
+  }
+  return problems
+}
+
+function persistentOf(spec: unknown): Record<string, unknown> | undefined {
+  const workspace = isRecord(spec) ? spec.workspace : undefined
+  return isRecord(workspace) && isRecord(workspace.persistent) ? workspace.persistent : undefined
+}
+
+/** The workspace's kinds exclude one another; a persistent size is above zero. */
+function workspaceProblems(workspace: Record<string, unknown>): SpecProblem[] {
+  const problems: SpecProblem[] = []
+  const persistent = workspace.persistent
+  if (workspace.size !== undefined && workspace.claimName !== undefined) {
+    problems.push(
+      invalid(
+        'spec.workspace',
+        'spec.workspace: size and claimName are exclusive; set size for an ephemeral workspace or claimName for an existing claim'
+      )
+    )
+  }
+  for (const other of ['size', 'claimName'].filter((key) => persistent !== undefined && workspace[key] !== undefined)) {
+    problems.push(
+      invalid(
+        'spec.workspace.persistent',
+        `spec.workspace.persistent and spec.workspace.${other} are exclusive; a persistent workspace takes its size in persistent.size`
+      )
+    )
+  }
+  const size = isRecord(persistent) ? persistent.size : undefined
+  // A size that is no quantity at all is the schema's problem.
+  if (compareQuantities(size, 0) !== undefined && !isPositiveQuantity(size)) {
+    problems.push(invalid('spec.workspace.persistent.size', `spec.workspace.persistent.size ${describe(size)} must be above zero`))
+  }
+  return problems
 }
 
 function portProblems(ports: unknown[], ssh: boolean): SpecProblem[] {

@@ -23,11 +23,14 @@
  * - Access revoked (the InstanceType's `spec.access` no longer admits the namespace) is a spec
  *   problem like the others: no new Pod. A running Pod is kept (an admin's change never disrupts
  *   a running workspace) and UpToDate says `AccessRevoked`; the next start is refused.
+ * - A persistent workspace's claim is answered whether or not the Instance runs, and kept as
+ *   observed on a spec error (workspace.ts decides it).
  * - A DRA Instance's ResourceClaimTemplate is answered whether or not the Instance runs (it
  *   holds no device; the claim made from it goes with the Pod). Its spec is immutable, so
  *   Metacontroller replaces it (update method Recreate); while an observed template differs from
  *   the one rendered now, no new Pod is created, so that no claim is made from the old one.
  */
+import type { PersistentWorkspace } from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { SSH_SERVER_IMAGE_SETTING } from '../api/setting.ts'
 import { isRecord, annotationOf, isTerminatingNamespace, type KubeObject } from '../k8s/objects.ts'
@@ -37,21 +40,34 @@ import { CLAIM_TEMPLATE_HASH_ANNOTATION, GENERATION_ANNOTATION, POD_HASH_ANNOTAT
 import { buildClaimTemplate, usesDra } from './claim.ts'
 import { buildPod } from './pod.ts'
 import { buildService } from './service.ts'
-import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
+import { instanceStatus, podDeleting, podEnded, podScheduled, type Drift } from './status.ts'
+import { decideWorkspaceClaim, withWorkspace, workspaceReport, type WorkspaceInput } from './workspace.ts'
 import type { ResolvedSpec } from './validate.ts'
 import { instanceProblems } from './view-problems.ts'
 import { TYPE_NOT_PERMITTED } from './problems.ts'
-import { CLAIM_TEMPLATE_KEY, POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
+import {
+  CLAIM_TEMPLATE_KEY,
+  POD_KEY,
+  SERVICE_KEY,
+  WORKSPACE_CLAIM_KEY,
+  readView,
+  type InstanceSyncRequest,
+  type InstanceView
+} from './request.ts'
 
 /**
  * The observed children named after the Instance, of `types`, answered unchanged (docs/metacontroller.md
  * rule 5); other observed children are left out.
  */
-export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY]): KubeObject[] {
+export function keepEveryChild(
+  view: InstanceView,
+  types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY, WORKSPACE_CLAIM_KEY]
+): KubeObject[] {
   const own = new Map([
     [POD_KEY, view.pod],
     [SERVICE_KEY, view.service],
-    [CLAIM_TEMPLATE_KEY, view.claimTemplate]
+    [CLAIM_TEMPLATE_KEY, view.claimTemplate],
+    [WORKSPACE_CLAIM_KEY, view.workspaceClaim]
   ])
   return types.flatMap((type) => {
     const child = own.get(type)
@@ -157,8 +173,10 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
         : pod !== undefined && revoked
           ? { kind: 'AccessRevoked', podName: pod.metadata.name ?? view.name, typeName: String(view.spec.type), namespace: view.namespace }
           : { kind: 'None', podName: pod?.metadata.name }
-    const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY]) : keepEveryChild(view)
-    return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
+    const kept =
+      view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY, WORKSPACE_CLAIM_KEY]) : keepEveryChild(view)
+    const workspace = workspaceReport(workspaceInput(view, undefined), undefined, view.pod !== undefined && podScheduled(view.pod))
+    return { children: asChildren(kept), status: withWorkspace(instanceStatus({ ...base, drift }), workspace) }
   }
   const service = buildService({
     name: view.name,
@@ -180,7 +198,14 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
   }
   if (service !== undefined) children.push(service)
   if (template !== undefined) children.push(template)
-  const status = instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift })
+  const claimInput = workspaceInput(view, resolved.workspace.persistent)
+  const claim = decideWorkspaceClaim(claimInput)
+  if (claim.child !== undefined) children.push(claim.child)
+  const scheduled = view.pod !== undefined && podScheduled(view.pod)
+  const status = withWorkspace(
+    instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift }),
+    workspaceReport(claimInput, claim.held, scheduled)
+  )
   return { children: asChildren(withoutCreatesIn(view, children)), status }
 }
 
@@ -195,7 +220,13 @@ function withoutCreatesIn(view: InstanceView, children: KubeObject[]): KubeObjec
   const observed = new Map([
     ['Pod', view.pod],
     ['Service', view.service],
-    ['ResourceClaimTemplate', view.claimTemplate]
+    ['ResourceClaimTemplate', view.claimTemplate],
+    ['PersistentVolumeClaim', view.workspaceClaim]
   ])
   return children.filter((child) => observed.get(String(child.kind)) !== undefined)
+}
+
+/** What the workspace claim is decided from: the view, and the valid spec's persistent workspace. */
+function workspaceInput(view: InstanceView, persistent: PersistentWorkspace | undefined): WorkspaceInput {
+  return { name: view.name, namespace: view.namespace, persistent, claim: view.workspaceClaim, storageClasses: view.storageClasses }
 }

@@ -23,7 +23,14 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, matchesDns1035Label } from '../k8s/names.ts'
-import { CONFIG_KEY_PATTERN, ENV_NAME_PATTERN, InstanceSpecSchema, type AcceleratorFamily, type InstanceSpec } from '../api/instance.ts'
+import {
+  CONFIG_KEY_PATTERN,
+  ENV_NAME_PATTERN,
+  InstanceSpecSchema,
+  type AcceleratorFamily,
+  type InstanceSpec,
+  type PersistentWorkspace
+} from '../api/instance.ts'
 import type { InstanceTypeSpec } from '../api/instancetype.ts'
 import { cloneJson, isRecord } from '../k8s/objects.ts'
 import { describe } from '../k8s/schema-messages.ts'
@@ -47,6 +54,8 @@ export interface ResolvedWorkspace {
   mountPath: string
   size?: number | string
   claimName?: string
+  /** A claim of the Instance's own, `<instance>-workspace`. */
+  persistent?: PersistentWorkspace
 }
 
 /** An Instance spec with every default the hooks rely on filled in. */

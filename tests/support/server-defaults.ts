@@ -42,6 +42,13 @@ export function defaultOnCreate(input: JsonObject, server: FakeServer): JsonObje
       break
     case 'ConfigMap.v1':
       break
+    case 'PersistentVolumeClaim.v1':
+      // The storage protection admission plugin's finalizer, the defaulted volumeMode; the claim
+      // waits for a volume (the binder is not played here).
+      meta.finalizers = ['kubernetes.io/pvc-protection']
+      setDefault(obj(out, 'spec'), 'volumeMode', 'Filesystem')
+      out.status = { phase: 'Pending' }
+      break
     case 'Namespace.v1':
       obj(meta, 'labels')['kubernetes.io/metadata.name'] = meta.name ?? null
       out.spec = { finalizers: ['kubernetes'] }
@@ -88,6 +95,9 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
     case 'Secret.v1':
       defaultSecret(out)
       break
+    case 'PersistentVolumeClaim.v1':
+      setDefault(obj(out, 'spec'), 'volumeMode', 'Filesystem')
+      break
     case 'Namespace.v1':
       // The Namespace strategy's Canonicalize sets the name label on every update too.
       obj(meta, 'labels')['kubernetes.io/metadata.name'] = meta.name ?? null
@@ -102,7 +112,15 @@ export function defaultOnUpdate(old: JsonObject, input: JsonObject, server: Fake
   return out
 }
 
-const BUILT_IN = new Set(['Service.v1', 'Pod.v1', 'Secret.v1', 'ConfigMap.v1', 'Namespace.v1', 'NetworkPolicy.networking.k8s.io/v1'])
+const BUILT_IN = new Set([
+  'Service.v1',
+  'Pod.v1',
+  'Secret.v1',
+  'ConfigMap.v1',
+  'Namespace.v1',
+  'NetworkPolicy.networking.k8s.io/v1',
+  'PersistentVolumeClaim.v1'
+])
 // Lists of these kinds that are not omitempty: stored empty, they read back as [].
 const KEEP_EMPTY_LISTS = new Set(['containers', 'sources', 'nodeSelectorTerms'])
 // Map-typed fields (all omitempty); an empty {} elsewhere is a struct and stays (podSelector: {}).

@@ -73,6 +73,7 @@ t.test('each declared resource holds the kind the rule names', async (t) => {
     ['v1 secrets', 'Secret'],
     ['networking.k8s.io/v1 networkpolicies', 'NetworkPolicy'],
     ['resource.k8s.io/v1 resourceclaimtemplates', 'ResourceClaimTemplate'],
+    ['v1 persistentvolumeclaims', 'PersistentVolumeClaim'],
     // Cluster API's own CRD (core/config/crd/bases/cluster.x-k8s.io_machines.yaml, v1beta2 stored).
     ['cluster.x-k8s.io/v1beta2 machines', 'Machine']
   ])
@@ -134,7 +135,7 @@ t.test(
     t.strictSame(
       answer([{ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name: 'ws-accelerator', namespace: 'team-a' } }]),
       [
-        'children[0] ResourceClaim.resource.k8s.io/v1 team-a/ws-accelerator: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1'
+        'children[0] ResourceClaim.resource.k8s.io/v1 team-a/ws-accelerator: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, PersistentVolumeClaim.v1, InstanceActivity.worker.gpustack.ai/v1alpha1'
       ]
     )
     t.strictSame(
@@ -148,11 +149,11 @@ t.test(
         'not an object'
       ]),
       [
-        'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, PersistentVolumeClaim.v1, InstanceActivity.worker.gpustack.ai/v1alpha1',
         'children[1] Pod.v1 kube-system/ws: not in namespace team-a',
         'children[2] Pod.v1 ws: not in namespace team-a',
         'children[3] Pod.v1 team-a/other: not a name gpuhooks-instance gives a Pod of ws',
-        'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, PersistentVolumeClaim.v1, InstanceActivity.worker.gpustack.ai/v1alpha1',
         'children[5] lacks a string apiVersion, kind or metadata.name',
         'children[6] lacks a string apiVersion, kind or metadata.name'
       ]

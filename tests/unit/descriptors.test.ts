@@ -65,7 +65,7 @@ t.test('optional child types are among the rule\u2019s and absent from the manif
 t.test('every kind a customize hook relates is among its descriptor\u2019s related kinds', async (t) => {
   // Parents that make each customize hook relate all it can.
   const parents: Record<string, Record<string, unknown>> = {
-    instance: instanceObject(baseSpec({ sshPublicKey: { name: 'keys' } })),
+    instance: instanceObject(baseSpec({ sshPublicKey: { name: 'keys' }, workspace: { persistent: { size: '1Gi' } } })),
     isolation: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } } },
     cellpool: {
       apiVersion: 'cells.kubeswift.io/v1alpha1',
@@ -79,6 +79,7 @@ t.test('every kind a customize hook relates is among its descriptor\u2019s relat
     instance: [
       'gpustack.ai/v1alpha1 settings',
       'node.k8s.io/v1 runtimeclasses',
+      'storage.k8s.io/v1 storageclasses',
       'v1 namespaces',
       'v1 secrets',
       'v1 services',

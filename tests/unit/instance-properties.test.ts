@@ -14,6 +14,7 @@ import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import type { JsonObject } from '../support/merge.ts'
 import { simulateMetacontroller } from '../support/simulate.ts'
 import {
+  CHILD_METHODS,
   InstanceWorld,
   NOW,
   POD_STATUS,
@@ -22,7 +23,8 @@ import {
   keySecret,
   namespaceObject,
   observedService,
-  secret
+  secret,
+  storageClass
 } from './fixtures/instance.ts'
 
 const RUNS = { numRuns: 60 }
@@ -63,8 +65,15 @@ interface Shape {
   ports: Port[]
   ssh: boolean
   stop: boolean
+  /** A persistent workspace's size (a shrink or a removal is what admission refuses, kept by the hook), or none. */
+  persistent?: string
 }
-const shapeArb: fc.Arbitrary<Shape> = fc.record({ ports: portsArb, ssh: fc.boolean(), stop: fc.boolean() })
+const shapeArb: fc.Arbitrary<Shape> = fc.record({
+  ports: portsArb,
+  ssh: fc.boolean(),
+  stop: fc.boolean(),
+  persistent: fc.option(fc.constantFrom('1Gi', '1024Mi', '2Gi'), { nil: undefined })
+})
 
 /** The spec of a shape; with SSH on, port 22 may only be 22/TCP, so other 22 entries are dropped. */
 function specOf(shape: Shape): Record<string, unknown> {
@@ -72,11 +81,17 @@ function specOf(shape: Shape): Record<string, unknown> {
   return baseSpec({
     ...(ports.length > 0 ? { ports } : {}),
     ...(shape.ssh ? { sshPublicKey: { name: 'keys' } } : {}),
+    ...(shape.persistent !== undefined ? { workspace: { persistent: { size: shape.persistent } } } : {}),
     stop: shape.stop
   })
 }
 
-const related = (): KubeObject[] => [instanceType(), namespaceObject(), keySecret()]
+const related = (): KubeObject[] => [
+  instanceType(),
+  namespaceObject(),
+  keySecret(),
+  storageClass('standard', { isDefault: true, expands: true })
+]
 
 /** A world that has run `history` (each step an edit, settled), Pod status stamped running. */
 function worldAfter(history: readonly Shape[], seed: number): InstanceWorld {
@@ -86,7 +101,7 @@ function worldAfter(history: readonly Shape[], seed: number): InstanceWorld {
   for (const shape of rest) {
     world.stampPod(POD_STATUS.running)
     const spec = specOf(shape)
-    world.edit({ ports: spec.ports, sshPublicKey: spec.sshPublicKey, stop: spec.stop })
+    world.edit({ ports: spec.ports, sshPublicKey: spec.sshPublicKey, workspace: spec.workspace, stop: spec.stop })
     world.settle(sync)
   }
   world.stampPod(POD_STATUS.running)
@@ -132,7 +147,7 @@ t.test('convergence: after any edit the children settle, and a settled state is 
     fc.property(historyArb, shapeArb, seedArb, (history, next, seed) => {
       const world = worldAfter(history, seed)
       const spec = specOf(next)
-      world.edit({ ports: spec.ports, sshPublicKey: spec.sshPublicKey, stop: spec.stop })
+      world.edit({ ports: spec.ports, sshPublicKey: spec.sshPublicKey, workspace: spec.workspace, stop: spec.stop })
       const operations: string[] = []
       // The longest path: old Pod deleted; new Pod created and Service ports changed; the
       // allocated node ports recorded in the Service's last-applied annotation; nothing.
@@ -233,10 +248,36 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
         parent: world.parent as unknown as JsonObject,
         observed: world.observed,
         desired: answered as unknown as JsonObject[],
-        methods: { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace' },
+        methods: CHILD_METHODS,
         server: world.server
       })
       if (result.writes !== 0) throw new Error(`${corruption.name}: applying wrote ${result.operations.join(', ')}`)
+    }),
+    RUNS
+  )
+  t.pass('held')
+})
+
+t.test('a workspace claim, once made, survives any history of edits, stops, starts and spec errors', async (t) => {
+  fc.assert(
+    fc.property(historyArb, fc.constantFrom(...corruptions), seedArb, (history, corruption, seed) => {
+      const world = new InstanceWorld(specOf({ ports: [], ssh: false, stop: false, persistent: '1Gi' }), { related: related(), seed })
+      world.settle(sync)
+      const uid = world.workspaceClaim()?.metadata.uid
+      if (uid === undefined) throw new Error('no claim made')
+      const same = (when: string) => {
+        if (world.workspaceClaim()?.metadata.uid !== uid) throw new Error(`the claim went ${when}`)
+      }
+      for (const shape of history) {
+        world.stampPod(POD_STATUS.running)
+        const spec = specOf(shape)
+        world.edit({ ports: spec.ports, sshPublicKey: spec.sshPublicKey, workspace: spec.workspace, stop: spec.stop })
+        world.settle(sync)
+        same(`after ${JSON.stringify(shape)}`)
+      }
+      corruption.apply(world)
+      world.settle(sync)
+      same(`after ${corruption.name}`)
     }),
     RUNS
   )

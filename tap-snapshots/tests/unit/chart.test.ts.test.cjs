@@ -2549,7 +2549,8 @@ spec:
                 type: string
               workspace:
                 description: 'The workspace volume: ephemeral (emptyDir) unless claimName
-                  names a claim.'
+                  names an existing claim or persistent asks for a claim of its own;
+                  size, claimName and persistent are exclusive.'
                 properties:
                   claimName:
                     description: Existing PersistentVolumeClaim to mount instead of
@@ -2563,6 +2564,45 @@ spec:
                       container.
                     pattern: ^/
                     type: string
+                  persistent:
+                    description: A PersistentVolumeClaim of the Instance, <instance>-workspace,
+                      kept while the Instance exists.
+                    properties:
+                      size:
+                        anyOf:
+                        - type: integer
+                        - type: string
+                        description: Storage the claim requests, above zero; may grow
+                          (the claim is updated in place), never shrink.
+                        pattern: ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$
+                        x-kubernetes-int-or-string: true
+                        x-kubernetes-validations:
+                        - message: must be above zero
+                          rule: 'type(self) == int ? self > 0 : (!isQuantity(self)
+                            || quantity(string(self)).isGreaterThan(quantity(''0'')))'
+                      storageClassName:
+                        description: 'StorageClass of the claim; absent: the cluster''s
+                          default class. Cannot change.'
+                        maxLength: 253
+                        minLength: 1
+                        pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+                        type: string
+                    required:
+                    - size
+                    type: object
+                    x-kubernetes-validations:
+                    - fieldPath: .size
+                      message: 'spec.workspace.persistent.size may only grow: a PersistentVolumeClaim
+                        cannot shrink (delete the Instance to start over)'
+                      rule: '!isQuantity(string(self.size)) || !isQuantity(string(oldSelf.size))
+                        || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size)))
+                        >= 0'
+                    - fieldPath: .storageClassName
+                      message: 'spec.workspace.persistent.storageClassName cannot
+                        change: the claim keeps the class it was made with'
+                      rule: has(self.storageClassName) == has(oldSelf.storageClassName)
+                        && (!has(self.storageClassName) || self.storageClassName ==
+                        oldSelf.storageClassName)
                   size:
                     anyOf:
                     - type: integer
@@ -2580,6 +2620,14 @@ spec:
                 - message: 'size and claimName are exclusive: an ephemeral size or
                     a claim'
                   rule: '!(has(self.size) && has(self.claimName))'
+                - fieldPath: .persistent
+                  message: 'persistent and size are exclusive: a persistent workspace
+                    takes its size in persistent.size'
+                  rule: '!(has(self.persistent) && has(self.size))'
+                - fieldPath: .persistent
+                  message: 'persistent and claimName are exclusive: a claim of its
+                    own or an existing claim'
+                  rule: '!(has(self.persistent) && has(self.claimName))'
             required:
             - type
             - image
@@ -2590,6 +2638,11 @@ spec:
                 may be listed'
               rule: '!has(self.sshPublicKey) || !has(self.ports) || self.ports.all(p,
                 p.port != 22 || p.protocol == ''TCP'')'
+            - fieldPath: .workspace
+              message: 'spec.workspace.persistent cannot be removed: the claim holds
+                the workspace files (delete the Instance to delete its claim)'
+              rule: '!has(oldSelf.workspace) || !has(oldSelf.workspace.persistent)
+                || (has(self.workspace) && has(self.workspace.persistent))'
           status:
             description: What the controller observed.
             properties:
@@ -2764,6 +2817,31 @@ spec:
                   - protocol
                   type: object
                 type: array
+              workspace:
+                description: 'With spec.workspace.persistent: the observed claim.'
+                properties:
+                  capacity:
+                    description: The storage of the bound volume, as the claim reports
+                      it.
+                    type: string
+                  claimName:
+                    description: The PersistentVolumeClaim of the workspace, <instance>-workspace.
+                    type: string
+                  message:
+                    description: Why the claim waits, or why it differs from spec.workspace.persistent.
+                    type: string
+                  phase:
+                    description: 'The claim''s phase: Pending, Bound or Lost.'
+                    type: string
+                  requested:
+                    description: The storage the claim requests.
+                    type: string
+                  storageClassName:
+                    description: The claim's StorageClass.
+                    type: string
+                required:
+                - claimName
+                type: object
             type: object
         required:
         - spec
@@ -3964,6 +4042,10 @@ spec:
     resource: resourceclaimtemplates
     updateStrategy:
       method: Recreate
+  - apiVersion: v1
+    resource: persistentvolumeclaims
+    updateStrategy:
+      method: InPlace
   - apiVersion: worker.gpustack.ai/v1alpha1
     resource: instanceactivities
     updateStrategy:
