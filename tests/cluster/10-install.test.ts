@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { sync } from '../../hooks/instance/sync.ts'
 import { parsePodCidrs } from '../../hooks/isolation/cidrs.ts'
 import { readAccessAddress } from '../../hooks/api/setting.ts'
+import { PERSISTENT_CLASS_MESSAGE, PERSISTENT_REMOVED_MESSAGE, PERSISTENT_SHRINK_MESSAGE } from '../../hooks/api/instance.ts'
 import * as fixtures from '../unit/fixtures/instance.ts'
 import { isObject, type Json, type JsonObject } from '../support/merge.ts'
 import { startScenario } from './support/scenario.ts'
@@ -156,6 +157,12 @@ const MSG = {
   envSource: 'set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef and fileKeyRef',
   negative: 'must not be negative',
   workspace: 'size and claimName are exclusive: an ephemeral size or a claim',
+  persistentSize: 'persistent and size are exclusive: a persistent workspace takes its size in persistent.size',
+  persistentClaim: 'persistent and claimName are exclusive: a claim of its own or an existing claim',
+  aboveZero: 'must be above zero',
+  shrink: PERSISTENT_SHRINK_MESSAGE,
+  classFixed: PERSISTENT_CLASS_MESSAGE,
+  removed: PERSISTENT_REMOVED_MESSAGE,
   ssh22: 'with sshPublicKey set, port 22 is the SSH port: only 22/TCP may be listed',
   partitionProfiles: 'spec.partitionProfiles needs Partitioned in spec.families',
   instanceName:
@@ -246,6 +253,23 @@ const INSTANCE_CASES: CelCase[] = [
     message: MSG.workspace
   },
   {
+    name: 'persistent with an ephemeral size',
+    object: instance('pw-size', { workspace: { size: '1Gi', persistent: { size: '10Gi' } } }),
+    message: MSG.persistentSize
+  },
+  {
+    name: 'persistent with claimName',
+    object: instance('pw-claim', { workspace: { claimName: 'data', persistent: { size: '10Gi' } } }),
+    message: MSG.persistentClaim
+  },
+  { name: 'a persistent size of "0"', object: instance('pw-zero', { workspace: { persistent: { size: '0' } } }), message: MSG.aboveZero },
+  { name: 'a persistent size of 0', object: instance('pw-int-zero', { workspace: { persistent: { size: 0 } } }), message: MSG.aboveZero },
+  {
+    name: 'a negative persistent size',
+    object: instance('pw-negative', { workspace: { persistent: { size: '-1Gi' } } }),
+    message: MSG.aboveZero
+  },
+  {
     name: 'SSH with port 22/UDP',
     object: instance('ssh-udp', { sshPublicKey: { name: 'keys' }, ports: [{ port: 22, protocol: 'UDP' }] }),
     message: MSG.ssh22
@@ -308,8 +332,37 @@ const ACCESS_ADDRESS_CASES: CelCase[] = [
   { name: 'a shell word', object: setting('gpu.example.com; rm -rf /', ACCESS_ADDRESS), message: MSG.accessAddress }
 ]
 
+/** Updates of a stored Instance that a transition rule (oldSelf) refuses: `from` is stored first. */
+interface TransitionCase extends CelCase {
+  from: JsonObject
+}
+const persistent = (value: JsonObject | undefined): JsonObject => ({ workspace: value === undefined ? {} : { persistent: value } })
+const FAST_10GI = persistent({ size: '10Gi', storageClassName: 'fast' })
+
+const TRANSITION_CASES: TransitionCase[] = [
+  { name: 'a shrink', from: FAST_10GI, object: instance('pw', persistent({ size: '9Gi', storageClassName: 'fast' })), message: MSG.shrink },
+  {
+    name: 'a shrink written as an integer',
+    from: FAST_10GI,
+    object: instance('pw', persistent({ size: 1024, storageClassName: 'fast' })),
+    message: MSG.shrink
+  },
+  {
+    name: 'another class',
+    from: FAST_10GI,
+    object: instance('pw', persistent({ size: '10Gi', storageClassName: 'slow' })),
+    message: MSG.classFixed
+  },
+  { name: 'the class removed', from: FAST_10GI, object: instance('pw', persistent({ size: '10Gi' })), message: MSG.classFixed },
+  { name: 'a class added', from: persistent({ size: '10Gi' }), object: instance('pw', FAST_10GI), message: MSG.classFixed },
+  { name: 'persistent removed', from: FAST_10GI, object: instance('pw', persistent(undefined)), message: MSG.removed },
+  { name: 'the workspace removed', from: FAST_10GI, object: instance('pw', {}), message: MSG.removed }
+]
+
 t.test('every CEL rule in crds/ has a case in the table below', async (t) => {
-  const covered = new Set([...INSTANCE_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES, ...ACCESS_ADDRESS_CASES].map((c) => c.message))
+  const covered = new Set(
+    [...INSTANCE_CASES, ...TRANSITION_CASES, ...INSTANCE_TYPE_CASES, ...SETTING_CASES, ...ACCESS_ADDRESS_CASES].map((c) => c.message)
+  )
   // The cell pool CRDs' rules have their table in 40-cellpool-admission.test.ts.
   const declared = [
     ...new Set(crds.filter((crd) => objectAt(crd, 'spec').group !== 'cells.kubeswift.io').flatMap((crd) => celMessages(crd)))
@@ -375,6 +428,47 @@ for (const [kind, cases] of [
     }
   })
 }
+
+t.test('CEL transition rules: a persistent workspace grows, never shrinks, keeps its class and stays', async (t) => {
+  const ref = (name: string): ResourceRef => ({ apiVersion: WORKER, resource: 'instances', namespace: CEL_NAMESPACE, name })
+  /** An update (PUT) of the stored Instance with `object`'s spec: 0 and no text, or 1 and the API server's message. */
+  const replace = async (object: JsonObject): Promise<{ code: number; stderr: string }> => {
+    const stored = (await kube.get(ref(String(meta(object).name)))).body
+    try {
+      await kube.update(ref(String(meta(object).name)), { ...stored, spec: object.spec ?? {} })
+      return { code: 0, stderr: '' }
+    } catch (err) {
+      if (err instanceof KubeError) return { code: 1, stderr: err.apiMessage }
+      throw err
+    }
+  }
+  const storedSpec = async (): Promise<Json | undefined> => (await kube.get(ref('pw'))).body.spec
+  for (const c of TRANSITION_CASES) {
+    await cluster.kubectl(['delete', 'instance', 'pw', '-n', CEL_NAMESPACE, '--ignore-not-found', '--wait'])
+    const created = await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(instance('pw', c.from)), allowFail: true })
+    t.equal(created.code, 0, `${c.name}: the first version is created: ${created.stderr}`)
+    const before = await storedSpec()
+    const { code, stderr } = await replace(c.object)
+    t.equal(code, 1, `${c.name}: kubectl exits 1`)
+    t.ok(stderr.includes(c.message), `${c.name}: ${c.message}\n  got: ${stderr.trim()}`)
+    t.notMatch(stderr, /admission webhook/, `${c.name}: refused by the schema`)
+    t.same(await storedSpec(), before, `${c.name}: the stored spec is unchanged`)
+  }
+  // Allowed: the same amount in another spelling, a grow, a persistent workspace added.
+  await cluster.kubectl(['delete', 'instance', 'pw', '-n', CEL_NAMESPACE, '--ignore-not-found', '--wait'])
+  await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(instance('pw', FAST_10GI)) })
+  for (const [name, spec] of [
+    ['the same amount as an integer', persistent({ size: 10737418240, storageClassName: 'fast' })],
+    ['a grow', persistent({ size: '20Gi', storageClassName: 'fast' })],
+    ['the same amount in Mi', persistent({ size: '20480Mi', storageClassName: 'fast' })]
+  ] as const) {
+    const { code, stderr } = await replace(instance('pw', spec))
+    t.equal(code, 0, `${name} is accepted: ${stderr}`)
+  }
+  await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(instance('pw-later', {})) })
+  const added = await replace(instance('pw-later', persistent({ size: '1Gi' })))
+  t.equal(added.code, 0, `a persistent workspace added later is accepted: ${added.stderr}`)
+})
 
 /**
  * Applies each of `accepted` as the value of Setting `name` (each is stored as written), then each
@@ -572,20 +666,27 @@ function runningStatus(): JsonObject {
   const spec = fixtures.baseSpec({
     ports: [{ port: 8000, name: 'web' }],
     sshPublicKey: { name: 'keys' },
-    resources: { accelerator: { family: 'Shared', count: 1 } }
+    resources: { accelerator: { family: 'Shared', count: 1 } },
+    workspace: { persistent: { size: '10Gi', storageClassName: 'fast' } }
   })
-  const world = new fixtures.InstanceWorld(spec, { related: [fixtures.instanceType(), fixtures.namespaceObject(), fixtures.keySecret()] })
+  const world = new fixtures.InstanceWorld(spec, {
+    related: [fixtures.instanceType(), fixtures.namespaceObject(), fixtures.keySecret(), fixtures.storageClass('fast')]
+  })
   world.settle(sync)
+  world.bindClaim('10Gi')
   world.stampPod(fixtures.POD_STATUS.running)
   const status = world.settle(sync).status as unknown as JsonObject
   // `accelerator.claim` is reported only for a DRA type (the ResourceClaim the Pod's status names);
   // written here as such a Pod would name it, so that the schema's every field goes through.
+  // The persistent workspace's claim is bound as the binder would.
   // `connect.message` stands in for the address when the Setting instance-access-address cannot be
   // used; written here beside the address so that the schema's every field goes through.
   return {
     ...status,
     accelerator: { ...(status.accelerator as JsonObject), claim: 'status-probe-accelerator-7xk2p' },
-    connect: { ...(status.connect as JsonObject), message: 'Setting instance-access-address value is unusable.' }
+    connect: { ...(status.connect as JsonObject), message: 'Setting instance-access-address value is unusable.' },
+    // `workspace.message` says why a claim waits or differs from the spec; a bound one needs none.
+    workspace: { ...(status.workspace as JsonObject), message: 'spec.workspace.persistent.size 20Gi waits: the claim is not Bound yet.' }
   }
 }
 

@@ -18,7 +18,11 @@ const NODE_CONTROLLERS = [
   'endpointslice-controller',
   'node-lifecycle-controller',
   // A Pod's ResourceClaim made from its template, and deleted after the Pod (a DRA Instance).
-  'resourceclaim-controller'
+  'resourceclaim-controller',
+  // A persistent workspace's claim bound to a pre-created PersistentVolume, and released from its
+  // protection finalizer once no Pod uses it.
+  'persistentvolume-binder-controller',
+  'persistentvolumeclaim-protection-controller'
 ] as const
 
 const CLUSTER = { nodeAddress: NODE_NET.address, extraControllers: NODE_CONTROLLERS }
