@@ -1,6 +1,6 @@
 /**
- * The persistent workspace on a real node (docs/instance.md, "The persistent workspace";
- * lifecycle.md): kube-controller-manager's binder binds the Instance's claim to a pre-created
+ * The persistent workspace on a real node (docs/instance.md, "The persistent workspace"):
+ * kube-controller-manager's binder binds the Instance's claim to a pre-created
  * hostPath PersistentVolume of a StorageClass the test names; the workload writes a file into it;
  * stopped, the Pod goes and the claim and the Service stay; started again, the new Pod finds the
  * file. A grown size updates the claim in place (a hostPath volume does not resize: the claim's
