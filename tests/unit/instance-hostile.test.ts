@@ -304,10 +304,28 @@ t.test('related objects of an unexpected shape', async (t) => {
       status: { phase: 5, conditions: 'Ready', containerStatuses: [null, 3] }
     }
     const service: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: NAME, namespace: NS }, spec: { ports: 'all' } }
-    const answer = sync(request({ parent: instance(baseSpec({ type: 'missing' })), children: [pod, service] }))
-    t.strictSame(answer.children, [keepAsIs(pod), keepAsIs(service)])
+    const claim: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: `${NAME}-workspace`, namespace: NS, annotations: { 'volume.kubernetes.io/selected-node': 7 } as never },
+      spec: { resources: 'all', storageClassName: ['x'] },
+      status: { phase: { Bound: true }, capacity: { storage: 'lots' } }
+    }
+    const persistent = { workspace: { persistent: { size: '1Gi' } } }
+    const answer = sync(request({ parent: instance(baseSpec({ type: 'missing', ...persistent })), children: [pod, service, claim] }))
+    t.strictSame(answer.children, [keepAsIs(pod), keepAsIs(service), keepAsIs(claim)])
     t.equal(condition(answer.status, 'SpecValid')?.reason, 'InstanceTypeNotFound')
-    const finalized = finalize(request({ parent: instance(baseSpec()), children: [pod, service] }), NOW)
+    t.same(answer.status.workspace, {
+      claimName: `${NAME}-workspace`,
+      message: `PersistentVolumeClaim ${NAME}-workspace is Pending: it names no StorageClass and the cluster has no default one, so only a PersistentVolume of no class can bind it.`
+    })
+    const valid = sync(request({ parent: instance(baseSpec(persistent)), children: [service, claim] }))
+    t.strictSame(
+      valid.children.find((c) => c.kind === 'PersistentVolumeClaim'),
+      keepAsIs(claim),
+      'a valid spec keeps an unreadable claim as observed'
+    )
+    const finalized = finalize(request({ parent: instance(baseSpec()), children: [pod, service, claim] }), NOW)
     t.strictSame(finalized.children, [keepAsIs(service)])
   })
   t.test('a last-applied record nested past the bound is no record: the child is kept as observed', async (t) => {
