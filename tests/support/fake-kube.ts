@@ -30,6 +30,13 @@ export const RESOURCES: ResourceInfo[] = [
     subresources: []
   },
   { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', kind: 'Instance', namespaced: true, subresources: ['status'] },
+  {
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    resource: 'instanceactivities',
+    kind: 'InstanceActivity',
+    namespaced: true,
+    subresources: ['status']
+  },
   { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', kind: 'Setting', namespaced: false, subresources: [] }
 ]
 /** The API server of one test: pass it to the driver, read and write it as a client would. */
