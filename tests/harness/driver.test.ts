@@ -259,7 +259,13 @@ t.test('a composite sync', async (t) => {
     t.same(Object.keys(sync).sort(), ['children', 'controller', 'finalizing', 'parent', 'related'])
     t.same(
       sync.children,
-      { 'Pod.v1': {}, 'Service.v1': {}, 'ResourceClaimTemplate.resource.k8s.io/v1': {} },
+      {
+        'Pod.v1': {},
+        'Service.v1': {},
+        'ResourceClaimTemplate.resource.k8s.io/v1': {},
+        'PersistentVolumeClaim.v1': {},
+        'InstanceActivity.worker.gpustack.ai/v1alpha1': {}
+      },
       'every declared type is present'
     )
     t.same(Object.keys((sync.related as JsonObject)['Namespace.v1'] as JsonObject), ['team'], 'cluster-scoped objects are keyed by name')

@@ -21,6 +21,8 @@ export const RESOURCES: ResourceInfo[] = [
   { apiVersion: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, subresources: ['status'] },
   { apiVersion: 'v1', resource: 'services', kind: 'Service', namespaced: true, subresources: ['status'] },
   { apiVersion: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] },
+  { apiVersion: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, subresources: ['status'] },
+  { apiVersion: 'storage.k8s.io/v1', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, subresources: [] },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true, subresources: [] },
   {
     apiVersion: 'resource.k8s.io/v1',
@@ -30,6 +32,13 @@ export const RESOURCES: ResourceInfo[] = [
     subresources: []
   },
   { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', kind: 'Instance', namespaced: true, subresources: ['status'] },
+  {
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    resource: 'instanceactivities',
+    kind: 'InstanceActivity',
+    namespaced: true,
+    subresources: ['status']
+  },
   { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings', kind: 'Setting', namespaced: false, subresources: [] }
 ]
 /** The API server of one test: pass it to the driver, read and write it as a client would. */

@@ -119,14 +119,24 @@ t.test(
       kind: 'ResourceClaimTemplate',
       metadata: { name, namespace }
     })
+    const activity = (name: string, namespace = 'team-a') => ({
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'InstanceActivity',
+      metadata: { name, namespace }
+    })
     t.strictSame(
       answer([
         pod('ws', 'team-a'),
         { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ws', namespace: 'team-a' } },
-        template('ws-accelerator')
+        template('ws-accelerator'),
+        activity('ws')
       ]),
       []
     )
+    t.strictSame(answer([activity('other'), activity('ws', 'kube-system')]), [
+      'children[0] InstanceActivity.worker.gpustack.ai/v1alpha1 team-a/other: not a name gpuhooks-instance gives a InstanceActivity of ws',
+      'children[1] InstanceActivity.worker.gpustack.ai/v1alpha1 kube-system/ws: not in namespace team-a'
+    ])
     t.strictSame(answer([template('ws'), template('other-accelerator'), template('ws-accelerator', 'kube-system')]), [
       'children[0] ResourceClaimTemplate.resource.k8s.io/v1 team-a/ws: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',
       'children[1] ResourceClaimTemplate.resource.k8s.io/v1 team-a/other-accelerator: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',

@@ -14,7 +14,7 @@
  *   Secrets carrying that label).
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePorts } from '../../support/ports.ts'
@@ -23,6 +23,7 @@ import { makeWebhookCerts } from './certs.ts'
 import type { TestCluster } from './cluster.ts'
 import { eventually } from './env.ts'
 import { resourcePath, type KubeClient, type ResourceRef } from './kube.ts'
+import { goBuiltProgram } from './go-built.ts'
 import { startProcess, stopProcess, tailLog, type ManagedProcess } from './processes.ts'
 import { contractRef, KINDS, standInRef } from './clusterapi-providers.ts'
 import type { WorkloadCluster } from './workload-cluster.ts'
@@ -32,7 +33,6 @@ import { condition } from './reads.ts'
 type Loose = any
 
 const MODULE_DIR = fileURLToPath(new URL('../../clusterapi', import.meta.url))
-const BUILD_SCRIPT = fileURLToPath(new URL('../build-clusterapi.sh', import.meta.url))
 const MANAGER = 'cluster-api-manager'
 export const CLUSTER_API = 'cluster.x-k8s.io/v1beta2'
 
@@ -43,12 +43,7 @@ export const capiRefs = {
 
 /** The manager binary: `$GPUHOOKS_CAPI_BIN/cluster-api-manager` when there, else what the build script prints last. */
 export function clusterApiManagerBinary(): string {
-  const fromEnv = process.env['GPUHOOKS_CAPI_BIN']
-  if (fromEnv !== undefined && existsSync(join(fromEnv, MANAGER))) return join(fromEnv, MANAGER)
-  const result = spawnSync('bash', [BUILD_SCRIPT], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-  const last = result.stdout.trim().split('\n').pop()?.trim()
-  if (result.status !== 0 || last === undefined || last === '') throw new Error(`${BUILD_SCRIPT} failed (${String(result.status)})`)
-  return last
+  return goBuiltProgram('GPUHOOKS_CAPI_BIN', MANAGER, 'build-clusterapi.sh')
 }
 
 /**

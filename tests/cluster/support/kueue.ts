@@ -26,25 +26,20 @@ import { makeWebhookCerts } from './certs.ts'
 import type { TestCluster } from './cluster.ts'
 import type { KubeClient } from './kube.ts'
 import { applyCrdsServerSide, untilReady } from './clusterapi.ts'
+import { goBuiltProgram } from './go-built.ts'
 import { startProcess, stopProcess, tailLog, type ManagedProcess } from './processes.ts'
 
 /** Reads of the module's manifests are loose views, checked by value. */
 type Loose = any
 
 const MODULE_DIR = fileURLToPath(new URL('../../kueue', import.meta.url))
-const BUILD_SCRIPT = fileURLToPath(new URL('../build-kueue.sh', import.meta.url))
 const MANAGER = 'kueue-manager'
 export const KUEUE_API = 'kueue.x-k8s.io/v1beta2'
 const METRICS_CERT_DIR = '/etc/kueue/metrics/certs'
 
 /** The manager binary: `$GPUHOOKS_KUEUE_BIN/kueue-manager` when there, else what the build script prints last. */
 export function kueueManagerBinary(): string {
-  const fromEnv = process.env['GPUHOOKS_KUEUE_BIN']
-  if (fromEnv !== undefined && existsSync(join(fromEnv, MANAGER))) return join(fromEnv, MANAGER)
-  const result = spawnSync('bash', [BUILD_SCRIPT], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-  const last = result.stdout.trim().split('\n').pop()?.trim()
-  if (result.status !== 0 || last === undefined || last === '') throw new Error(`${BUILD_SCRIPT} failed (${String(result.status)})`)
-  return last
+  return goBuiltProgram('GPUHOOKS_KUEUE_BIN', MANAGER, 'build-kueue.sh')
 }
 
 /** The kueue module's directory in the module cache (downloaded, checked against go.sum, if missing). */
