@@ -101,6 +101,17 @@ function cellsInformer(kc: KubeConfig, namespace: string | undefined, plural: st
   )
 }
 
+/** The informer of InstanceActivities (worker.gpustack.ai/v1alpha1) of every namespace. */
+export function instanceActivityInformer(kc: KubeConfig): CachedInformer {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const resource = { group: 'worker.gpustack.ai', version: 'v1alpha1', plural: 'instanceactivities' }
+  return makeInformer<KubernetesObject>(
+    kc,
+    '/apis/worker.gpustack.ai/v1alpha1/instanceactivities',
+    () => custom.listClusterCustomObject(resource) as never
+  )
+}
+
 /** The informer of a cluster-scoped view of resource.k8s.io/v1 (`resourceslices`, `resourceclaims` of every namespace). */
 export function draInformer(kc: KubeConfig, plural: 'resourceslices' | 'resourceclaims'): CachedInformer {
   const custom = kc.makeApiClient(CustomObjectsApi)
