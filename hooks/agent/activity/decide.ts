@@ -157,7 +157,7 @@ export function decideStatus(input: ActivityInput, round: Round, remembered: Mem
     previous.source !== status.source ||
     (previous.lastActiveTime === undefined) !== (status.lastActiveTime === undefined) ||
     (observedNow && seen !== 'noSeries' && wasActive !== (seen === 'active'))
-  const refreshDue = observedNow && (previousObserved === undefined || round.nowMs + round.roundMs - previousObserved > round.refreshMs)
+  const refreshDue = observedNow && (previousObserved === undefined || round.nowMs + round.roundMs - previousObserved >= round.refreshMs)
   return { status, write: changed || refreshDue, memory, seen }
 }
 
