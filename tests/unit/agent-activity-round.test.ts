@@ -84,6 +84,7 @@ function world(objects: Record<string, any>[], query: QueryPrometheus | undefine
   const log = (message: string): void => {
     if (message === 'activity round') calls.rounds += 1
   }
+  const metrics = createAgentMetrics()
   const controller = new ActivityController({
     activities: { get: () => undefined, list: () => objects },
     api,
@@ -91,11 +92,11 @@ function world(objects: Record<string, any>[], query: QueryPrometheus | undefine
     config: { prometheusURL: 'http://prom', stops, roundMs: 60_000, refreshMs: 300_000, queryTimeoutMs: 5000, maxAnswerBytes: 1 << 20 },
     active: () => true,
     clock,
-    metrics: createAgentMetrics(),
+    metrics,
     log: { debug: (_f, m) => log(m), info: (_f, m) => log(m), warn: (_f, m) => log(m), error: (_f, m) => log(m) }
   })
   const running = controller.run()
-  return { clock, calls, controller, running }
+  return { clock, calls, controller, running, metrics }
 }
 
 t.test(`one query per round for ${N} Instances; statuses written when they change`, async (t) => {
@@ -115,6 +116,11 @@ t.test(`one query per round for ${N} Instances; statuses written when they chang
   t.match(objects[0]?.status, { conditions: [{ reason: 'Observed', status: 'True' }] })
   t.equal(objects[0]?.status.lastActiveTime, '2026-12-03T10:00:00Z')
   t.equal(objects[1]?.status.lastActiveTime, undefined, 'never active: no lastActiveTime')
+  const exported = await w.metrics.registry.metrics()
+  t.match(exported, `gpuhooks_activity_instances{state="active"} ${N / 2}`)
+  t.match(exported, `gpuhooks_activity_instances{state="idle"} ${N / 2}`)
+  t.match(exported, `gpuhooks_activity_status_writes_total ${N}`)
+  t.match(exported, 'gpuhooks_activity_query_seconds_count 1')
   await w.clock.advance(60_000)
   await until(() => w.calls.rounds === 2)
   t.equal(prom.queries.length, 2, 'one query for the second round')
@@ -160,6 +166,10 @@ t.test('a requested stop is carried out once, with its Event; without observatio
     'the request for an old Pod is ignored'
   )
   t.same(w.calls.events, ['IdleStopped'])
+  const exported = await w.metrics.registry.metrics()
+  t.match(exported, 'gpuhooks_activity_stops_total{reason="IdleStopped"} 1')
+  t.match(exported, 'gpuhooks_activity_stops_ignored_total 1')
+  t.match(exported, 'gpuhooks_workload_events_total{reason="IdleStopped",result="created"} 1')
   w.controller.changed(objects[0])
   await w.clock.advance(60_000)
   await settle()
