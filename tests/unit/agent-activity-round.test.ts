@@ -111,7 +111,7 @@ t.test(`one query per round for ${N} Instances; statuses written when they chang
   const w = world(objects, prometheusClient(prom.url, { timeoutMs: 5000, maxAnswerBytes: 1 << 20 }), false)
   await until(() => w.calls.rounds === 1)
   t.equal(prom.queries.length, 1, 'one query for the first round')
-  t.match(prom.queries[0], /max by \(namespace, instance_name, instance_uid\) \(max_over_time\(.*\[60s\]\)\)/)
+  t.match(prom.queries[0], /max by \(namespace, instance_name, instance_uid\) \(max_over_time\(.*\[120s\]\)\)/)
   t.equal(w.calls.status, N, 'every status written once')
   t.match(objects[0]?.status, { conditions: [{ reason: 'Observed', status: 'True' }] })
   t.equal(objects[0]?.status.lastActiveTime, '2026-12-03T10:00:00Z')

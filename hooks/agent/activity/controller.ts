@@ -95,7 +95,8 @@ export class ActivityController {
   private async observe(query: QueryPrometheus): Promise<void> {
     const { clock, config, metrics, api } = this.deps
     const started = clock.now()
-    const promQL = activityQuery(Math.round(config.roundMs / 1000))
+    // Twice the round: a recording rule evaluated once a round always has a sample in the window.
+    const promQL = activityQuery(2 * Math.round(config.roundMs / 1000))
     const report = await runRound({
       objects: this.deps.activities.list(),
       api,

@@ -4,9 +4,10 @@
  * Instance at once,
  *
  *     max by (namespace, instance_name, instance_uid) (
- *       max_over_time(gpustack_instance_accelerator_cores_utilization_percent[<round>s]))
+ *       max_over_time(gpustack_instance_accelerator_cores_utilization_percent[<2 x round>s]))
  *
- * the highest utilization of any accelerator of each Instance over the round. The answer is
+ * the highest utilization of any accelerator of each Instance over the last two rounds (a rule
+ * evaluated once a round always has a sample in the window). The answer is
  * untrusted: its size is bounded while it is read, the read has a deadline, and anything that is
  * not a vector sample with the three labels and a finite number is left out (never read as
  * activity or as idleness). Nothing here throws.

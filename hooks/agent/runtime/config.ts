@@ -25,7 +25,7 @@
  * | `PERMITTED_NODE_KEYS` | none | Node label and taint keys (or prefixes ending in `/`) the admin permits a pool past the restricted-key rule; the hook service reads the same variable |
  * | `PROMETHEUS_URL` | none | the Prometheus whose HTTP API the activity controller queries (`http` or `https`, no credentials in it); unset: no observation |
  * | `ACTIVITY_STOPS` | false | `true`: the activity controller carries out the stops the Instance hook requests, with or without `PROMETHEUS_URL` (maxRunDuration needs no observation) |
- * | `ACTIVITY_ROUND_SECONDS` | 60 | one Prometheus query per round for every Instance; the round is also the query's window |
+ * | `ACTIVITY_ROUND_SECONDS` | 60 | one Prometheus query per round for every Instance; the query's window is twice the round |
  * | `ACTIVITY_STATUS_REFRESH_SECONDS` | 300 | the longest interval between two status writes of an observed InstanceActivity (its `status.roundSeconds`; the hook holds an observation older than three as stale) |
  * | `ACTIVITY_QUERY_TIMEOUT_SECONDS` | 10 | deadline of the query |
  * | `ACTIVITY_MAX_ANSWER_BYTES` | 16 MiB | the largest answer read from Prometheus |
