@@ -14,6 +14,7 @@
  *   for, and the Instance is not stopped already (nor was for this request).
  */
 import { Value } from '@sinclair/typebox/value'
+import { WORKER_API_VERSION } from '../../api/instance.ts'
 import { InstanceActivitySpecSchema, type InstanceActivitySpec, type InstanceActivityStatus } from '../../api/instanceactivity.ts'
 import { stampConditions, type ConditionInput } from '../../k8s/conditions.ts'
 import { asText, isRecord, ownValue } from '../../k8s/objects.ts'
@@ -68,10 +69,7 @@ export function readActivity(object: unknown): ActivityInput | string {
   }
   const refs = ownValue(metadata, 'ownerReferences')
   const owner: unknown = Array.isArray(refs)
-    ? (refs as unknown[]).find(
-        (r) =>
-          isRecord(r) && r.controller === true && r.kind === 'Instance' && (asText(r.apiVersion) ?? '').startsWith('worker.gpustack.ai/')
-      )
+    ? (refs as unknown[]).find((r) => isRecord(r) && r.controller === true && r.kind === 'Instance' && r.apiVersion === WORKER_API_VERSION)
     : undefined
   const status = ownValue(object, 'status')
   const text = (key: string): string | undefined => asText(ownValue(status, key))
