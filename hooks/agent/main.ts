@@ -17,7 +17,16 @@ import { systemClock } from './runtime/clock.ts'
 import { readAgentConfig } from './runtime/config.ts'
 import { AgentController } from './nodeset/controller.ts'
 import { InfrastructureController } from './infrastructure/controller.ts'
-import { cellInfrastructureInformer, cellNodeSetInformer, draInformer, startInformer } from './runtime/informer.ts'
+import {
+  cellInfrastructureInformer,
+  cellNodeSetInformer,
+  draInformer,
+  instanceActivityInformer,
+  startInformer
+} from './runtime/informer.ts'
+import { ActivityController } from './activity/controller.ts'
+import { activityApi } from './activity/client.ts'
+import { prometheusClient } from './activity/prometheus.ts'
 import { PhysicalGpuIndex } from './nodeset/physical-gpus.ts'
 import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './runtime/leader.ts'
 import { createAgentMetrics } from './runtime/metrics.ts'
@@ -120,6 +129,35 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   )
   synced = () => cellNodeSetState.synced() && cellInfrastructureState.synced()
 
+  // Instances (docs/workload.md, "Instance activity"): on only with PROMETHEUS_URL or ACTIVITY_STOPS,
+  // and apart from readiness, so that a cluster without the InstanceActivity CRD keeps its agent.
+  const activityOn = config.activity.prometheusURL !== undefined || config.activity.stops
+  const instanceActivities = activityOn ? instanceActivityInformer(kc) : undefined
+  let activitySynced = (): boolean => false
+  const activity =
+    instanceActivities === undefined
+      ? undefined
+      : new ActivityController({
+          activities: instanceActivities,
+          api: activityApi(kc, config.callTimeoutMs),
+          query:
+            config.activity.prometheusURL === undefined
+              ? undefined
+              : prometheusClient(config.activity.prometheusURL, {
+                  timeoutMs: config.activity.queryTimeoutMs,
+                  maxAnswerBytes: config.activity.maxAnswerBytes
+                }),
+          config: config.activity,
+          active: () => leading() && activitySynced(),
+          clock,
+          metrics,
+          log
+        })
+  if (instanceActivities !== undefined && activity !== undefined) {
+    const onChange = (o: unknown): void => activity.changed(o)
+    activitySynced = startInformer(log, 'instanceactivities', instanceActivities, onChange, () => stopping).synced
+  }
+
   const campaign =
     elector === undefined
       ? undefined
@@ -132,6 +170,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
             if (changed && isLeader) {
               controller.wake()
               infrastructure.wake()
+              activity?.wake()
             }
             if (changed && !isLeader) controller.standDown()
           }
@@ -148,9 +187,17 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     metrics: metrics.registry
   })
   await listen(server, config.port, log)
-  log.info({ port: config.port, identity: config.identity, watchNamespace: config.watchNamespace ?? '(all)' }, 'workload agent listening')
+  log.info(
+    {
+      port: config.port,
+      identity: config.identity,
+      watchNamespace: config.watchNamespace ?? '(all)',
+      activity: { prometheusURL: config.activity.prometheusURL ?? '(off)', stops: config.activity.stops }
+    },
+    'workload agent listening'
+  )
 
-  const loops = Promise.all([controller.run(), infrastructure.run(), campaign?.run()])
+  const loops = Promise.all([controller.run(), infrastructure.run(), activity?.run(), campaign?.run()])
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
@@ -161,11 +208,17 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     }, config.shutdownTimeoutMs)
     timer.unref()
     campaign?.stop()
-    Promise.all([controller.stop(), infrastructure.stop()])
+    Promise.all([controller.stop(), infrastructure.stop(), activity?.stop()])
       .then(() => loops)
       .then(async () => {
         if (elector !== undefined && (await elector.release())) log.info({ lease: config.lease }, 'leader Lease released')
-        await Promise.allSettled([cellNodeSets.stop(), cellInfrastructures.stop(), resourceSlices.stop(), resourceClaims.stop()])
+        await Promise.allSettled([
+          cellNodeSets.stop(),
+          cellInfrastructures.stop(),
+          resourceSlices.stop(),
+          resourceClaims.stop(),
+          instanceActivities?.stop()
+        ])
         await close(server)
         log.info('stopped')
         process.exit(0)

@@ -27,7 +27,15 @@ const DEFAULTS: AgentConfig = {
     maxPendingPods: 5000
   },
   windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
-  permittedNodeKeys: []
+  permittedNodeKeys: [],
+  activity: {
+    prometheusURL: undefined,
+    stops: false,
+    roundMs: 60_000,
+    refreshMs: 300_000,
+    queryTimeoutMs: 10_000,
+    maxAnswerBytes: 16 * 1024 * 1024
+  }
 }
 
 t.test('with nothing set: the documented defaults', async (t) => {
@@ -55,7 +63,13 @@ t.test('an empty variable means its default (as the chart writes WATCH_NAMESPACE
       'AGENT_MAX_ANSWER_BYTES',
       'AGENT_MAX_PASS_BYTES',
       'AGENT_MAX_PENDING_PODS',
-      'PERMITTED_NODE_KEYS'
+      'PERMITTED_NODE_KEYS',
+      'PROMETHEUS_URL',
+      'ACTIVITY_STOPS',
+      'ACTIVITY_ROUND_SECONDS',
+      'ACTIVITY_STATUS_REFRESH_SECONDS',
+      'ACTIVITY_QUERY_TIMEOUT_SECONDS',
+      'ACTIVITY_MAX_ANSWER_BYTES'
     ].map((name) => [name, ''])
   )
   t.same(readAgentConfig(empty, HOST), DEFAULTS)
@@ -84,7 +98,13 @@ t.test('every setting is read', async (t) => {
       AGENT_LEASE_STALE_SECONDS: '8',
       AGENT_HEARTBEAT_STALE_SECONDS: '16',
       AGENT_STARTUP_GRACE_SECONDS: '0',
-      PERMITTED_NODE_KEYS: ' node-restriction.kubernetes.io/ , node-role.kubernetes.io/master,,'
+      PERMITTED_NODE_KEYS: ' node-restriction.kubernetes.io/ , node-role.kubernetes.io/master,,',
+      PROMETHEUS_URL: 'http://prometheus.monitoring:9090/prom/',
+      ACTIVITY_STOPS: 'true',
+      ACTIVITY_ROUND_SECONDS: '30',
+      ACTIVITY_STATUS_REFRESH_SECONDS: '120',
+      ACTIVITY_QUERY_TIMEOUT_SECONDS: '5',
+      ACTIVITY_MAX_ANSWER_BYTES: '1048576'
     },
     HOST
   )
@@ -101,7 +121,15 @@ t.test('every setting is read', async (t) => {
     callTimeoutMs: 3_000,
     passes: { timeoutMs: 20_000, workers: 16, namespaceWorkers: 3, maxAnswerBytes: 1048576, maxPassBytes: 4194304, maxPendingPods: 200 },
     windows: { leaseMs: 8_000, heartbeatMs: 16_000, startupMs: 0 },
-    permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master']
+    permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master'],
+    activity: {
+      prometheusURL: 'http://prometheus.monitoring:9090/prom',
+      stops: true,
+      roundMs: 30_000,
+      refreshMs: 120_000,
+      queryTimeoutMs: 5_000,
+      maxAnswerBytes: 1048576
+    }
   })
 })
 
@@ -148,7 +176,23 @@ const refused: { env: NodeJS.ProcessEnv; problem: string }[] = [
     env: { AGENT_MAX_ANSWER_BYTES: '1048576', AGENT_MAX_PASS_BYTES: '65536' },
     problem: 'AGENT_MAX_PASS_BYTES=65536 must be an integer from 1048576 to 4294967296 (at least AGENT_MAX_ANSWER_BYTES=1048576)'
   },
-  { env: { AGENT_MAX_PENDING_PODS: '0' }, problem: 'AGENT_MAX_PENDING_PODS=0 must be an integer from 1 to 1000000' }
+  { env: { AGENT_MAX_PENDING_PODS: '0' }, problem: 'AGENT_MAX_PENDING_PODS=0 must be an integer from 1 to 1000000' },
+  { env: { PROMETHEUS_URL: 'prometheus:9090' }, problem: 'PROMETHEUS_URL=prometheus:9090 must be an http or https URL' },
+  { env: { PROMETHEUS_URL: 'not a url' }, problem: 'PROMETHEUS_URL=not a url must be an http or https URL' },
+  {
+    env: { PROMETHEUS_URL: 'http://admin:secret@prometheus:9090' },
+    problem: 'PROMETHEUS_URL must not carry credentials (they would be logged and written to status)'
+  },
+  {
+    env: { PROMETHEUS_URL: 'http://prometheus:9090/?x=1' },
+    problem: 'PROMETHEUS_URL=http://prometheus:9090/?x=1 must have no query or fragment'
+  },
+  { env: { ACTIVITY_STOPS: 'yes' }, problem: 'ACTIVITY_STOPS=yes must be true or false' },
+  { env: { ACTIVITY_ROUND_SECONDS: '1' }, problem: 'ACTIVITY_ROUND_SECONDS=1 must be an integer from 5 to 3600' },
+  {
+    env: { ACTIVITY_ROUND_SECONDS: '120', ACTIVITY_STATUS_REFRESH_SECONDS: '60' },
+    problem: 'ACTIVITY_STATUS_REFRESH_SECONDS=60 must be an integer from 120 to 86400 (at least ACTIVITY_ROUND_SECONDS=120)'
+  }
 ]
 
 for (const row of refused) {
@@ -178,4 +222,9 @@ t.test('every problem is reported at once, in one error', async (t) => {
 t.test('a Lease name may be a dotted subdomain, a namespace may not', async (t) => {
   t.equal(readAgentConfig({ LEASE_NAME: 'agent.gpuhooks.example' }, HOST).lease.name, 'agent.gpuhooks.example')
   t.throws(() => readAgentConfig({ WATCH_NAMESPACE: 'a.b' }, HOST), /WATCH_NAMESPACE=a\.b/)
+})
+
+t.test('the status refresh defaults to 300 s, or the round when that is longer', async (t) => {
+  t.equal(readAgentConfig({ ACTIVITY_ROUND_SECONDS: '600' }, HOST).activity.refreshMs, 600_000)
+  t.equal(readAgentConfig({ ACTIVITY_ROUND_SECONDS: '10' }, HOST).activity.refreshMs, 300_000)
 })

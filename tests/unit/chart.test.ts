@@ -405,7 +405,9 @@ if ('skip' in found) {
           'Role/gpuhooks-agent-leader',
           'RoleBinding/gpuhooks-agent-leader',
           'ServiceAccount/gpuhooks-agent',
+          'ValidatingAdmissionPolicy/gpuhooks-agent-instance-stop',
           'ValidatingAdmissionPolicy/gpuhooks-cellnodeset-spec-writers',
+          'ValidatingAdmissionPolicyBinding/gpuhooks-agent-instance-stop',
           'ValidatingAdmissionPolicyBinding/gpuhooks-cellnodeset-spec-writers',
           'ValidatingWebhookConfiguration/gpuhooks-cellpool'
         ])
@@ -499,6 +501,10 @@ if ('skip' in found) {
         'AGENT_MAX_PENDING_PODS',
         'POD_NAME',
         'LEASE_NAME',
+        'PROMETHEUS_URL',
+        'ACTIVITY_STOPS',
+        'ACTIVITY_ROUND_SECONDS',
+        'ACTIVITY_STATUS_REFRESH_SECONDS',
         'POD_NAMESPACE'
       ],
       'names hooks/agent/runtime/config.ts reads'
@@ -516,11 +522,20 @@ if ('skip' in found) {
         ['AGENT_MAX_ANSWER_BYTES', '8388608'],
         ['AGENT_MAX_PASS_BYTES', '16777216'],
         ['AGENT_MAX_PENDING_PODS', '5000'],
-        ['LEASE_NAME', 'gpuhooks-agent']
+        ['LEASE_NAME', 'gpuhooks-agent'],
+        ['PROMETHEUS_URL', ''],
+        ['ACTIVITY_STOPS', 'true'],
+        ['ACTIVITY_ROUND_SECONDS', '60'],
+        ['ACTIVITY_STATUS_REFRESH_SECONDS', '300']
       ]
     )
     const fixed = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]))
     t.same(readAgentConfig(fixed).passes, readAgentConfig({}).passes, "the chart's pass bounds are the agent's own defaults")
+    t.same(
+      readAgentConfig(fixed).activity,
+      { ...readAgentConfig({}).activity, stops: true },
+      "the chart's activity settings are the agent's defaults, with the stops carried out"
+    )
     t.same(
       env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom,
       { fieldRef: { fieldPath: 'metadata.namespace' } },
@@ -535,6 +550,10 @@ if ('skip' in found) {
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['cells.kubeswift.io'], resources: ['cellinfrastructures/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['resource.k8s.io'], resources: ['resourceslices', 'resourceclaims'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instanceactivities'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instanceactivities/status'], verbs: ['patch'] },
+      { apiGroups: ['worker.gpustack.ai'], resources: ['instances'], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
       { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get', 'patch'] },
       { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['kubeswiftmachines'], verbs: ['get', 'create'] },
       { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get', 'create'] },
@@ -705,6 +724,19 @@ if ('skip' in found) {
       const [binding] = find(all, 'ValidatingAdmissionPolicyBinding', 'gpuhooks-cellnodeset-spec-writers')
       t.match(binding, { spec: { policyName: 'gpuhooks-cellnodeset-spec-writers', validationActions: ['Deny'] } })
     }
+  })
+
+  t.test("the agent's Instance policy renders with the release's agent as the one identity it judges", async (t) => {
+    const source = readFileSync(join(ROOT, 'metacontroller', 'agent-instance-policy.yaml'), 'utf8')
+    t.match(source, "request.userInfo.username == 'system:serviceaccount:gpuhooks:gpuhooks-workload-agent'", 'the plain manifests name')
+    const [policy] = find(docs(template()), 'ValidatingAdmissionPolicy', 'gpuhooks-agent-instance-stop')
+    t.match(policy, {
+      spec: {
+        failurePolicy: 'Fail',
+        matchConditions: [{ expression: "request.userInfo.username == 'system:serviceaccount:gpuhooks-system:gpuhooks-agent'" }]
+      }
+    })
+    t.notMatch(JSON.stringify(policy), 'gpuhooks-workload-agent')
   })
 
   t.test('the certificate Job names both webhook configurations when cell pools are in the chart', async (t) => {

@@ -23,6 +23,12 @@
  * | `AGENT_MAX_PENDING_PODS` | 5000 | unbound pending Pods listed per workload cluster and round; past it the list is truncated |
  * | `AGENT_LEASE_STALE_SECONDS`, `AGENT_HEARTBEAT_STALE_SECONDS`, `AGENT_STARTUP_GRACE_SECONDS` | 90, 360, 90 | the liveness windows (docs/workload.md fixes them; tests shorten them) |
  * | `PERMITTED_NODE_KEYS` | none | Node label and taint keys (or prefixes ending in `/`) the admin permits a pool past the restricted-key rule; the hook service reads the same variable |
+ * | `PROMETHEUS_URL` | none | the Prometheus whose HTTP API the activity controller queries (`http` or `https`, no credentials in it); unset: no observation |
+ * | `ACTIVITY_STOPS` | false | `true`: the activity controller carries out the stops the Instance hook requests, with or without `PROMETHEUS_URL` (maxRunDuration needs no observation) |
+ * | `ACTIVITY_ROUND_SECONDS` | 60 | one Prometheus query per round for every Instance; the query's window is twice the round |
+ * | `ACTIVITY_STATUS_REFRESH_SECONDS` | 300 | the longest interval between two status writes of an observed InstanceActivity (its `status.roundSeconds`; the hook holds an observation older than three as stale) |
+ * | `ACTIVITY_QUERY_TIMEOUT_SECONDS` | 10 | deadline of the query |
+ * | `ACTIVITY_MAX_ANSWER_BYTES` | 16 MiB | the largest answer read from Prometheus |
  */
 import { hostname } from 'node:os'
 import { pino } from 'pino'
@@ -50,6 +56,21 @@ export interface AgentConfig {
   windows: LivenessWindows
   /** `PERMITTED_NODE_KEYS`, parsed: keys and prefixes, sorted. */
   permittedNodeKeys: readonly string[]
+  /** The activity controller of Instances (hooks/agent/activity). */
+  activity: ActivityConfig
+}
+
+/** The activity controller's settings; it runs when `prometheusURL` is set or `stops` is true. */
+export interface ActivityConfig {
+  /** The base URL of Prometheus's HTTP API; undefined: no observation. */
+  prometheusURL: string | undefined
+  /** Carry out the stops InstanceActivities request. */
+  stops: boolean
+  roundMs: number
+  /** The longest interval between two status writes (status.roundSeconds). */
+  refreshMs: number
+  queryTimeoutMs: number
+  maxAnswerBytes: number
 }
 
 /** The bounds of passes against workload clusters. */
@@ -122,6 +143,9 @@ export function readAgentConfig(
   const maxAnswerBytes = integer('AGENT_MAX_ANSWER_BYTES', 8 * MiB, 64 * 1024, 1024 * MiB)
   const permitted = parsePermittedNodeKeys(env.PERMITTED_NODE_KEYS)
   problems.push(...permitted.problems)
+  const stops = set('ACTIVITY_STOPS') ?? 'false'
+  if (stops !== 'true' && stops !== 'false') problems.push(`ACTIVITY_STOPS=${stops} must be true or false`)
+  const roundSeconds = integer('ACTIVITY_ROUND_SECONDS', 60, 5, 3600)
   const config: AgentConfig = {
     port,
     logLevel,
@@ -167,8 +191,40 @@ export function readAgentConfig(
       heartbeatMs: seconds('AGENT_HEARTBEAT_STALE_SECONDS', 360, 1),
       startupMs: seconds('AGENT_STARTUP_GRACE_SECONDS', 90, 0)
     },
-    permittedNodeKeys: permitted.keys
+    permittedNodeKeys: permitted.keys,
+    activity: {
+      prometheusURL: prometheusUrl(set('PROMETHEUS_URL'), problems),
+      stops: stops === 'true',
+      roundMs: roundSeconds * 1000,
+      refreshMs: seconds(
+        'ACTIVITY_STATUS_REFRESH_SECONDS',
+        Math.max(300, roundSeconds),
+        roundSeconds,
+        86400,
+        ` (at least ACTIVITY_ROUND_SECONDS=${roundSeconds})`
+      ),
+      queryTimeoutMs: seconds('ACTIVITY_QUERY_TIMEOUT_SECONDS', 10, 1, 300),
+      maxAnswerBytes: integer('ACTIVITY_MAX_ANSWER_BYTES', 16 * MiB, 64 * 1024, 1024 * MiB)
+    }
   }
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   return config
+}
+
+/** `PROMETHEUS_URL` checked: an http or https URL without credentials, query or fragment; its trailing slash dropped. */
+function prometheusUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    problems.push(`PROMETHEUS_URL=${raw} must be an http or https URL`)
+    return undefined
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`PROMETHEUS_URL=${raw} must be an http or https URL`)
+  else if (url.username !== '' || url.password !== '')
+    problems.push('PROMETHEUS_URL must not carry credentials (they would be logged and written to status)')
+  else if (url.search !== '' || url.hash !== '') problems.push(`PROMETHEUS_URL=${raw} must have no query or fragment`)
+  else return url.href.replace(/\/+$/, '')
+  return undefined
 }

@@ -12,6 +12,7 @@ import {
 } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { CELLS_API_VERSION } from '../../api/cellnodeset.ts'
+import { WORKER_API_VERSION } from '../../api/instance.ts'
 
 /** How long after an error the informer starts again. */
 export const RESTART_MS = 3000
@@ -98,6 +99,18 @@ function cellsInformer(kc: KubeConfig, namespace: string | undefined, plural: st
       (namespace === undefined
         ? custom.listClusterCustomObject(resource)
         : custom.listNamespacedCustomObject({ ...resource, namespace })) as never
+  )
+}
+
+/** The informer of InstanceActivities (worker.gpustack.ai/v1alpha1) of every namespace. */
+export function instanceActivityInformer(kc: KubeConfig): CachedInformer {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const [group, version] = WORKER_API_VERSION.split('/') as [string, string]
+  const resource = { group, version, plural: 'instanceactivities' }
+  return makeInformer<KubernetesObject>(
+    kc,
+    `/apis/${WORKER_API_VERSION}/instanceactivities`,
+    () => custom.listClusterCustomObject(resource) as never
   )
 }
 

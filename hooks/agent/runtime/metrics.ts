@@ -26,6 +26,15 @@ export interface AgentMetrics {
   errors: Counter<'reason'>
   leader: Gauge
   events: Counter<'reason' | 'result'>
+  /** The activity controller of Instances (hooks/agent/activity). */
+  activity: {
+    querySeconds: Histogram
+    queryFailures: Counter
+    instances: Gauge<'state'>
+    statusWrites: Counter
+    stops: Counter<'reason'>
+    stopsIgnored: Counter
+  }
   /** Sets the workload cluster's reachability of one CellNodeSet (every reason written, the current one 1); undefined drops it. */
   setReachable(namespace: string, name: string, reason: string | undefined): void
   /** Sets every series of one pool to `gauges`, dropping what it no longer has; undefined drops them all. */
@@ -94,6 +103,33 @@ export function createAgentMetrics(processMetrics = false): AgentMetrics {
     else gauge.set(labels, value)
   }
 
+  const activity = {
+    querySeconds: metrics.histogram(
+      'gpuhooks_activity_query_seconds',
+      "Duration of the activity controller's one Prometheus query of a round.",
+      [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+    ),
+    queryFailures: metrics.counter(
+      'gpuhooks_activity_query_failures_total',
+      'Rounds whose Prometheus query failed (unreachable, an error, an answer too large or not a vector).'
+    ),
+    instances: metrics.gauge<'state'>(
+      'gpuhooks_activity_instances',
+      'InstanceActivities by what the last round saw: active, idle, noSeries, unreachable, podChanged.',
+      ['state']
+    ),
+    statusWrites: metrics.counter('gpuhooks_activity_status_writes_total', 'InstanceActivity status writes.'),
+    stops: metrics.counter<'reason'>(
+      'gpuhooks_activity_stops_total',
+      'Instances the agent stopped, by Event reason (IdleStopped, MaxRunDurationReached).',
+      ['reason']
+    ),
+    stopsIgnored: metrics.counter(
+      'gpuhooks_activity_stops_ignored_total',
+      'Stop requests left alone: the Instance or its Pod is not the one the request was made for.'
+    )
+  }
+
   return {
     registry: metrics.registry,
     reachable,
@@ -116,6 +152,7 @@ export function createAgentMetrics(processMetrics = false): AgentMetrics {
       'Events about cell pools, by reason and result: created, counted (on the same Event written shortly before), limited (left out), failed.',
       ['reason', 'result']
     ),
+    activity,
 
     setReachable(namespace, name, reason) {
       if (reason === undefined) reachable.remove({ namespace, name })
@@ -149,6 +186,7 @@ export function createAgentMetrics(processMetrics = false): AgentMetrics {
     },
 
     clearServed() {
+      activity.instances.reset()
       reachable.reset()
       reachableReason.reset()
       for (const gauge of Object.values(pool)) gauge.reset()

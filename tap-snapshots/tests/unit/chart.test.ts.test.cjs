@@ -3291,6 +3291,22 @@ rules:
   - apiGroups: [resource.k8s.io]
     resources: [resourceslices, resourceclaims]
     verbs: [get, list, watch]
+  # Instances (docs/workload.md, "Instance activity"): observe InstanceActivities and write their
+  # status; carry out a stop the Instance hook requests: read the Instance and its Pod by name,
+  # patch the Instance (spec.stop and gpustack.ai/stopped-by only: ValidatingAdmissionPolicy
+  # gpuhooks-agent-instance-stop).
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instanceactivities]
+    verbs: [get, list, watch]
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instanceactivities/status]
+    verbs: [patch]
+  - apiGroups: [worker.gpustack.ai]
+    resources: [instances]
+    verbs: [get, patch]
+  - apiGroups: [""]
+    resources: [pods]
+    verbs: [get]
   - apiGroups: [cluster.x-k8s.io]
     resources: [machines]
     verbs: [get, patch]
@@ -3652,6 +3668,10 @@ spec:
             - name: POD_NAME
               valueFrom: {fieldRef: {fieldPath: metadata.name}}
             - {name: LEASE_NAME, value: "gpuhooks-agent"}
+            - {name: PROMETHEUS_URL, value: ""}
+            - {name: ACTIVITY_STOPS, value: "true"}
+            - {name: ACTIVITY_ROUND_SECONDS, value: "60"}
+            - {name: ACTIVITY_STATUS_REFRESH_SECONDS, value: "300"}
             # The Lease's namespace: the Pod's own, where the Role above grants Leases.
             - name: POD_NAMESPACE
               valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
@@ -4135,6 +4155,74 @@ metadata:
   labels:
     app.kubernetes.io/component: cellpool
     app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-agent-instance-stop
+spec:
+  failurePolicy: Fail
+  matchConditions:
+  - expression: request.userInfo.username == 'system:serviceaccount:gpuhooks-system:gpuhooks-agent'
+    name: the-workload-agent
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - worker.gpustack.ai
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      - DELETE
+      resources:
+      - instances
+  validations:
+  - expression: request.operation == 'UPDATE'
+    message: the workload agent may not create or delete an Instance
+    reason: Forbidden
+  - expression: request.operation != 'UPDATE' || has(object.spec.stop) && object.spec.stop
+      == true && has(object.spec.type) == has(oldObject.spec.type) && (!has(object.spec.type)
+      || object.spec.type == oldObject.spec.type) && has(object.spec.image) == has(oldObject.spec.image)
+      && (!has(object.spec.image) || object.spec.image == oldObject.spec.image) &&
+      has(object.spec.imagePullPolicy) == has(oldObject.spec.imagePullPolicy) && (!has(object.spec.imagePullPolicy)
+      || object.spec.imagePullPolicy == oldObject.spec.imagePullPolicy) && has(object.spec.command)
+      == has(oldObject.spec.command) && (!has(object.spec.command) || object.spec.command
+      == oldObject.spec.command) && has(object.spec.args) == has(oldObject.spec.args)
+      && (!has(object.spec.args) || object.spec.args == oldObject.spec.args) && has(object.spec.env)
+      == has(oldObject.spec.env) && (!has(object.spec.env) || object.spec.env == oldObject.spec.env)
+      && has(object.spec.imagePullSecrets) == has(oldObject.spec.imagePullSecrets)
+      && (!has(object.spec.imagePullSecrets) || object.spec.imagePullSecrets == oldObject.spec.imagePullSecrets)
+      && has(object.spec.ports) == has(oldObject.spec.ports) && (!has(object.spec.ports)
+      || object.spec.ports == oldObject.spec.ports) && has(object.spec.resources)
+      == has(oldObject.spec.resources) && (!has(object.spec.resources) || object.spec.resources
+      == oldObject.spec.resources) && has(object.spec.sshPublicKey) == has(oldObject.spec.sshPublicKey)
+      && (!has(object.spec.sshPublicKey) || object.spec.sshPublicKey == oldObject.spec.sshPublicKey)
+      && has(object.spec.workspace) == has(oldObject.spec.workspace) && (!has(object.spec.workspace)
+      || object.spec.workspace == oldObject.spec.workspace) && has(object.spec.nodeName)
+      == has(oldObject.spec.nodeName) && (!has(object.spec.nodeName) || object.spec.nodeName
+      == oldObject.spec.nodeName)
+    message: the workload agent may change only spec.stop of an Instance, and only
+      to true
+    reason: Forbidden
+  - expression: |-
+      request.operation != 'UPDATE' || has(object.metadata.labels) == has(oldObject.metadata.labels) && (!has(object.metadata.labels) || object.metadata.labels == oldObject.metadata.labels) && has(object.metadata.finalizers) == has(oldObject.metadata.finalizers) && (!has(object.metadata.finalizers) || object.metadata.finalizers == oldObject.metadata.finalizers) && has(object.metadata.ownerReferences) == has(oldObject.metadata.ownerReferences) && (!has(object.metadata.ownerReferences) || object.metadata.ownerReferences == oldObject.metadata.ownerReferences) && (!has(object.metadata.annotations) || object.metadata.annotations.all(k, k == 'gpustack.ai/stopped-by' ||
+        has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations && oldObject.metadata.annotations[k] == object.metadata.annotations[k])) &&
+      (!has(oldObject.metadata.annotations) || oldObject.metadata.annotations.all(k, k == 'gpustack.ai/stopped-by' ||
+        has(object.metadata.annotations) && k in object.metadata.annotations))
+    message: the workload agent may change only the annotation gpustack.ai/stopped-by
+      of an Instance's metadata
+    reason: Forbidden
+  - expression: request.operation != 'UPDATE' || !has(object.metadata.annotations)
+      || !('gpustack.ai/stopped-by' in object.metadata.annotations) || object.metadata.annotations['gpustack.ai/stopped-by'].matches('^(Idle|MaxRunDuration)
+      [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$')
+    message: the annotation gpustack.ai/stopped-by is '<Idle|MaxRunDuration> <RFC
+      3339 time>'
+    reason: Invalid
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/component: cellpool
+    app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-cellnodeset-spec-writers
 spec:
   failurePolicy: Fail
@@ -4243,6 +4331,19 @@ spec:
       and devicePlugin DRA: Kueue counts ResourceClaims against quota only with its
       DynamicResourceAllocation feature gate and deviceClassMappings set; without
       them the queue holds Pods but its quota counts no GPUs'''
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/component: cellpool
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-agent-instance-stop
+spec:
+  policyName: gpuhooks-agent-instance-stop
+  validationActions:
+  - Deny
 ---
 # Source: gpuhooks/templates/metacontroller.yaml
 apiVersion: admissionregistration.k8s.io/v1
