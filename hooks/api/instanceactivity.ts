@@ -52,6 +52,26 @@ export const InstanceActivitySpecSchema = Type.Object(
       maximum: 100,
       description: 'Percent of GPU cores at or below which an accelerator counts as idle (the type’s spec.lifecycle.idleThreshold).'
     }),
+    noticeTime: Type.Optional(
+      Type.String({
+        ...TIME,
+        description:
+          "When the hook first said the stop was scheduled (the Instance's condition StopScheduled True) for this Pod: " +
+          'no stop is requested before stopNotice after it.'
+      })
+    ),
+    postponement: Type.Optional(
+      Type.Object(
+        {
+          until: Type.String({ ...TIME, description: 'The annotation gpustack.ai/keep-running-until as parsed.' }),
+          firstObservedTime: Type.String({
+            ...TIME,
+            description: 'When the hook first saw this value: the postponement holds at most maxPostpone after it.'
+          })
+        },
+        { description: "The Instance's postponement as the hook first saw it." }
+      )
+    ),
     stop: Type.Optional(
       Type.Object(
         {

@@ -41,17 +41,22 @@ import { instanceStatus, podDeleting, podEnded, type Drift } from './status.ts'
 import type { ResolvedSpec } from './validate.ts'
 import { instanceProblems } from './view-problems.ts'
 import { TYPE_NOT_PERMITTED } from './problems.ts'
-import { CLAIM_TEMPLATE_KEY, POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
+import { lifecyclePart, stoppedByStatus } from './lifecycle-sync.ts'
+import { ACTIVITY_KEY, CLAIM_TEMPLATE_KEY, POD_KEY, SERVICE_KEY, readView, type InstanceSyncRequest, type InstanceView } from './request.ts'
 
 /**
  * The observed children named after the Instance, of `types`, answered unchanged (docs/metacontroller.md
  * rule 5); other observed children are left out.
  */
-export function keepEveryChild(view: InstanceView, types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY]): KubeObject[] {
+export function keepEveryChild(
+  view: InstanceView,
+  types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY, ACTIVITY_KEY]
+): KubeObject[] {
   const own = new Map([
     [POD_KEY, view.pod],
     [SERVICE_KEY, view.service],
-    [CLAIM_TEMPLATE_KEY, view.claimTemplate]
+    [CLAIM_TEMPLATE_KEY, view.claimTemplate],
+    [ACTIVITY_KEY, view.activity]
   ])
   return types.flatMap((type) => {
     const child = own.get(type)
@@ -158,7 +163,7 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
           ? { kind: 'AccessRevoked', podName: pod.metadata.name ?? view.name, typeName: String(view.spec.type), namespace: view.namespace }
           : { kind: 'None', podName: pod?.metadata.name }
     const kept = view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY]) : keepEveryChild(view)
-    return { children: asChildren(kept), status: instanceStatus({ ...base, drift }) }
+    return { children: asChildren(kept), status: instanceStatus({ ...base, drift, lifecycle: stoppedByStatus(view) }) }
   }
   const service = buildService({
     name: view.name,
@@ -180,8 +185,19 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
   }
   if (service !== undefined) children.push(service)
   if (template !== undefined) children.push(template)
-  const status = instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift })
-  return { children: asChildren(withoutCreatesIn(view, children)), status }
+  const kept = view.pod !== undefined && decision.child !== undefined ? view.pod : undefined
+  const lifecycle = lifecyclePart(view, resolved.type, kept, now)
+  if (lifecycle.child !== undefined) children.push(lifecycle.child)
+  const status = instanceStatus({
+    ...base,
+    replacing: decision.replacing,
+    drift: decision.drift,
+    lifecycle: lifecycle.status,
+    stopScheduled: lifecycle.condition
+  })
+  const response: CompositeResponse = { children: asChildren(withoutCreatesIn(view, children)), status }
+  if (lifecycle.resyncAfterSeconds !== undefined) response.resyncAfterSeconds = lifecycle.resyncAfterSeconds
+  return response
 }
 
 /**
@@ -195,7 +211,8 @@ function withoutCreatesIn(view: InstanceView, children: KubeObject[]): KubeObjec
   const observed = new Map([
     ['Pod', view.pod],
     ['Service', view.service],
-    ['ResourceClaimTemplate', view.claimTemplate]
+    ['ResourceClaimTemplate', view.claimTemplate],
+    ['InstanceActivity', view.activity]
   ])
   return children.filter((child) => observed.get(String(child.kind)) !== undefined)
 }

@@ -118,14 +118,24 @@ t.test(
       kind: 'ResourceClaimTemplate',
       metadata: { name, namespace }
     })
+    const activity = (name: string, namespace = 'team-a') => ({
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'InstanceActivity',
+      metadata: { name, namespace }
+    })
     t.strictSame(
       answer([
         pod('ws', 'team-a'),
         { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ws', namespace: 'team-a' } },
-        template('ws-accelerator')
+        template('ws-accelerator'),
+        activity('ws')
       ]),
       []
     )
+    t.strictSame(answer([activity('other'), activity('ws', 'kube-system')]), [
+      'children[0] InstanceActivity.worker.gpustack.ai/v1alpha1 team-a/other: not a name gpuhooks-instance gives a InstanceActivity of ws',
+      'children[1] InstanceActivity.worker.gpustack.ai/v1alpha1 kube-system/ws: not in namespace team-a'
+    ])
     t.strictSame(answer([template('ws'), template('other-accelerator'), template('ws-accelerator', 'kube-system')]), [
       'children[0] ResourceClaimTemplate.resource.k8s.io/v1 team-a/ws: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',
       'children[1] ResourceClaimTemplate.resource.k8s.io/v1 team-a/other-accelerator: not a name gpuhooks-instance gives a ResourceClaimTemplate of ws',
@@ -134,7 +144,7 @@ t.test(
     t.strictSame(
       answer([{ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name: 'ws-accelerator', namespace: 'team-a' } }]),
       [
-        'children[0] ResourceClaim.resource.k8s.io/v1 team-a/ws-accelerator: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1'
+        'children[0] ResourceClaim.resource.k8s.io/v1 team-a/ws-accelerator: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, InstanceActivity.worker.gpustack.ai/v1alpha1'
       ]
     )
     t.strictSame(
@@ -148,11 +158,11 @@ t.test(
         'not an object'
       ]),
       [
-        'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[0] ClusterRoleBinding.rbac.authorization.k8s.io/v1 tenant-admin: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, InstanceActivity.worker.gpustack.ai/v1alpha1',
         'children[1] Pod.v1 kube-system/ws: not in namespace team-a',
         'children[2] Pod.v1 ws: not in namespace team-a',
         'children[3] Pod.v1 team-a/other: not a name gpuhooks-instance gives a Pod of ws',
-        'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1',
+        'children[4] Secret.v1 team-a/ws: gpuhooks-instance declares only Pod.v1, Service.v1, ResourceClaimTemplate.resource.k8s.io/v1, InstanceActivity.worker.gpustack.ai/v1alpha1',
         'children[5] lacks a string apiVersion, kind or metadata.name',
         'children[6] lacks a string apiVersion, kind or metadata.name'
       ]
