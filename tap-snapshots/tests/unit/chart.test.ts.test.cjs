@@ -3410,7 +3410,7 @@ metadata:
     rbac.authorization.k8s.io/aggregate-to-admin: "true"
 rules:
   - apiGroups: [worker.gpustack.ai]
-    resources: [instances, instances/status, instancetypes]
+    resources: [instances, instances/status, instancetypes, instanceactivities, instanceactivities/status]
     verbs: [get, list, watch]
   - apiGroups: [cells.kubeswift.io]
     resources: [cellnodesets, cellnodesets/status, gpucellpools, gpucellpools/status]
@@ -4292,6 +4292,55 @@ spec:
 ---
 # Source: gpuhooks/templates/metacontroller.yaml
 apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-activity-writers
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - worker.gpustack.ai
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - instanceactivities
+      - instanceactivities/status
+  validations:
+  - expression: variables.isStatus || request.userInfo.username == variables.specWriter
+      || variables.specUnchanged
+    messageExpression: '''only '' + variables.specWriter + '' (Metacontroller) may
+      create an InstanceActivity or write its spec; '' + request.userInfo.username
+      + '' may not'''
+    reason: Forbidden
+  - expression: '!variables.isStatus || request.userInfo.username == variables.statusWriter
+      || variables.statusUnchanged'
+    messageExpression: '''only '' + variables.statusWriter + '' (the gpuhooks agent)
+      may write the status of an InstanceActivity; '' + request.userInfo.username
+      + '' may not'''
+    reason: Forbidden
+  variables:
+  - expression: '''system:serviceaccount:metacontroller:metacontroller'''
+    name: specWriter
+  - expression: '''system:serviceaccount:gpuhooks-system:gpuhooks-agent'''
+    name: statusWriter
+  - expression: request.subResource == 'status'
+    name: isStatus
+  - expression: request.operation == 'UPDATE' && has(oldObject.spec) == has(object.spec)
+      && (!has(object.spec) || object.spec == oldObject.spec)
+    name: specUnchanged
+  - expression: request.operation == 'UPDATE' && has(oldObject.status) == has(object.status)
+      && (!has(object.status) || object.status == oldObject.status)
+    name: statusUnchanged
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
@@ -4331,6 +4380,19 @@ spec:
   policyName: gpuhooks-instance-type-queue-dra
   validationActions:
   - Warn
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-activity-writers
+spec:
+  policyName: gpuhooks-instance-activity-writers
+  validationActions:
+  - Deny
 ---
 # Source: gpuhooks/templates/webhooks.yaml
 # Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
