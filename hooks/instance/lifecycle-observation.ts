@@ -95,9 +95,8 @@ const WHY_NOT_OBSERVED: Record<string, string> = {
 
 /** What the agent observed for `podUID`, as of `now`. */
 export function readActivity(activity: KubeObject | undefined, podUID: string, now: number): Activity {
-  if (activity === undefined) return { known: false, why: 'its InstanceActivity does not exist yet' }
-  const status = asRecord(activity.status)
-  if (activity.status === undefined || Object.keys(status).length === 0) {
+  const status = asRecord(activity?.status)
+  if (activity === undefined || Object.keys(status).length === 0) {
     return { known: false, why: 'the agent has not reported on its InstanceActivity yet' }
   }
   if (status.podUID !== podUID) return { known: false, why: 'the last observation is of another Pod' }

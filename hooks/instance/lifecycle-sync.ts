@@ -64,7 +64,7 @@ export function lifecyclePart(view: InstanceView, typeName: string, keptPod: Kub
     now
   })
   return {
-    status: decision.status,
+    ...(Object.keys(decision.status).length > 0 ? { status: decision.status } : {}),
     condition: decision.condition,
     ...(decision.activity !== undefined ? { child: decision.activity } : {}),
     ...(decision.resyncAfterSeconds !== undefined ? { resyncAfterSeconds: decision.resyncAfterSeconds } : {})
