@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { sync } from '../../hooks/instance/sync.ts'
+import { keepAsIs } from '../../hooks/metacontroller/keep.ts'
 import type { KubeObject } from '../../hooks/k8s/objects.ts'
 import { builtPod } from '../support/instance-requests.ts'
 import { POD_STATUS, UID, baseSpec, instance, instanceType, namespaceObject, observedPod, request } from './fixtures/instance.ts'
@@ -90,10 +91,15 @@ t.test('no InstanceActivity without a lifecycle, while stopped, or before the Po
 
 t.test('a stored type with a malformed lifecycle is a spec problem naming the field; the children are kept', async (t) => {
   const pod = runningPod()
-  const answer = sync(request({ children: [pod], related: [typeWith({ idleStopAfter: 'two hours' }), namespaceObject()] }), NOW)
+  const observed = activity(
+    { instanceUID: UID, podName: 'ws', podUID: 'pod-uid-9', idleThreshold: 5, stop: { requested: true } },
+    undefined
+  )
+  const answer = sync(request({ children: [pod, observed], related: [typeWith({ idleStopAfter: 'two hours' }), namespaceObject()] }), NOW)
+  t.strictSame(answer.children[1], keepAsIs(observed), 'the InstanceActivity is kept as it is')
   t.match(conditionOf(answer.status, 'SpecValid'), { status: 'False', message: /spec\.lifecycle\.idleStopAfter must be a duration/ })
   t.strictSame(
     answer.children.map((c) => c.kind),
-    ['Pod']
+    ['Pod', 'InstanceActivity']
   )
 })

@@ -204,6 +204,15 @@ const corruptions: Array<{ name: string; apply: (world: InstanceWorld) => void }
   },
   { name: 'accelerator not offered', apply: (w) => w.edit({ resources: { accelerator: { family: 'Sliced', memoryMiB: 1024 } } }) },
   {
+    name: 'InstanceType lifecycle malformed',
+    apply: (w) => {
+      w.related = [
+        ...w.related.filter((o) => o.kind !== 'InstanceType'),
+        instanceType({ families: ['Whole', 'Shared'], lifecycle: { idleStopAfter: 'soon' } })
+      ]
+    }
+  },
+  {
     name: 'Service name taken',
     apply: (w) => {
       w.observed['Service.v1'] = {}
@@ -225,7 +234,8 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
       if (specValid?.status !== 'False') throw new Error(`${corruption.name}: SpecValid is ${String(specValid?.status)}`)
       // stop: true is the user's own request to remove the Pod and is acted on despite the error.
       const stopping = world.parent.spec.stop === true
-      const kept = children.filter((c) => !(stopping && c.kind === 'Pod')).map(keepAsIs)
+      // The InstanceActivity goes with the Pod.
+      const kept = children.filter((c) => !(stopping && (c.kind === 'Pod' || c.kind === 'InstanceActivity'))).map(keepAsIs)
       const answered = answer.children as KubeObject[]
       if (JSON.stringify(answered) !== JSON.stringify(kept)) throw new Error(`${corruption.name}: children changed`)
       if (stopping) return
@@ -233,7 +243,7 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
         parent: world.parent as unknown as JsonObject,
         observed: world.observed,
         desired: answered as unknown as JsonObject[],
-        methods: { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace' },
+        methods: { 'Pod.v1': 'OnDelete', 'Service.v1': 'InPlace', 'InstanceActivity.worker.gpustack.ai/v1alpha1': 'InPlace' },
         server: world.server
       })
       if (result.writes !== 0) throw new Error(`${corruption.name}: applying wrote ${result.operations.join(', ')}`)
