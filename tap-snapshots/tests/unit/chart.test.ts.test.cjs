@@ -4330,7 +4330,7 @@ spec:
     name: specWriter
   - expression: '''system:serviceaccount:gpuhooks-system:gpuhooks-agent'''
     name: statusWriter
-  - expression: request.subResource == 'status'
+  - expression: has(request.subResource) && request.subResource == 'status'
     name: isStatus
   - expression: request.operation == 'UPDATE' && has(oldObject.spec) == has(object.spec)
       && (!has(object.spec) || object.spec == oldObject.spec)
