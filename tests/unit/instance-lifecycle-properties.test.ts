@@ -1,6 +1,6 @@
 /**
  * Properties of the lifecycle decision over any history of observations, annotations, restarts
- * and clock (docs/lifecycle.md, "Proving it"). Each history is played as Metacontroller would:
+ * and clock (the spec's "Proving it"; docs/lifecycle.md). Each history is played as Metacontroller would:
  * the InstanceActivity spec a decision answers is the spec the next one observes.
  *
  * - It never throws, and what it answers fits the CRDs.
