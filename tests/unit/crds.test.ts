@@ -486,7 +486,8 @@ const compositeControllers = [
     childResources: [
       { apiVersion: 'v1', resource: 'pods', updateStrategy: { method: 'OnDelete' } },
       inPlace('v1', 'services'),
-      { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', updateStrategy: { method: 'Recreate' } }
+      { apiVersion: 'resource.k8s.io/v1', resource: 'resourceclaimtemplates', updateStrategy: { method: 'Recreate' } },
+      inPlace('worker.gpustack.ai/v1alpha1', 'instanceactivities')
     ],
     resyncPeriodSeconds: Number
   },

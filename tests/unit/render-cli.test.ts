@@ -69,7 +69,12 @@ const stderrOf = (): { lines: string[]; io: { stderr: (s: string) => void } } =>
 const instanceRequest = {
   controller: { metadata: { name: 'gpuhooks-instance' } },
   parent: instance,
-  children: { 'Pod.v1': {}, 'Service.v1': { 'team-a/nb': service }, 'ResourceClaimTemplate.resource.k8s.io/v1': {} },
+  children: {
+    'Pod.v1': {},
+    'Service.v1': { 'team-a/nb': service },
+    'ResourceClaimTemplate.resource.k8s.io/v1': {},
+    'InstanceActivity.worker.gpustack.ai/v1alpha1': {}
+  },
   related: {
     'InstanceType.worker.gpustack.ai/v1alpha1': { small: instanceType },
     'Setting.gpustack.ai/v1alpha1': {},
@@ -200,7 +205,7 @@ t.test('bad input is named with its file and exits 2', async (t) => {
       name: 'a child of a type the controller does not declare',
       argv: [instanceFile, '--children', relatedFile],
       message:
-        /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1, ResourceClaimTemplate\.resource\.k8s\.io\/v1\)/
+        /related\.yaml: InstanceType\.worker\.gpustack\.ai\/v1alpha1 small is not a child type of the Instance controller \(Pod\.v1, Service\.v1, ResourceClaimTemplate\.resource\.k8s\.io\/v1, InstanceActivity\.worker\.gpustack\.ai\/v1alpha1\)/
     },
     {
       name: 'an Instance without a namespace',
