@@ -19,6 +19,7 @@ import {
   listMap,
   nameRule
 } from './kit.ts'
+import { STOP_REASONS } from './instanceactivity.ts'
 import { DNS1035_LABEL_PATTERN, DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 
 /** API group and version of Instance and InstanceType. */
@@ -562,10 +563,40 @@ export const InstanceStatusSchema = Type.Object(
         { description: 'With spec.workspace.persistent: the observed claim.' }
       )
     ),
+    lifecycle: Type.Optional(
+      Type.Object(
+        {
+          idleSince: Type.Optional(
+            Type.String({ format: 'date-time', description: "Since when no GPU activity was observed (the Pod's start at the earliest)." })
+          ),
+          stopAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the Instance is stopped, as things stand.' })),
+          stopReason: Type.Optional(StringEnum(STOP_REASONS, { description: 'Why it stops at stopAt.' })),
+          postponedUntil: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              description: 'The postponement of an idle stop in force (gpustack.ai/keep-running-until, clamped to maxPostpone).'
+            })
+          ),
+          stopRequested: Type.Optional(Type.Boolean({ description: 'The stop is due and was handed to the agent.' })),
+          stoppedBy: Type.Optional(
+            Type.Object(
+              {
+                reason: StringEnum(STOP_REASONS, { description: 'Why the lifecycle stopped it.' }),
+                at: Type.String({ format: 'date-time', description: 'When.' })
+              },
+              { description: 'While spec.stop is true: the Instance was stopped by its lifecycle (annotation gpustack.ai/stopped-by).' }
+            )
+          )
+        },
+        { description: "When the Instance stops under its InstanceType's spec.lifecycle (docs/lifecycle.md)." }
+      )
+    ),
     conditions: Type.Optional(
-      Type.Array(conditionSchema('Ready, SpecValid, UpToDate, Admitted or Evicted.'), {
+      Type.Array(conditionSchema('Ready, SpecValid, UpToDate, Admitted, Evicted or StopScheduled.'), {
         ...listMap('type'),
-        description: 'Ready, SpecValid and UpToDate; with a queued InstanceType, Admitted, and Evicted once Kueue evicted its Pod.'
+        description:
+          'Ready, SpecValid and UpToDate; with a queued InstanceType, Admitted, and Evicted once Kueue evicted its Pod; ' +
+          'with a lifecycle, StopScheduled.'
       })
     ),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation Metacontroller last synced.' }))

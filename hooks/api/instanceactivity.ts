@@ -22,6 +22,12 @@ import { DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 /** Type key of InstanceActivities in a v2 hook request. */
 export const INSTANCE_ACTIVITY_KEY = 'InstanceActivity.worker.gpustack.ai/v1alpha1'
 
+/**
+ * What the agent writes on an Instance it stopped: `<Idle|MaxRunDuration> <RFC 3339 time>`. The
+ * hook reads it (parsed values only) for `status.lifecycle.stoppedBy` while `spec.stop` is true.
+ */
+export const STOPPED_BY_ANNOTATION = 'gpustack.ai/stopped-by'
+
 /** Why the hook asks for a stop (docs/lifecycle.md). */
 export const STOP_REASONS = ['Idle', 'MaxRunDuration'] as const
 export type StopReason = (typeof STOP_REASONS)[number]
@@ -52,6 +58,26 @@ export const InstanceActivitySpecSchema = Type.Object(
       maximum: 100,
       description: 'Percent of GPU cores at or below which an accelerator counts as idle (the type’s spec.lifecycle.idleThreshold).'
     }),
+    noticeTime: Type.Optional(
+      Type.String({
+        ...TIME,
+        description:
+          "When the hook first said the stop was scheduled (the Instance's condition StopScheduled True) for this Pod: " +
+          'no stop is requested before stopNotice after it.'
+      })
+    ),
+    postponement: Type.Optional(
+      Type.Object(
+        {
+          until: Type.String({ ...TIME, description: 'The annotation gpustack.ai/keep-running-until as parsed.' }),
+          firstObservedTime: Type.String({
+            ...TIME,
+            description: 'When the hook first saw this value: the postponement holds at most maxPostpone after it.'
+          })
+        },
+        { description: "The Instance's postponement as the hook first saw it." }
+      )
+    ),
     stop: Type.Optional(
       Type.Object(
         {

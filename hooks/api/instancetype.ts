@@ -7,6 +7,7 @@ import { CustomResource, Quantity, StringEnum, StringMap, TAINT_EFFECTS, cel } f
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from '../k8s/names.ts'
 import { ACCELERATOR_FAMILIES } from './instance.ts'
 import { LabelSelectorSchema } from './label-selector.ts'
+import { DURATION_PATTERN } from './gpucellpool.ts'
 
 /** Type key of InstanceTypes in a v2 hook request. */
 export const INSTANCE_TYPE_TYPE_KEY = 'InstanceType.worker.gpustack.ai/v1alpha1'
@@ -117,6 +118,68 @@ export const QueueSchema = Type.Object(
 )
 export type QueueSpec = Static<typeof QueueSchema>
 
+/**
+ * A lifecycle duration, in the form the CRDs already take (`90s`, `15m`, `2h`, `1h30m`). The rule
+ * names the field, as a type's author reads it back from `kubectl apply`.
+ */
+function LifecycleDuration(field: string, description: string, options: { positive: boolean; default?: string }) {
+  const rule = options.positive
+    ? {
+        rule: `self.matches('${DURATION_PATTERN}') && duration(self) > duration('0s')`,
+        message: `spec.lifecycle.${field} must be a positive duration such as 90s, 15m or 2h`
+      }
+    : {
+        rule: `self.matches('${DURATION_PATTERN}') && duration(self) >= duration('0s')`,
+        message: `spec.lifecycle.${field} must be a duration such as 0s, 90s, 15m or 8h`
+      }
+  return Type.Optional(
+    Type.String({ maxLength: 64, ...(options.default !== undefined ? { default: options.default } : {}), description, ...cel(rule) })
+  )
+}
+
+/** The defaults of `spec.lifecycle` (docs/lifecycle.md). */
+export const LIFECYCLE_DEFAULTS = { idleThreshold: 5, stopNotice: '15m', maxPostpone: '8h' } as const
+
+/** When Instances of the type are stopped (docs/lifecycle.md). */
+export const LifecycleSchema = Type.Object(
+  {
+    idleStopAfter: LifecycleDuration(
+      'idleStopAfter',
+      'No GPU activity above idleThreshold for this long stops the Instance (spec.stop: true); absent: never for idleness.',
+      { positive: true }
+    ),
+    idleThreshold: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 100,
+        default: LIFECYCLE_DEFAULTS.idleThreshold,
+        description: 'Percent of GPU cores at or below which an accelerator counts as idle.'
+      })
+    ),
+    stopNotice: LifecycleDuration(
+      'stopNotice',
+      "How long before a stop the Instance's condition StopScheduled says when it stops; no stop comes sooner after it first says so.",
+      { positive: false, default: LIFECYCLE_DEFAULTS.stopNotice }
+    ),
+    maxRunDuration: LifecycleDuration(
+      'maxRunDuration',
+      'The Instance is stopped this long after its Pod started, whatever it does; absent: never. Not postponable.',
+      { positive: true }
+    ),
+    maxPostpone: LifecycleDuration(
+      'maxPostpone',
+      'The furthest the annotation gpustack.ai/keep-running-until may postpone an idle stop, from when it is first seen; 0: not at all.',
+      { positive: false, default: LIFECYCLE_DEFAULTS.maxPostpone }
+    )
+  },
+  {
+    description:
+      'Idle stop and maximum run time (docs/lifecycle.md): with it, every running Instance of this type has an InstanceActivity ' +
+      'the agent fills from Prometheus, and its status says when it stops.'
+  }
+)
+export type LifecycleSpec = Static<typeof LifecycleSchema>
+
 /** InstanceType spec. */
 export const InstanceTypeSpecSchema = Type.Object(
   {
@@ -165,6 +228,7 @@ export const InstanceTypeSpecSchema = Type.Object(
     dra: Type.Optional(DraSchema),
     access: Type.Optional(AccessSchema),
     queue: Type.Optional(QueueSchema),
+    lifecycle: Type.Optional(LifecycleSchema),
     maxCount: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Most accelerators one Instance of this type may take; absent means no limit.' })
     ),

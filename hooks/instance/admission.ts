@@ -7,8 +7,10 @@
  * `spec.stop` and metadata may change: the Pod is never updated in place, so any other change
  * would silently wait for the next start. A change made together with `stop: true` is refused
  * too, because the stored object still runs. On every UPDATE, the CRD's transition rules of
- * `spec.workspace.persistent` are checked too (not removed, class fixed, size never shrinks). An Instance that never got a Pod (a typo in
- * `spec.type`, say) can be fixed in place.
+ * `spec.workspace.persistent` are checked too (not removed, class fixed, size never shrinks). An
+ * Instance that never got a Pod (a typo in `spec.type`, say) can be fixed in place.
+ *
+ * The annotation `gpustack.ai/keep-running-until`, when set or changed, must be an RFC 3339 time.
  *
  * Choices where the spec is silent:
  * - An UPDATE that leaves the spec (and name) as stored is not checked against the spec rules:
@@ -21,6 +23,7 @@ import type { AdmissionRequest, Verdict } from '../admission/review.ts'
 import { isRecord, nameOf, ownValue } from '../k8s/objects.ts'
 import { instanceNameProblems, specProblems } from './validate.ts'
 import { persistentChangeProblems } from './spec-rules.ts'
+import { KEEP_RUNNING_UNTIL_ANNOTATION, annotation, parseRfc3339 } from './lifecycle-policy.ts'
 
 /** The verdict on one AdmissionReview request for an Instance. */
 export function reviewInstance(request: AdmissionRequest): Verdict {
@@ -29,14 +32,29 @@ export function reviewInstance(request: AdmissionRequest): Verdict {
   if (!isRecord(object)) return { problems: [`object: ${request.operation} carries no Instance object to check`] }
   const name = nameOf(object) ?? request.name
   const old: unknown = request.oldObject
+  const postpone = postponeProblems(object, isRecord(old) ? old : undefined)
   if (request.operation === 'UPDATE' && isRecord(old)) {
     const lock = runningLockProblems(old, object)
     const unchanged = sameJson(old.spec, object.spec) && nameOf(old) === nameOf(object)
-    if (unchanged) return { problems: lock }
+    if (unchanged) return { problems: [...lock, ...postpone] }
     const transitions = persistentChangeProblems(old.spec, object.spec).map((p) => p.message)
-    return { problems: [...checks(object.spec, name), ...transitions, ...lock] }
+    return { problems: [...checks(object.spec, name), ...transitions, ...lock, ...postpone] }
   }
-  return { problems: checks(object.spec, name) }
+  return { problems: [...checks(object.spec, name), ...postpone] }
+}
+
+/**
+ * The postponement annotation (docs/lifecycle.md), when it is set or changed: an RFC 3339 time
+ * with a zone. The hook ignores any other value; refusing it tells the tenant at once.
+ */
+function postponeProblems(object: Record<string, unknown>, old: Record<string, unknown> | undefined): string[] {
+  const annotations = (o: Record<string, unknown> | undefined) => (isRecord(o?.metadata) ? o.metadata.annotations : undefined)
+  const value = annotation(annotations(object), KEEP_RUNNING_UNTIL_ANNOTATION)
+  if (value === undefined || value === annotation(annotations(old), KEEP_RUNNING_UNTIL_ANNOTATION)) return []
+  if (parseRfc3339(value) !== undefined) return []
+  return [
+    `metadata.annotations[${KEEP_RUNNING_UNTIL_ANNOTATION}] must be an RFC 3339 time such as 2026-12-02T20:00:00Z (it postpones an idle stop until then)`
+  ]
 }
 
 function checks(spec: unknown, name: string | undefined): string[] {

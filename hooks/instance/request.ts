@@ -10,6 +10,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { INSTANCE_ACTIVITY_KEY } from '../api/instanceactivity.ts'
 import { INSTANCE_TYPE_TYPE_KEY, InstanceTypeSpecSchema, type InstanceTypeSpec } from '../api/instancetype.ts'
 import {
   ACCESS_ADDRESS_SETTING,
@@ -26,12 +27,14 @@ import { OpenSpecParentSchema, compositeRequestSchema } from '../metacontroller/
 import { describe } from '../k8s/schema-messages.ts'
 import { schemaMessages } from './validate.ts'
 import { claimTemplateName, workspaceClaimName } from './labels.ts'
+import { lifecycleProblems } from './lifecycle-policy.ts'
 
 /** Type keys of the children (metacontroller/instance.yaml). */
 export const POD_KEY = 'Pod.v1'
 export const SERVICE_KEY = 'Service.v1'
 export const CLAIM_TEMPLATE_KEY = 'ResourceClaimTemplate.resource.k8s.io/v1'
 export const WORKSPACE_CLAIM_KEY = 'PersistentVolumeClaim.v1'
+export const ACTIVITY_KEY = INSTANCE_ACTIVITY_KEY
 /** Type keys of the related objects the customize hook asks for. */
 export const NAMESPACE_KEY = 'Namespace.v1'
 export const SECRET_KEY = 'Secret.v1'
@@ -61,6 +64,10 @@ export type RelatedInstanceType =
 export interface InstanceView {
   name: string
   namespace: string
+  /** `metadata.uid`, when it is a string. */
+  uid: string | undefined
+  /** `metadata.annotations` as sent (read by own property only). */
+  annotations: unknown
   /** `metadata.generation`, 0 when absent: what the Pod records and is compared with. */
   generation: number
   /** `metadata.generation` as sent, for `status.observedGeneration` (omitted when absent). */
@@ -76,6 +83,8 @@ export interface InstanceView {
   workspaceClaim: KubeObject | undefined
   /** The StorageClasses observed (related, persistent workspaces only). */
   storageClasses: KubeObject[]
+  /** The observed InstanceActivity named after the Instance (a child, types with a lifecycle only). */
+  activity: KubeObject | undefined
   /** A Service named after the Instance exists but is not its child. */
   serviceTaken: boolean
   /** The valid InstanceType's spec; undefined when it is missing or invalid (see `instanceType`). */
@@ -110,8 +119,9 @@ export function readInstanceType(name: string, object: KubeObject | undefined): 
   const where = `InstanceType ${name}`
   if (!isRecord(spec)) return { state: 'invalid', errors: [`${where} spec must be an object, not ${describe(spec)}`] }
   // Every sync reads the InstanceType: a well-formed one costs the compiled check alone.
-  if (TYPE_SPEC_CHECK.Check(spec)) return { state: 'valid', spec }
-  const errors = schemaMessages(InstanceTypeSpecSchema, spec, 'spec').map((m) => `${where} ${m.message}`)
+  const lifecycle = lifecycleProblems(spec.lifecycle).map((m) => `${where} ${m}`)
+  if (TYPE_SPEC_CHECK.Check(spec) && lifecycle.length === 0) return { state: 'valid', spec }
+  const errors = [...schemaMessages(InstanceTypeSpecSchema, spec, 'spec').map((m) => `${where} ${m.message}`), ...lifecycle]
   const shown = errors.slice(0, MAX_OBJECT_ERRORS)
   if (errors.length > shown.length) shown.push(`and ${errors.length - shown.length} more`)
   return { state: 'invalid', errors: shown.length > 0 ? shown : [`${where} spec does not fit the InstanceType schema`] }
@@ -137,6 +147,8 @@ export function readView(request: InstanceSyncRequest): InstanceView {
   return {
     name,
     namespace,
+    uid: typeof request.parent.metadata.uid === 'string' ? request.parent.metadata.uid : undefined,
+    annotations: request.parent.metadata.annotations,
     generation: typeof generation === 'number' ? generation : 0,
     observedGeneration: typeof generation === 'number' ? generation : undefined,
     spec,
@@ -146,6 +158,7 @@ export function readView(request: InstanceSyncRequest): InstanceView {
     claimTemplate: observedObject(request.children, CLAIM_TEMPLATE_KEY, objectKey(claimTemplateName(name), namespace)),
     workspaceClaim: observedObject(request.children, WORKSPACE_CLAIM_KEY, objectKey(workspaceClaimName(name), namespace)),
     storageClasses: observedOfType(related, STORAGE_CLASS_KEY),
+    activity: observedObject(request.children, ACTIVITY_KEY, key),
     serviceTaken: service === undefined && observedObject(related, SERVICE_KEY, key) !== undefined,
     type: instanceType.state === 'valid' ? instanceType.spec : undefined,
     instanceType,

@@ -64,6 +64,9 @@ export interface StatusInput {
   queue?: PodQueue
   /** The Setting `instance-access-address` as read (request.ts); absent or empty means unset. */
   accessAddress?: AccessAddress
+  /** `status.lifecycle` and the condition StopScheduled (lifecycle-sync.ts), with a lifecycle. */
+  lifecycle?: InstanceStatus['lifecycle']
+  stopScheduled?: ConditionInput
 }
 
 interface Waiting {
@@ -334,6 +337,8 @@ export function instanceStatus(input: StatusInput): InstanceStatus {
   if (input.queue !== undefined && !input.finalizing) conditions.push(admittedCondition(pod, input.queue))
   const evicted = input.finalizing ? undefined : evictedCondition(pod, input.queue, input.previousConditions)
   if (evicted !== undefined) conditions.push(evicted)
+  if (input.lifecycle !== undefined) status.lifecycle = input.lifecycle
+  if (input.stopScheduled !== undefined && !input.finalizing) conditions.push(input.stopScheduled)
   status.conditions = stampConditions(conditions, input.previousConditions, input.now, input.generation)
   if (input.generation !== undefined) status.observedGeneration = input.generation
   return status

@@ -45,7 +45,9 @@ import { decideWorkspaceClaim, withWorkspace, workspaceReport, type WorkspaceInp
 import type { ResolvedSpec } from './validate.ts'
 import { instanceProblems } from './view-problems.ts'
 import { TYPE_NOT_PERMITTED } from './problems.ts'
+import { lifecyclePart, stoppedByStatus } from './lifecycle-sync.ts'
 import {
+  ACTIVITY_KEY,
   CLAIM_TEMPLATE_KEY,
   POD_KEY,
   SERVICE_KEY,
@@ -61,13 +63,14 @@ import {
  */
 export function keepEveryChild(
   view: InstanceView,
-  types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY, WORKSPACE_CLAIM_KEY]
+  types: readonly string[] = [POD_KEY, SERVICE_KEY, CLAIM_TEMPLATE_KEY, WORKSPACE_CLAIM_KEY, ACTIVITY_KEY]
 ): KubeObject[] {
   const own = new Map([
     [POD_KEY, view.pod],
     [SERVICE_KEY, view.service],
     [CLAIM_TEMPLATE_KEY, view.claimTemplate],
-    [WORKSPACE_CLAIM_KEY, view.workspaceClaim]
+    [WORKSPACE_CLAIM_KEY, view.workspaceClaim],
+    [ACTIVITY_KEY, view.activity]
   ])
   return types.flatMap((type) => {
     const child = own.get(type)
@@ -176,7 +179,10 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
     const kept =
       view.spec.stop === true ? keepEveryChild(view, [SERVICE_KEY, CLAIM_TEMPLATE_KEY, WORKSPACE_CLAIM_KEY]) : keepEveryChild(view)
     const workspace = workspaceReport(workspaceInput(view, undefined), undefined, view.pod !== undefined && podScheduled(view.pod))
-    return { children: asChildren(kept), status: withWorkspace(instanceStatus({ ...base, drift }), workspace) }
+    return {
+      children: asChildren(kept),
+      status: withWorkspace(instanceStatus({ ...base, drift, lifecycle: stoppedByStatus(view) }), workspace)
+    }
   }
   const service = buildService({
     name: view.name,
@@ -202,11 +208,22 @@ export function sync(request: InstanceSyncRequest, now: Date): CompositeResponse
   const claim = decideWorkspaceClaim(claimInput)
   if (claim.child !== undefined) children.push(claim.child)
   const scheduled = view.pod !== undefined && podScheduled(view.pod)
+  const kept = view.pod !== undefined && decision.child !== undefined ? view.pod : undefined
+  const lifecycle = lifecyclePart(view, resolved.type, kept, now)
+  if (lifecycle.child !== undefined) children.push(lifecycle.child)
   const status = withWorkspace(
-    instanceStatus({ ...base, replacing: decision.replacing, drift: decision.drift }),
+    instanceStatus({
+      ...base,
+      replacing: decision.replacing,
+      drift: decision.drift,
+      lifecycle: lifecycle.status,
+      stopScheduled: lifecycle.condition
+    }),
     workspaceReport(claimInput, claim.held, scheduled)
   )
-  return { children: asChildren(withoutCreatesIn(view, children)), status }
+  const response: CompositeResponse = { children: asChildren(withoutCreatesIn(view, children)), status }
+  if (lifecycle.resyncAfterSeconds !== undefined) response.resyncAfterSeconds = lifecycle.resyncAfterSeconds
+  return response
 }
 
 /**
@@ -221,7 +238,8 @@ function withoutCreatesIn(view: InstanceView, children: KubeObject[]): KubeObjec
     ['Pod', view.pod],
     ['Service', view.service],
     ['ResourceClaimTemplate', view.claimTemplate],
-    ['PersistentVolumeClaim', view.workspaceClaim]
+    ['PersistentVolumeClaim', view.workspaceClaim],
+    ['InstanceActivity', view.activity]
   ])
   return children.filter((child) => observed.get(String(child.kind)) !== undefined)
 }

@@ -295,7 +295,7 @@ if ('skip' in found) {
       t.same((view as unknown as { rules: unknown[] }).rules, [
         {
           apiGroups: ['worker.gpustack.ai'],
-          resources: ['instances', 'instances/status', 'instancetypes'],
+          resources: ['instances', 'instances/status', 'instancetypes', 'instanceactivities', 'instanceactivities/status'],
           verbs: ['get', 'list', 'watch']
         },
         {
@@ -737,6 +737,34 @@ if ('skip' in found) {
       }
     })
     t.notMatch(JSON.stringify(policy), 'gpuhooks-workload-agent')
+  })
+
+  t.test("the InstanceActivity policy renders with Metacontroller's identity (a value) and the release's agent", async (t) => {
+    for (const [args, metacontroller, agent] of [
+      [[], 'system:serviceaccount:metacontroller:metacontroller', 'system:serviceaccount:gpuhooks-system:gpuhooks-agent'],
+      [
+        ['--set', 'metacontroller.serviceAccount=system:serviceaccount:mc:mc-metacontroller'],
+        'system:serviceaccount:mc:mc-metacontroller',
+        'system:serviceaccount:gpuhooks-system:gpuhooks-agent'
+      ]
+    ] as const) {
+      const all = docs(template([...args]))
+      const [policy] = find(all, 'ValidatingAdmissionPolicy', 'gpuhooks-instance-activity-writers')
+      t.match(policy, {
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ resources: ['instanceactivities', 'instanceactivities/status'] }] },
+          variables: [
+            { name: 'specWriter', expression: `'${metacontroller}'` },
+            { name: 'statusWriter', expression: `'${agent}'` }
+          ]
+        }
+      })
+      t.equal(find(all, 'ValidatingAdmissionPolicyBinding', 'gpuhooks-instance-activity-writers').length, 1)
+    }
+    const other = docs(template([], CHART, 'platform'))
+    const [policy] = find(other, 'ValidatingAdmissionPolicy', 'gpuhooks-instance-activity-writers')
+    t.match(policy, { spec: { variables: [{}, { name: 'statusWriter', expression: "'system:serviceaccount:platform:gpuhooks-agent'" }] } })
   })
 
   t.test('the certificate Job names both webhook configurations when cell pools are in the chart', async (t) => {

@@ -16,7 +16,34 @@ const request = admissionRequests({ kind, namespace: 'team-a', name: 'nb' })
 
 const lock = (field: string): string => `spec.${field} cannot change while the Instance is running; set spec.stop: true first`
 
+const KEEP = 'gpustack.ai/keep-running-until'
+const annotated = (value: string, base = running(spec)): Record<string, unknown> => ({
+  ...base,
+  metadata: { name: 'nb', namespace: 'team-a', annotations: { [KEEP]: value } }
+})
+const keepProblem = `metadata.annotations[${KEEP}] must be an RFC 3339 time such as 2026-12-02T20:00:00Z (it postpones an idle stop until then)`
+
 const cases: Array<{ name: string; given: AdmissionRequest; expected: Verdict }> = [
+  {
+    name: 'a running Instance may be postponed with an RFC 3339 time',
+    given: request('UPDATE', annotated('2026-12-02T20:00:00Z'), running(spec)),
+    expected: { problems: [] }
+  },
+  {
+    name: 'a malformed postponement is refused, naming the annotation',
+    given: request('UPDATE', annotated('tomorrow 8pm'), running(spec)),
+    expected: { problems: [keepProblem] }
+  },
+  {
+    name: 'a malformed postponement on create is refused too',
+    given: request('CREATE', annotated('2026-12-02 20:00', instance(spec))),
+    expected: { problems: [keepProblem] }
+  },
+  {
+    name: 'a malformed postponement already stored does not block another write',
+    given: request('UPDATE', annotated('soon', running({ ...spec, stop: true })), annotated('soon')),
+    expected: { problems: [] }
+  },
   { name: 'a valid Instance is admitted', given: request('CREATE', instance(spec)), expected: { problems: [] } },
   {
     name: 'every problem of a create is reported together',

@@ -219,6 +219,15 @@ const corruptions: Array<{ name: string; apply: (world: InstanceWorld) => void }
   },
   { name: 'accelerator not offered', apply: (w) => w.edit({ resources: { accelerator: { family: 'Sliced', memoryMiB: 1024 } } }) },
   {
+    name: 'InstanceType lifecycle malformed',
+    apply: (w) => {
+      w.related = [
+        ...w.related.filter((o) => o.kind !== 'InstanceType'),
+        instanceType({ families: ['Whole', 'Shared'], lifecycle: { idleStopAfter: 'soon' } })
+      ]
+    }
+  },
+  {
     name: 'Service name taken',
     apply: (w) => {
       w.observed['Service.v1'] = {}
@@ -240,7 +249,8 @@ t.test('nothing lost: for any invalid spec the answer keeps every observed child
       if (specValid?.status !== 'False') throw new Error(`${corruption.name}: SpecValid is ${String(specValid?.status)}`)
       // stop: true is the user's own request to remove the Pod and is acted on despite the error.
       const stopping = world.parent.spec.stop === true
-      const kept = children.filter((c) => !(stopping && c.kind === 'Pod')).map(keepAsIs)
+      // The InstanceActivity goes with the Pod.
+      const kept = children.filter((c) => !(stopping && (c.kind === 'Pod' || c.kind === 'InstanceActivity'))).map(keepAsIs)
       const answered = answer.children as KubeObject[]
       if (JSON.stringify(answered) !== JSON.stringify(kept)) throw new Error(`${corruption.name}: children changed`)
       if (stopping) return

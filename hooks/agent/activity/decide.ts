@@ -13,6 +13,7 @@
  *   Instance it names, that Instance still has the uid and its Pod the uid the request was made
  *   for, and the Instance is not stopped already (nor was for this request).
  */
+import { STOPPED_BY_ANNOTATION } from '../../api/instanceactivity.ts'
 import { Value } from '@sinclair/typebox/value'
 import { WORKER_API_VERSION } from '../../api/instance.ts'
 import { InstanceActivitySpecSchema, type InstanceActivitySpec, type InstanceActivityStatus } from '../../api/instanceactivity.ts'
@@ -21,8 +22,6 @@ import { asText, isRecord, ownValue } from '../../k8s/objects.ts'
 import { apiTime, parseTime } from '../../k8s/time.ts'
 import { seriesKey, type Answer } from './prometheus.ts'
 
-/** The annotation the agent sets on an Instance it stopped: `<reason> <RFC 3339 time>`. */
-export const STOPPED_BY_ANNOTATION = 'gpustack.ai/stopped-by'
 
 /** The Event reasons of a stop, by the reason of the request. */
 export const STOP_EVENT_REASONS = { Idle: 'IdleStopped', MaxRunDuration: 'MaxRunDurationReached' } as const

@@ -1998,6 +1998,12 @@ spec:
                 maxLength: 128
                 pattern: ^[A-Za-z0-9-]+$
                 type: string
+              noticeTime:
+                description: 'When the hook first said the stop was scheduled (the
+                  Instance''s condition StopScheduled True) for this Pod: no stop
+                  is requested before stopNotice after it.'
+                format: date-time
+                type: string
               podName:
                 description: The name of the Instance's Pod.
                 maxLength: 253
@@ -2009,6 +2015,23 @@ spec:
                 maxLength: 128
                 pattern: ^[A-Za-z0-9-]+$
                 type: string
+              postponement:
+                description: The Instance's postponement as the hook first saw it.
+                properties:
+                  firstObservedTime:
+                    description: 'When the hook first saw this value: the postponement
+                      holds at most maxPostpone after it.'
+                    format: date-time
+                    type: string
+                  until:
+                    description: The annotation gpustack.ai/keep-running-until as
+                      parsed.
+                    format: date-time
+                    type: string
+                required:
+                - until
+                - firstObservedTime
+                type: object
               stop:
                 description: Present once the hook has decided that the Instance stops.
                 properties:
@@ -2678,7 +2701,8 @@ spec:
                 type: array
               conditions:
                 description: Ready, SpecValid and UpToDate; with a queued InstanceType,
-                  Admitted, and Evicted once Kueue evicted its Pod.
+                  Admitted, and Evicted once Kueue evicted its Pod; with a lifecycle,
+                  StopScheduled.
                 items:
                   description: A standard condition.
                   properties:
@@ -2703,7 +2727,8 @@ spec:
                       - Unknown
                       type: string
                     type:
-                      description: Ready, SpecValid, UpToDate, Admitted or Evicted.
+                      description: Ready, SpecValid, UpToDate, Admitted, Evicted or
+                        StopScheduled.
                       type: string
                   required:
                   - type
@@ -2762,6 +2787,52 @@ spec:
               hostIP:
                 description: IP of the node hosting the observed Pod.
                 type: string
+              lifecycle:
+                description: When the Instance stops under its InstanceType's spec.lifecycle
+                  (docs/lifecycle.md).
+                properties:
+                  idleSince:
+                    description: Since when no GPU activity was observed (the Pod's
+                      start at the earliest).
+                    format: date-time
+                    type: string
+                  postponedUntil:
+                    description: The postponement of an idle stop in force (gpustack.ai/keep-running-until,
+                      clamped to maxPostpone).
+                    format: date-time
+                    type: string
+                  stopAt:
+                    description: When the Instance is stopped, as things stand.
+                    format: date-time
+                    type: string
+                  stopReason:
+                    description: Why it stops at stopAt.
+                    enum:
+                    - Idle
+                    - MaxRunDuration
+                    type: string
+                  stopRequested:
+                    description: The stop is due and was handed to the agent.
+                    type: boolean
+                  stoppedBy:
+                    description: 'While spec.stop is true: the Instance was stopped
+                      by its lifecycle (annotation gpustack.ai/stopped-by).'
+                    properties:
+                      at:
+                        description: When.
+                        format: date-time
+                        type: string
+                      reason:
+                        description: Why the lifecycle stopped it.
+                        enum:
+                        - Idle
+                        - MaxRunDuration
+                        type: string
+                    required:
+                    - reason
+                    - at
+                    type: object
+                type: object
               message:
                 description: One sentence about the phase.
                 type: string
@@ -3059,6 +3130,63 @@ spec:
                 minItems: 1
                 type: array
                 x-kubernetes-list-type: set
+              lifecycle:
+                description: 'Idle stop and maximum run time (docs/lifecycle.md):
+                  with it, every running Instance of this type has an InstanceActivity
+                  the agent fills from Prometheus, and its status says when it stops.'
+                properties:
+                  idleStopAfter:
+                    description: 'No GPU activity above idleThreshold for this long
+                      stops the Instance (spec.stop: true); absent: never for idleness.'
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: spec.lifecycle.idleStopAfter must be a positive duration
+                        such as 90s, 15m or 2h
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                  idleThreshold:
+                    default: 5
+                    description: Percent of GPU cores at or below which an accelerator
+                      counts as idle.
+                    maximum: 100
+                    minimum: 0
+                    type: integer
+                  maxPostpone:
+                    default: 8h
+                    description: 'The furthest the annotation gpustack.ai/keep-running-until
+                      may postpone an idle stop, from when it is first seen; 0: not
+                      at all.'
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: spec.lifecycle.maxPostpone must be a duration such
+                        as 0s, 90s, 15m or 8h
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                  maxRunDuration:
+                    description: 'The Instance is stopped this long after its Pod
+                      started, whatever it does; absent: never. Not postponable.'
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: spec.lifecycle.maxRunDuration must be a positive duration
+                        such as 90s, 15m or 2h
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) > duration('0s')
+                  stopNotice:
+                    default: 15m
+                    description: How long before a stop the Instance's condition StopScheduled
+                      says when it stops; no stop comes sooner after it first says
+                      so.
+                    maxLength: 64
+                    type: string
+                    x-kubernetes-validations:
+                    - message: spec.lifecycle.stopNotice must be a duration such as
+                        0s, 90s, 15m or 8h
+                      rule: self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')
+                        && duration(self) >= duration('0s')
+                type: object
               manufacturer:
                 default: nvidia
                 description: Accelerator manufacturer, used in the GPUStack visibility
@@ -3376,7 +3504,7 @@ metadata:
     rbac.authorization.k8s.io/aggregate-to-admin: "true"
 rules:
   - apiGroups: [worker.gpustack.ai]
-    resources: [instances, instances/status, instancetypes]
+    resources: [instances, instances/status, instancetypes, instanceactivities, instanceactivities/status]
     verbs: [get, list, watch]
   - apiGroups: [cells.kubeswift.io]
     resources: [cellnodesets, cellnodesets/status, gpucellpools, gpucellpools/status]
@@ -4334,6 +4462,55 @@ spec:
 ---
 # Source: gpuhooks/templates/metacontroller.yaml
 apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-activity-writers
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:
+      - worker.gpustack.ai
+      apiVersions:
+      - '*'
+      operations:
+      - CREATE
+      - UPDATE
+      resources:
+      - instanceactivities
+      - instanceactivities/status
+  validations:
+  - expression: variables.isStatus || request.userInfo.username == variables.specWriter
+      || variables.specUnchanged
+    messageExpression: '''only '' + variables.specWriter + '' (Metacontroller) may
+      create an InstanceActivity or write its spec; '' + request.userInfo.username
+      + '' may not'''
+    reason: Forbidden
+  - expression: '!variables.isStatus || request.userInfo.username == variables.statusWriter
+      || variables.statusUnchanged'
+    messageExpression: '''only '' + variables.statusWriter + '' (the gpuhooks agent)
+      may write the status of an InstanceActivity; '' + request.userInfo.username
+      + '' may not'''
+    reason: Forbidden
+  variables:
+  - expression: '''system:serviceaccount:metacontroller:metacontroller'''
+    name: specWriter
+  - expression: '''system:serviceaccount:gpuhooks-system:gpuhooks-agent'''
+    name: statusWriter
+  - expression: has(request.subResource) && request.subResource == 'status'
+    name: isStatus
+  - expression: request.operation == 'UPDATE' && has(oldObject.spec) == has(object.spec)
+      && (!has(object.spec) || object.spec == oldObject.spec)
+    name: specUnchanged
+  - expression: request.operation == 'UPDATE' && has(oldObject.status) == has(object.status)
+      && (!has(object.status) || object.status == oldObject.status)
+    name: statusUnchanged
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
@@ -4386,6 +4563,19 @@ spec:
   policyName: gpuhooks-instance-type-queue-dra
   validationActions:
   - Warn
+---
+# Source: gpuhooks/templates/metacontroller.yaml
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  labels:
+    app.kubernetes.io/component: instance
+    app.kubernetes.io/part-of: gpuhooks
+  name: gpuhooks-instance-activity-writers
+spec:
+  policyName: gpuhooks-instance-activity-writers
+  validationActions:
+  - Deny
 ---
 # Source: gpuhooks/templates/webhooks.yaml
 # Admission for instances: failurePolicy Fail, so while the hooks are unreachable a create or
