@@ -22,7 +22,6 @@ import { asText, isRecord, ownValue } from '../../k8s/objects.ts'
 import { apiTime, parseTime } from '../../k8s/time.ts'
 import { seriesKey, type Answer } from './prometheus.ts'
 
-
 /** The Event reasons of a stop, by the reason of the request. */
 export const STOP_EVENT_REASONS = { Idle: 'IdleStopped', MaxRunDuration: 'MaxRunDurationReached' } as const
 
