@@ -1,7 +1,9 @@
 /**
  * The workload agent process (`npm run agent`; docs/workload.md, "The agent process"): reads its
- * settings (config.ts, where they are listed), wires the informers, the controller, the election
- * loop and the probe server, and handles signals (style rule 16).
+ * settings (config.ts, where they are listed), wires the informers, the controllers (the cell pool
+ * ones unless `CELL_POOLS=false`, cellpools.ts; the activity controller of Instances with
+ * `PROMETHEUS_URL` or `ACTIVITY_STOPS`), the election loop and the probe server, and handles
+ * signals (style rule 16).
  *
  * SIGTERM or SIGINT: `/readyz` turns 503, the pass in progress finishes, the Lease is released,
  * the informers and the probe server stop, and the process exits 0; past
@@ -12,27 +14,17 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { processLogger } from '../logger.ts'
-import { infraApi, leaseApi, objectsApi } from './runtime/clients.ts'
+import { leaseApi } from './runtime/clients.ts'
 import { systemClock } from './runtime/clock.ts'
-import { readAgentConfig } from './runtime/config.ts'
-import { AgentController } from './nodeset/controller.ts'
-import { InfrastructureController } from './infrastructure/controller.ts'
-import {
-  cellInfrastructureInformer,
-  cellNodeSetInformer,
-  draInformer,
-  instanceActivityInformer,
-  startInformer
-} from './runtime/informer.ts'
+import { activityOn, readAgentConfig } from './runtime/config.ts'
+import { startCellPools } from './cellpools.ts'
+import { instanceActivityInformer, startInformer } from './runtime/informer.ts'
 import { ActivityController } from './activity/controller.ts'
 import { activityApi } from './activity/client.ts'
 import { prometheusClient } from './activity/prometheus.ts'
-import { PhysicalGpuIndex } from './nodeset/physical-gpus.ts'
 import { Campaign, DEFAULT_TIMINGS, LeaderElector } from './runtime/leader.ts'
 import { createAgentMetrics } from './runtime/metrics.ts'
 import { close, listen, probeServer } from './runtime/probes.ts'
-import { WorkQueue, type Backoff } from './runtime/queue.ts'
-import { workloadConnection } from './workload/client.ts'
 
 /** Starts the agent and installs the signal handlers. */
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -57,82 +49,13 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     : undefined
   const leading = (): boolean => elector === undefined || elector.isLeader()
 
-  const cellNodeSets = cellNodeSetInformer(kc, config.watchNamespace)
-  // DRA pools: the infrastructure cluster's physical GPUs, summarized per pool into its CellNodeSet.
-  // Not part of readiness: a cluster without resource.k8s.io/v1 has no DRA pool to serve.
-  const resourceSlices = draInformer(kc, 'resourceslices')
-  const resourceClaims = draInformer(kc, 'resourceclaims')
-  let gpuInformersSynced = (): boolean => false
-  const physicalGpus = new PhysicalGpuIndex({
-    synced: () => gpuInformersSynced(),
-    slices: () => resourceSlices.list(),
-    claims: () => resourceClaims.list()
-  })
-  const backoff: Backoff = { baseMs: 1000, maxMs: config.resyncMs }
-  let synced = (): boolean => false
-  const controller = new AgentController({
-    queue: new WorkQueue(clock, backoff),
-    cellNodeSets,
-    infra: infraApi(kc, config.callTimeoutMs),
-    workloadClient: (reduced) =>
-      workloadConnection(reduced, { callTimeoutMs: config.callTimeoutMs, maxAnswerBytes: config.passes.maxAnswerBytes }),
-    bounds: config.passes,
-    active: () => leading() && synced(),
-    clock,
-    resyncMs: config.resyncMs,
-    windows: config.windows,
-    permittedNodeKeys: config.permittedNodeKeys,
-    physicalGpus,
-    metrics,
-    log
-  })
-  const gpuStates = (
-    [
-      ['resourceslices', resourceSlices],
-      ['resourceclaims', resourceClaims]
-    ] as const
-  ).map(([what, informer]) =>
-    startInformer(
-      log,
-      what,
-      informer,
-      () => physicalGpus.changed(),
-      () => stopping
-    )
-  )
-  gpuInformersSynced = () => gpuStates.every((state) => state.synced())
-  const cellNodeSetState = startInformer(
-    log,
-    'cellnodesets',
-    cellNodeSets,
-    (o) => controller.cellNodeSetChanged(o),
-    () => stopping
-  )
-  // Cluster API cells: the KubeSwiftMachines and bootstrap configs their pools ask for.
-  const cellInfrastructures = cellInfrastructureInformer(kc, config.watchNamespace)
-  const infrastructure = new InfrastructureController({
-    queue: new WorkQueue(clock, backoff),
-    cellInfrastructures,
-    objects: objectsApi(kc, config.callTimeoutMs),
-    active: () => leading() && synced(),
-    clock,
-    resyncMs: config.resyncMs,
-    metrics,
-    log
-  })
-  const cellInfrastructureState = startInformer(
-    log,
-    'cellinfrastructures',
-    cellInfrastructures,
-    (o) => infrastructure.changed(o),
-    () => stopping
-  )
-  synced = () => cellNodeSetState.synced() && cellInfrastructureState.synced()
+  // Cell pools (CELL_POOLS, on by default): their informers list cells.kubeswift.io types.
+  const cellPools = config.cellPools ? startCellPools(kc, { config, clock, metrics, log, leading, stopping: () => stopping }) : undefined
 
-  // Instances (docs/workload.md, "Instance activity"): on only with PROMETHEUS_URL or ACTIVITY_STOPS,
-  // and apart from readiness, so that a cluster without the InstanceActivity CRD keeps its agent.
-  const activityOn = config.activity.prometheusURL !== undefined || config.activity.stops
-  const instanceActivities = activityOn ? instanceActivityInformer(kc) : undefined
+  // Instances (docs/workload.md, "Instance activity"): on only with PROMETHEUS_URL or ACTIVITY_STOPS;
+  // part of readiness only without cell pools, so that a cluster with cell pools and without the
+  // InstanceActivity CRD keeps its agent.
+  const instanceActivities = activityOn(config.activity) ? instanceActivityInformer(kc) : undefined
   let activitySynced = (): boolean => false
   const activity =
     instanceActivities === undefined
@@ -168,11 +91,10 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
           onRound(isLeader, changed) {
             metrics.leader.set(isLeader ? 1 : 0)
             if (changed && isLeader) {
-              controller.wake()
-              infrastructure.wake()
+              cellPools?.wake()
               activity?.wake()
             }
-            if (changed && !isLeader) controller.standDown()
+            if (changed && !isLeader) cellPools?.standDown()
           }
         })
   if (campaign === undefined) metrics.leader.set(1)
@@ -180,8 +102,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const server = probeServer({
     readiness: () => ({
       stopping,
-      cellNodeSetsSynced: cellNodeSetState.synced(),
-      cellInfrastructuresSynced: cellInfrastructureState.synced(),
+      ...(cellPools === undefined ? { instanceActivitiesSynced: activitySynced() } : cellPools.synced()),
       leader: leading()
     }),
     metrics: metrics.registry
@@ -192,33 +113,28 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       port: config.port,
       identity: config.identity,
       watchNamespace: config.watchNamespace ?? '(all)',
+      cellPools: config.cellPools,
       activity: { prometheusURL: config.activity.prometheusURL ?? '(off)', stops: config.activity.stops }
     },
     'workload agent listening'
   )
 
-  const loops = Promise.all([controller.run(), infrastructure.run(), activity?.run(), campaign?.run()])
+  const loops = Promise.all([cellPools?.run(), activity?.run(), campaign?.run()])
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
-    log.info({ signal, passesInProgress: controller.passing }, 'stopping: the passes in progress finish')
+    log.info({ signal, passesInProgress: cellPools?.passing() ?? [] }, 'stopping: the passes in progress finish')
     const timer = setTimeout(() => {
       log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting')
       process.exit(1)
     }, config.shutdownTimeoutMs)
     timer.unref()
     campaign?.stop()
-    Promise.all([controller.stop(), infrastructure.stop(), activity?.stop()])
+    Promise.all([cellPools?.stop(), activity?.stop()])
       .then(() => loops)
       .then(async () => {
         if (elector !== undefined && (await elector.release())) log.info({ lease: config.lease }, 'leader Lease released')
-        await Promise.allSettled([
-          cellNodeSets.stop(),
-          cellInfrastructures.stop(),
-          resourceSlices.stop(),
-          resourceClaims.stop(),
-          instanceActivities?.stop()
-        ])
+        await Promise.allSettled([cellPools?.stopInformers(), instanceActivities?.stop()])
         await close(server)
         log.info('stopped')
         process.exit(0)

@@ -5,7 +5,9 @@
 // PrometheusUnreachable while the stand-in is down), carries out a requested stop once (spec.stop,
 // the annotation gpustack.ai/stopped-by, the Event IdleStopped), leaves a request for an old Pod
 // alone (PodChanged), and may not write anything more to an Instance. The InstanceActivities are
-// written by the test as the Instance hook would (that hook is tested on its own).
+// written by the test as the Instance hook would (that hook is tested on its own). The agent runs
+// for Instances alone (CELL_POOLS=false) on an API server without the cells.kubeswift.io CRDs: it
+// turns Ready and starts no cell pool informer.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { writeFileSync } from 'node:fs'
@@ -117,6 +119,7 @@ const agent = await startAgent(agentKubeconfig, cluster.dir, {
   LEASE_NAMESPACE: undefined,
   POD_NAMESPACE: AGENT_NS,
   LEASE_NAME: undefined,
+  CELL_POOLS: 'false',
   PROMETHEUS_URL: `http://127.0.0.1:${(prometheus.address() as AddressInfo).port}`,
   ACTIVITY_STOPS: 'true',
   ACTIVITY_ROUND_SECONDS: '5',
@@ -129,6 +132,22 @@ function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs =
 }
 const activity = async (name: string): Promise<Loose> => (await kube.get(activityRef(name))).body
 const observed = (a: Loose): Loose => (a.status?.conditions ?? []).find((c: Loose) => c.type === 'Observed')
+
+t.test('without the cells.kubeswift.io CRDs and CELL_POOLS=false: Ready, and no cell pool informer', async (t) => {
+  t.notOk(
+    (await kube.list({ apiVersion: 'apiextensions.k8s.io/v1', resource: 'customresourcedefinitions' })).body.some((crd: Loose) =>
+      String(crd.metadata.name).endsWith('.cells.kubeswift.io')
+    )
+  )
+  const ready = await until('/readyz 200', async () => {
+    const answer = await fetch(`http://127.0.0.1:${agent.port}/readyz`).catch(() => undefined)
+    return answer?.status === 200 ? answer.json() : undefined
+  })
+  t.match(ready, { status: 'ready' })
+  const log = agent.logTail(1_000_000)
+  t.match(log, /"cellPools":false/)
+  t.notMatch(log, /"informer":"(cellnodesets|cellinfrastructures|resourceslices|resourceclaims)"/, 'no cell pool informer')
+})
 
 t.test('the status: activity above the threshold, no series, one query per round', async (t) => {
   const a = await until('busy observed', async () => {

@@ -5,6 +5,8 @@
  * - `helm install` with default values on a cluster without KubeSwift's CRDs: no cell pool
  *   controller, CRD, webhook or agent, and every type each installed controller names is served,
  *   which is what Metacontroller asks before it starts a controller ("can't find child resource");
+ * - `helm upgrade` with `agent.activity.enabled=true`, still without them: the agent for Instances
+ *   alone (`CELL_POOLS=false`, the Instance rights and its policy, no Secret access);
  * - KubeSwift's CRDs installed and `helm upgrade`: the cell pool controller and its agent come,
  *   every type still served;
  * - the plain manifest `deploy/gpuhooks.yaml` applied: the same as the default install;
@@ -90,6 +92,35 @@ t.test('helm install without KubeSwift: no cell pool controller, no agent; every
   t.same(await cellPoolParts(), [], 'no cell pool controller, CRD, webhook or agent')
   t.same(await names(['deployments', '-n', NS]), ['deployment.apps/gpuhooks'])
   t.same(await unserved(), [], 'Metacontroller finds every type it is asked to watch')
+
+  await t.test(
+    'agent.activity.enabled, still without KubeSwift: the agent for Instances alone, its policy, no cell pool part',
+    async (t) => {
+      await helmRun(['upgrade', 'gpuhooks', CHART, '--namespace', NS, '--set', 'agent.activity.enabled=true'])
+      t.same(await names(['deployments', '-n', NS]), ['deployment.apps/gpuhooks', 'deployment.apps/gpuhooks-agent'])
+      t.same(
+        (await cellPoolParts()).filter((n) => !n.startsWith('deployment.apps/')),
+        [],
+        'no cell pool controller, CRD or webhook'
+      )
+      t.same(
+        (await names(['validatingadmissionpolicies'])).filter((n) => n.includes('agent')),
+        ['validatingadmissionpolicy.admissionregistration.k8s.io/gpuhooks-agent-instance-stop']
+      )
+      const { stdout } = await cluster.kubectl(['get', 'deployment', 'gpuhooks-agent', '-n', NS, '-o', 'json'])
+      const env = (
+        JSON.parse(stdout) as { spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } } }
+      ).spec.template.spec.containers[0]?.env
+      t.match(env, [{ name: 'PORT' }, { name: 'LOG_LEVEL' }, { name: 'CELL_POOLS', value: 'false' }])
+      const can = async (verb: string, what: string): Promise<string> =>
+        (
+          await cluster.kubectl(['auth', 'can-i', verb, what, `--as=system:serviceaccount:${NS}:gpuhooks-agent`], { allowFail: true })
+        ).stdout.trim()
+      t.equal(await can('patch', 'instances.worker.gpustack.ai'), 'yes', 'the stop')
+      t.equal(await can('get', 'secrets'), 'no', 'no kubeconfig Secrets')
+      t.same(await unserved(), [], 'Metacontroller finds every type it is asked to watch')
+    }
+  )
 
   await t.test('KubeSwift installed, helm upgrade: the cell pool controller and its agent come', async (t) => {
     await installCrds(cluster, [KUBESWIFT_CRDS])

@@ -3,7 +3,7 @@
  * and rule, all of them in one error, as the hook service does.
  */
 import t from 'tap'
-import { readAgentConfig, type AgentConfig } from '../../hooks/agent/runtime/config.ts'
+import { activityOn, readAgentConfig, type AgentConfig } from '../../hooks/agent/runtime/config.ts'
 
 const HOST = { name: 'node-1', pid: 42 }
 
@@ -28,6 +28,7 @@ const DEFAULTS: AgentConfig = {
   },
   windows: { leaseMs: 90_000, heartbeatMs: 360_000, startupMs: 90_000 },
   permittedNodeKeys: [],
+  cellPools: true,
   activity: {
     prometheusURL: undefined,
     stops: false,
@@ -66,6 +67,7 @@ t.test('an empty variable means its default (as the chart writes WATCH_NAMESPACE
       'PERMITTED_NODE_KEYS',
       'PROMETHEUS_URL',
       'ACTIVITY_STOPS',
+      'CELL_POOLS',
       'ACTIVITY_ROUND_SECONDS',
       'ACTIVITY_STATUS_REFRESH_SECONDS',
       'ACTIVITY_QUERY_TIMEOUT_SECONDS',
@@ -100,6 +102,7 @@ t.test('every setting is read', async (t) => {
       AGENT_STARTUP_GRACE_SECONDS: '0',
       PERMITTED_NODE_KEYS: ' node-restriction.kubernetes.io/ , node-role.kubernetes.io/master,,',
       PROMETHEUS_URL: 'http://prometheus.monitoring:9090/prom/',
+      CELL_POOLS: 'false',
       ACTIVITY_STOPS: 'true',
       ACTIVITY_ROUND_SECONDS: '30',
       ACTIVITY_STATUS_REFRESH_SECONDS: '120',
@@ -122,6 +125,7 @@ t.test('every setting is read', async (t) => {
     passes: { timeoutMs: 20_000, workers: 16, namespaceWorkers: 3, maxAnswerBytes: 1048576, maxPassBytes: 4194304, maxPendingPods: 200 },
     windows: { leaseMs: 8_000, heartbeatMs: 16_000, startupMs: 0 },
     permittedNodeKeys: ['node-restriction.kubernetes.io/', 'node-role.kubernetes.io/master'],
+    cellPools: false,
     activity: {
       prometheusURL: 'http://prometheus.monitoring:9090/prom',
       stops: true,
@@ -188,6 +192,16 @@ const refused: { env: NodeJS.ProcessEnv; problem: string }[] = [
     problem: 'PROMETHEUS_URL=http://prometheus:9090/?x=1 must have no query or fragment'
   },
   { env: { ACTIVITY_STOPS: 'yes' }, problem: 'ACTIVITY_STOPS=yes must be true or false' },
+  { env: { CELL_POOLS: 'no' }, problem: 'CELL_POOLS=no must be true or false' },
+  { env: { CELL_POOLS: 'False' }, problem: 'CELL_POOLS=False must be true or false' },
+  {
+    env: { CELL_POOLS: 'false' },
+    problem: 'CELL_POOLS=false with neither PROMETHEUS_URL nor ACTIVITY_STOPS=true leaves the agent nothing to do'
+  },
+  {
+    env: { CELL_POOLS: 'false', ACTIVITY_STOPS: 'false' },
+    problem: 'CELL_POOLS=false with neither PROMETHEUS_URL nor ACTIVITY_STOPS=true leaves the agent nothing to do'
+  },
   { env: { ACTIVITY_ROUND_SECONDS: '1' }, problem: 'ACTIVITY_ROUND_SECONDS=1 must be an integer from 5 to 3600' },
   {
     env: { ACTIVITY_ROUND_SECONDS: '120', ACTIVITY_STATUS_REFRESH_SECONDS: '60' },
@@ -227,4 +241,19 @@ t.test('a Lease name may be a dotted subdomain, a namespace may not', async (t) 
 t.test('the status refresh defaults to 300 s, or the round when that is longer', async (t) => {
   t.equal(readAgentConfig({ ACTIVITY_ROUND_SECONDS: '600' }, HOST).activity.refreshMs, 600_000)
   t.equal(readAgentConfig({ ACTIVITY_ROUND_SECONDS: '10' }, HOST).activity.refreshMs, 300_000)
+})
+
+t.test('without cell pools, the activity controller alone: stops, observation, or both', async (t) => {
+  t.equal(readAgentConfig({ CELL_POOLS: 'false', ACTIVITY_STOPS: 'true' }, HOST).cellPools, false)
+  const observing = readAgentConfig({ CELL_POOLS: 'false', PROMETHEUS_URL: 'http://prometheus:9090' }, HOST)
+  t.match(observing, { cellPools: false, activity: { prometheusURL: 'http://prometheus:9090', stops: false } })
+  t.equal(activityOn(observing.activity), true)
+  t.equal(activityOn(readAgentConfig({}, HOST).activity), false, 'with cell pools, the activity controller is optional')
+  t.equal(readAgentConfig({ CELL_POOLS: 'true' }, HOST).cellPools, true)
+})
+
+t.test('a wrong PROMETHEUS_URL without cell pools is named once, for what it is', async (t) => {
+  t.throws(() => readAgentConfig({ CELL_POOLS: 'false', PROMETHEUS_URL: 'ftp://x' }, HOST), {
+    message: 'invalid environment: PROMETHEUS_URL=ftp://x must be an http or https URL'
+  })
 })

@@ -45,6 +45,7 @@ async function started(state: { current: ReadinessState }, metrics?: () => Promi
 }
 
 const ready: ReadinessState = { stopping: false, cellNodeSetsSynced: true, leader: false }
+const unsynced: ReadinessState = { ...ready, cellNodeSetsSynced: false }
 
 t.test('/healthz answers 200 whatever the readiness', async (t) => {
   const port = await started({ current: { ...ready, stopping: true } })
@@ -52,7 +53,7 @@ t.test('/healthz answers 200 whatever the readiness', async (t) => {
 })
 
 t.test('/readyz follows the state at each request: not ready, ready, then stopping', async (t) => {
-  const state = { current: { ...ready, cellNodeSetsSynced: false } }
+  const state = { current: unsynced }
   const port = await started(state)
   t.same(await ask(port, '/readyz'), { status: 503, type: 'application/json', body: '{"status":"not ready","leader":false}' })
   state.current = { ...ready, leader: true }

@@ -27,3 +27,13 @@ t.test('not ready while shutting down, leader or not', async (t) => {
   t.same(readiness({ ...synced, stopping: true, leader: true }), { code: 503, body: { status: 'not ready', leader: true } })
   t.same(readiness({ ...synced, stopping: true, leader: false }), { code: 503, body: { status: 'not ready', leader: false } })
 })
+
+t.test('without cell pools: the InstanceActivity informer is what counts', async (t) => {
+  const alone = { stopping: false, leader: false }
+  t.same(readiness({ ...alone, instanceActivitiesSynced: false }), { code: 503, body: { status: 'not ready', leader: false } })
+  t.same(readiness({ ...alone, instanceActivitiesSynced: true }), { code: 200, body: { status: 'ready', leader: false } })
+  t.same(readiness({ ...alone, instanceActivitiesSynced: true, stopping: true }), {
+    code: 503,
+    body: { status: 'not ready', leader: false }
+  })
+})

@@ -572,6 +572,73 @@ if ('skip' in found) {
     t.equal(find(all, 'ClusterRoleBinding', 'gpuhooks-agent-secrets').length, 1, 'no namespaces listed: Secrets read cluster-wide')
   })
 
+  t.test('the agent for Instances alone: with the activity controller on, only its rights, CELL_POOLS=false', async (t) => {
+    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] }
+    const agentParts = (all: Doc[]): string[] => all.filter((d) => /agent/.test(d.metadata.name)).map((d) => `${d.kind}/${d.metadata.name}`)
+    const envOf = (all: Doc[]): Record<string, string> => {
+      const [deployment] = find(all, 'Deployment', 'gpuhooks-agent') as unknown as Array<{
+        spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } }
+      }>
+      return Object.fromEntries(
+        (deployment?.spec.template.spec.containers[0]?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]]))
+      )
+    }
+    const resources = (all: Doc[]): string[] =>
+      ((find(all, 'ClusterRole', 'gpuhooks-agent')[0] as unknown as { rules: Rule[] } | undefined)?.rules ?? []).flatMap((r) =>
+        r.resources.map((res) => `${r.apiGroups[0] ?? ''}/${res}`)
+      )
+    const activityRights = ['/events', 'worker.gpustack.ai/instanceactivities', 'worker.gpustack.ai/instanceactivities/status']
+    for (const [what, args] of [
+      ['nothing set', []],
+      ['activity off', ['--set', 'agent.activity.enabled=false', '--set', 'agent.activity.prometheusURL=http://p:9090']],
+      ['the Instance controller off', ['--set', 'controllers.instance.enabled=false', '--set', 'agent.activity.enabled=true']]
+    ] as const)
+      t.same(agentParts(docs(bare([...args]))), [], `${what}: no agent, no agent policy`)
+    for (const [what, args] of [
+      ['enabled', ['--set', 'agent.activity.enabled=true']],
+      ['a Prometheus named', ['--set', 'agent.activity.prometheusURL=http://prometheus.monitoring:9090']]
+    ] as const) {
+      const all = docs(bare([...args]))
+      t.same(
+        agentParts(all).sort(),
+        [
+          ...['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget'].map((kind) => `${kind}/gpuhooks-agent`),
+          ...['Role', 'RoleBinding'].map((kind) => `${kind}/gpuhooks-agent-leader`),
+          'ServiceAccount/gpuhooks-agent',
+          ...['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].map((kind) => `${kind}/gpuhooks-agent-instance-stop`)
+        ],
+        `${what}: the agent, no Secret access`
+      )
+      t.same(resources(all), [...activityRights, 'worker.gpustack.ai/instances', '/pods'], `${what}: the activity controller's rights only`)
+      const env = envOf(all)
+      t.equal(env.CELL_POOLS, 'false', what)
+      t.notOk('WATCH_NAMESPACE' in env || 'AGENT_PASS_WORKERS' in env, `${what}: no cell pool settings`)
+      t.match(readAgentConfig(env), { cellPools: false, activity: { stops: true } }, `${what}: the agent starts on what the chart passes`)
+    }
+    const cellsOnly = docs(template(['--set', 'agent.activity.enabled=false']))
+    t.notOk(
+      resources(cellsOnly).some((r) => r.startsWith('worker.gpustack.ai/')),
+      'cell pools without activity: no Instance rights'
+    )
+    t.same(find(cellsOnly, 'ValidatingAdmissionPolicy', 'gpuhooks-agent-instance-stop'), [], 'nor the policy on them')
+    t.notOk(
+      'ACTIVITY_STOPS' in envOf(cellsOnly) || 'CELL_POOLS' in envOf(cellsOnly),
+      'the agent with its defaults: cell pools, no activity'
+    )
+    t.notOk(resources(docs(template())).includes('worker.gpustack.ai/pods'))
+    for (const [args, message] of [
+      [
+        ['--set', 'agent.activity.enabled=true', '--set', 'agent.activity.stops=false'],
+        'agent.activity.enabled is true, but with agent.activity.stops false and no agent.activity.prometheusURL the activity controller has nothing to do'
+      ],
+      [['--set', 'agent.activity.enabled=maybe'], 'agent.activity.enabled is maybe; it takes true, false or auto']
+    ] as const) {
+      const refused = spawnSync(helm, ['template', 'gpuhooks', CHART, ...args], { encoding: 'utf8' })
+      t.not(refused.status, 0, args.join(' '))
+      t.match(refused.stderr, message)
+    }
+  })
+
   t.test("the chart's agent RBAC grants what deploy/agent-rbac/infrastructure-cluster.yaml does", async (t) => {
     type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }
     const rules = (all: Doc[], kind: string, name: string): Rule[] =>

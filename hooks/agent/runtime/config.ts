@@ -6,6 +6,7 @@
  * | --- | --- | --- |
  * | `PORT` | 8081 | `/healthz`, `/readyz`, `/metrics` over plain HTTP on `::` |
  * | `LOG_LEVEL` | info | pino level; JSON lines on stdout |
+ * | `CELL_POOLS` | true | `false`: no cell pool controllers (CellNodeSets, CellInfrastructures, the DRA physical GPUs): the agent runs for Instances alone, on a cluster without the cells.kubeswift.io CRDs, and needs `PROMETHEUS_URL` or `ACTIVITY_STOPS=true` |
  * | `WATCH_NAMESPACE` | all | serve the CellNodeSets (and read the Secrets) of this namespace only |
  * | `RESYNC_SECONDS` | 15 | a pass per CellNodeSet at least this often, and on every change |
  * | `LEADER_ELECTION` | true | `false`: no Lease, this replica acts alone (run one replica only) |
@@ -56,6 +57,8 @@ export interface AgentConfig {
   windows: LivenessWindows
   /** `PERMITTED_NODE_KEYS`, parsed: keys and prefixes, sorted. */
   permittedNodeKeys: readonly string[]
+  /** `CELL_POOLS`: run the cell pool controllers (CellNodeSets, CellInfrastructures, DRA physical GPUs). */
+  cellPools: boolean
   /** The activity controller of Instances (hooks/agent/activity). */
   activity: ActivityConfig
 }
@@ -146,6 +149,8 @@ export function readAgentConfig(
   const stops = set('ACTIVITY_STOPS') ?? 'false'
   if (stops !== 'true' && stops !== 'false') problems.push(`ACTIVITY_STOPS=${stops} must be true or false`)
   const roundSeconds = integer('ACTIVITY_ROUND_SECONDS', 60, 5, 3600)
+  const cellPools = set('CELL_POOLS') ?? 'true'
+  if (cellPools !== 'true' && cellPools !== 'false') problems.push(`CELL_POOLS=${cellPools} must be true or false`)
   const config: AgentConfig = {
     port,
     logLevel,
@@ -192,6 +197,7 @@ export function readAgentConfig(
       startupMs: seconds('AGENT_STARTUP_GRACE_SECONDS', 90, 0)
     },
     permittedNodeKeys: permitted.keys,
+    cellPools: cellPools !== 'false',
     activity: {
       prometheusURL: prometheusUrl(set('PROMETHEUS_URL'), problems),
       stops: stops === 'true',
@@ -207,8 +213,15 @@ export function readAgentConfig(
       maxAnswerBytes: integer('ACTIVITY_MAX_ANSWER_BYTES', 16 * MiB, 64 * 1024, 1024 * MiB)
     }
   }
+  if (!config.cellPools && !activityOn(config.activity) && !problems.some((p) => /^(PROMETHEUS_URL|ACTIVITY_STOPS)\b/.test(p)))
+    problems.push('CELL_POOLS=false with neither PROMETHEUS_URL nor ACTIVITY_STOPS=true leaves the agent nothing to do')
   if (problems.length > 0) throw new Error(`invalid environment: ${problems.join('; ')}`)
   return config
+}
+
+/** The activity controller runs: it observes (`PROMETHEUS_URL`) or carries out stops (`ACTIVITY_STOPS`). */
+export function activityOn(activity: Pick<ActivityConfig, 'prometheusURL' | 'stops'>): boolean {
+  return activity.prometheusURL !== undefined || activity.stops
 }
 
 /** `PROMETHEUS_URL` checked: an http or https URL without credentials, query or fragment; its trailing slash dropped. */

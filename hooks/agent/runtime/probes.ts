@@ -4,6 +4,9 @@
  * reported but does not count, so the standby of a two-replica Deployment is ready too (a
  * readiness that required the Lease would leave one replica unready for ever and make
  * `helm install --wait` and rollouts hang); which replica runs passes is the Lease's business.
+ * Only the informers of what runs count: with cell pools, the CellNodeSet and CellInfrastructure
+ * informers (not the InstanceActivity one, so that a cluster without that CRD keeps its agent);
+ * without (`CELL_POOLS=false`), the InstanceActivity informer, the agent's only work.
  */
 import { createServer, type Server } from 'node:http'
 import type { LogTo } from '../../logger.ts'
@@ -12,15 +15,22 @@ import type { Registry } from 'prom-client'
 /** What `/readyz` looks at. */
 export interface ReadinessState {
   stopping: boolean
-  cellNodeSetsSynced: boolean
+  /** The CellNodeSet informer has listed; absent (no cell pools) counts as listed. */
+  cellNodeSetsSynced?: boolean
   /** The CellInfrastructure informer (Cluster API cells) has listed; absent counts as listed. */
   cellInfrastructuresSynced?: boolean
+  /** The InstanceActivity informer has listed; absent (it does not count) counts as listed. */
+  instanceActivitiesSynced?: boolean
   leader: boolean
 }
 
 /** The `/readyz` status code and JSON body. */
 export function readiness(state: ReadinessState): { code: 200 | 503; body: { status: 'ready' | 'not ready'; leader: boolean } } {
-  const ready = !state.stopping && state.cellNodeSetsSynced && state.cellInfrastructuresSynced !== false
+  const ready =
+    !state.stopping &&
+    state.cellNodeSetsSynced !== false &&
+    state.cellInfrastructuresSynced !== false &&
+    state.instanceActivitiesSynced !== false
   return { code: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not ready', leader: state.leader } }
 }
 

@@ -194,9 +194,11 @@ spec:
       app.kubernetes.io/component: hooks
 ---
 # Source: gpuhooks/templates/agent.yaml
-# The workload agent (workload.md): reads CellNodeSets, acts on the workload clusters named by
-# their kubeconfig Secrets, writes the CellNodeSets' status. One replica is active at a time
-# (a coordination.k8s.io Lease in this namespace); the other stands by.
+# The workload agent (workload.md): with cell pools, reads CellNodeSets, acts on the workload
+# clusters named by their kubeconfig Secrets, writes the CellNodeSets' status; with the activity
+# controller (agent.activity), observes Instances and carries out the stops their hook requests.
+# Each part only with its rights. One replica is active at a time (a coordination.k8s.io Lease in
+# this namespace); the other stands by.
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -3402,7 +3404,8 @@ rules:
     resources: [gpucellpools]
     verbs: [get, list, watch]
   # Events (core/v1): the story of each pool, and a Warning when a deleted CellNodeSet leaves
-  # Nodes behind; patch counts an Event that happens again on the one already written.
+  # Nodes behind; an Instance's IdleStopped; patch counts an Event that happens again on the one
+  # already written.
   - apiGroups: [""]
     resources: [events]
     verbs: [create, patch]
@@ -4281,7 +4284,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   labels:
-    app.kubernetes.io/component: cellpool
+    app.kubernetes.io/component: agent
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-agent-instance-stop
 spec:
@@ -4514,7 +4517,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   labels:
-    app.kubernetes.io/component: cellpool
+    app.kubernetes.io/component: agent
     app.kubernetes.io/part-of: gpuhooks
   name: gpuhooks-agent-instance-stop
 spec:

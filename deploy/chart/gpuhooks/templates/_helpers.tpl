@@ -92,6 +92,32 @@ controllers.<name>.<option> (true, false, or auto: where the cluster serves them
 {{- include "gpuhooks.on" (dict "root" . "name" "cellpool") -}}
 {{- end -}}
 
+{{/*
+"true" when the agent's activity controller of Instances runs (docs/workload.md, "Instance
+activity"): the Instance controller on, agent.activity.enabled true (or auto: with cell pools, or
+with agent.activity.prometheusURL), and something to do (stops, or prometheusURL).
+*/}}
+{{- define "gpuhooks.activity" -}}
+{{- $a := .Values.agent.activity -}}
+{{- $work := or $a.stops $a.prometheusURL -}}
+{{- $enabled := hasKey $a "enabled" | ternary $a.enabled "auto" | toString -}}
+{{- if include "gpuhooks.on" (dict "root" . "name" "instance") -}}
+{{- if eq $enabled "true" -}}
+{{- if not $work }}{{ fail "agent.activity.enabled is true, but with agent.activity.stops false and no agent.activity.prometheusURL the activity controller has nothing to do" }}{{ end -}}
+true
+{{- else if eq $enabled "auto" -}}
+{{- if and $work (or (include "gpuhooks.cellpools" .) $a.prometheusURL) }}true{{ end -}}
+{{- else if ne $enabled "false" -}}
+{{- fail (printf "agent.activity.enabled is %s; it takes true, false or auto" $enabled) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the workload agent is installed: for cell pools, or for the activity of Instances. */}}
+{{- define "gpuhooks.agent" -}}
+{{- if or (include "gpuhooks.cellpools" .) (include "gpuhooks.activity" .) }}true{{ end -}}
+{{- end -}}
+
 {{/* Container security shared by every container of the chart. */}}
 {{- define "gpuhooks.containerSecurity" -}}
 allowPrivilegeEscalation: false
