@@ -253,7 +253,7 @@ t.test('busy keeps running, idle is noticed and stopped, a postponement holds, m
       (e) => e.involvedObject?.name === 'idle' && e.reason === 'IdleStopped'
     )
     t.equal(events.length, 1, 'one IdleStopped Event')
-    t.equal(((await getJson(['pvc', 'idle-workspace', '-n', NS])).status).phase, 'Bound', 'the workspace claim stays')
+    t.equal((await getJson(['pvc', 'idle-workspace', '-n', NS])).status.phase, 'Bound', 'the workspace claim stays')
   })
 
   await t.test('started again: the same node port, the workspace files there', async (t) => {
