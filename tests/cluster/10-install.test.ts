@@ -276,7 +276,21 @@ const INSTANCE_CASES: CelCase[] = [
   }
 ]
 
+const lifecycle = (name: string, field: string, value: string, message: string): CelCase => ({
+  name: `spec.lifecycle.${field} ${value}`,
+  object: instanceType(name, { lifecycle: { [field]: value } }),
+  message
+})
+const POSITIVE = (field: string) => `spec.lifecycle.${field} must be a positive duration such as 90s, 15m or 2h`
+const NOT_NEGATIVE = (field: string) => `spec.lifecycle.${field} must be a duration such as 0s, 90s, 15m or 8h`
+
 const INSTANCE_TYPE_CASES: CelCase[] = [
+  lifecycle('idle-zero', 'idleStopAfter', '0s', POSITIVE('idleStopAfter')),
+  lifecycle('idle-words', 'idleStopAfter', 'two hours', POSITIVE('idleStopAfter')),
+  lifecycle('max-run-zero', 'maxRunDuration', '0', POSITIVE('maxRunDuration')),
+  lifecycle('max-run-days', 'maxRunDuration', '3d', POSITIVE('maxRunDuration')),
+  lifecycle('notice-negative', 'stopNotice', '-15m', NOT_NEGATIVE('stopNotice')),
+  lifecycle('postpone-words', 'maxPostpone', 'eight hours', NOT_NEGATIVE('maxPostpone')),
   {
     name: 'partitionProfiles without Partitioned',
     object: instanceType('no-mig', { families: ['Whole', 'Shared'], partitionProfiles: ['1g.10gb'] }),
@@ -686,7 +700,17 @@ function runningStatus(): JsonObject {
     accelerator: { ...(status.accelerator as JsonObject), claim: 'status-probe-accelerator-7xk2p' },
     connect: { ...(status.connect as JsonObject), message: 'Setting instance-access-address value is unusable.' },
     // `workspace.message` says why a claim waits or differs from the spec; a bound one needs none.
-    workspace: { ...(status.workspace as JsonObject), message: 'spec.workspace.persistent.size 20Gi waits: the claim is not Bound yet.' }
+    workspace: { ...(status.workspace as JsonObject), message: 'spec.workspace.persistent.size 20Gi waits: the claim is not Bound yet.' },
+    // `lifecycle` comes with a type's spec.lifecycle (its decision has its own tests); every field
+    // written at once, `stoppedBy` as a stopped Instance reports it.
+    lifecycle: {
+      idleSince: '2026-12-02T12:04:00Z',
+      stopAt: '2026-12-02T14:04:00Z',
+      stopReason: 'Idle',
+      postponedUntil: '2026-12-02T14:04:00Z',
+      stopRequested: true,
+      stoppedBy: { reason: 'Idle', at: '2026-12-02T14:04:05Z' }
+    }
   }
 }
 
