@@ -10,14 +10,13 @@
 // turns Ready and starts no cell pool informer.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { startAgent } from './support/agent.ts'
+import { startAgentAsServiceAccount } from './support/agent.ts'
 import { startCluster } from './support/cluster.ts'
 import { eventually, installCrds } from './support/env.ts'
 import { KubeClient, loadKubeconfig, type ResourceRef } from './support/kube.ts'
-import { binariesDir, tokenKubeconfig } from './support/workload-cluster.ts'
+import { binariesDir } from './support/workload-cluster.ts'
 
 /** Scenario reads are loose views, checked by value. */
 type Loose = any
@@ -110,15 +109,7 @@ const busy = await workspace('busy')
 await workspace('quiet')
 
 // The agent's credentials: a token of its ServiceAccount, nothing else.
-const token = (
-  await cluster.kubectl(['create', 'token', 'gpuhooks-workload-agent', `--namespace=${AGENT_NS}`, '--duration=1h'])
-).stdout.trim()
-const agentKubeconfig = join(cluster.dir, 'agent-sa.kubeconfig')
-writeFileSync(agentKubeconfig, tokenKubeconfig(cluster.server, cluster.caCertPem, token))
-const agent = await startAgent(agentKubeconfig, cluster.dir, {
-  LEASE_NAMESPACE: undefined,
-  POD_NAMESPACE: AGENT_NS,
-  LEASE_NAME: undefined,
+const agent = await startAgentAsServiceAccount(cluster, AGENT_NS, {
   CELL_POOLS: 'false',
   PROMETHEUS_URL: `http://127.0.0.1:${(prometheus.address() as AddressInfo).port}`,
   ACTIVITY_STOPS: 'true',

@@ -6,11 +6,11 @@
  * file. A grown size updates the claim in place (a hostPath volume does not resize: the claim's
  * request is asserted, not its capacity). The `gpuhooks-instance` driver plays Metacontroller.
  */
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { startNodeScenario } from './support/node-scenario.ts'
-import { HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { HAMI_TYPE, REMEMBER_WORKSPACE, hostPathVolume, webInstance, workspaceLog } from './support/node-workloads.ts'
 import { apply, createNamespaces, getJson as getJsonOf } from './support/kubectl.ts'
 import { importImages } from './support/node-images.ts'
 import { driveInstance } from './support/node-drive.ts'
@@ -32,59 +32,19 @@ const drive = (what: string, until: (instance: Obj) => boolean): Promise<Obj> =>
 const patch = (spec: Obj) => cluster.kubectl(['patch', 'instance', NAME, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec })])
 const running = (i: Obj): boolean => i.status?.phase === 'Running'
 
-/**
- * The workload: on start it reads the marker a previous run left in the workspace (or writes a new
- * one) and appends what it found to a log there, then idles. The log is read from the volume's
- * directory on the host, so what a Pod saw is what it wrote itself.
- */
-const WORKLOAD = [
-  "const fs = require('fs')",
-  "const marker = '/workspace/marker'",
-  "const found = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : 'nothing'",
-  "if (found === 'nothing') fs.writeFileSync(marker, require('crypto').randomUUID())",
-  "fs.appendFileSync('/workspace/log', 'found ' + found + '\\n')",
-  'setInterval(() => {}, 1 << 30)'
-].join('; ')
-
-const logLines = (): string[] =>
-  readFileSync(join(VOLUME_DIR, 'log'), 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-
 t.before(async () => {
-  mkdirSync(VOLUME_DIR, { recursive: true })
-  chmodSync(VOLUME_DIR, 0o777)
   await createNamespaces(cluster, [NS])
   await apply(cluster, HAMI_TYPE)
   // No provisioner: the binder binds the claim to the volume below. Expansion allowed, so the
   // API server takes a grown request (its PersistentVolumeClaimResize admission plugin).
-  await apply(cluster, {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: CLASS },
-    provisioner: 'kubernetes.io/no-provisioner',
-    volumeBindingMode: 'Immediate',
-    allowVolumeExpansion: true
-  })
-  await apply(cluster, {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'workspace-volume' },
-    spec: {
-      capacity: { storage: '2Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Retain',
-      storageClassName: CLASS,
-      hostPath: { path: VOLUME_DIR, type: 'Directory' }
-    }
-  })
+  await hostPathVolume(cluster, { name: 'workspace-volume', dir: VOLUME_DIR, storageClass: CLASS, storage: '2Gi', expandable: true })
 })
 
 t.test('a file written before stop is there after start; a grown size updates the claim in place', async (t) => {
   await apply(
     cluster,
     webInstance(NS, NAME, image, {
-      command: ['node', '-e', WORKLOAD],
+      command: ['node', '-e', REMEMBER_WORKSPACE],
       env: [],
       resources: { accelerator: { count: 0 } },
       workspace: { persistent: { size: '1Gi', storageClassName: CLASS } }
@@ -119,8 +79,9 @@ t.test('a file written before stop is there after start; a grown size updates th
     )
   })
 
+  const firstLog = await workspaceLog(VOLUME_DIR, 1)
   const marker = readFileSync(join(VOLUME_DIR, 'marker'), 'utf8')
-  t.same(logLines(), ['found nothing'], 'the first run found an empty workspace and wrote the marker')
+  t.same(firstLog, ['found nothing'], 'the first run found an empty workspace and wrote the marker')
 
   await t.test('stopped: the Pod goes, the claim and the Service stay', async (t) => {
     await patch({ stop: true })
@@ -156,7 +117,7 @@ t.test('a file written before stop is there after start; a grown size updates th
     await patch({ stop: false })
     const again = await drive('Running again', (i) => running(i))
     t.equal(condition(again, 'Ready')?.status, 'True')
-    t.same(logLines(), ['found nothing', `found ${marker}`], 'the second run found the marker of the first')
+    t.same(await workspaceLog(VOLUME_DIR, 2), ['found nothing', `found ${marker}`], 'the second run found the marker of the first')
   })
 })
 

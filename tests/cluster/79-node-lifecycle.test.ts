@@ -18,15 +18,14 @@
  * - `maxRunDuration` stops a busy one;
  * - with Prometheus down, an idle one is not stopped: the condition says ActivityUnknown.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { startNodeScenario } from './support/node-scenario.ts'
-import { HAMI_TYPE, webInstance } from './support/node-workloads.ts'
+import { HAMI_TYPE, REMEMBER_WORKSPACE, hostPathVolume, webInstance, workspaceLog } from './support/node-workloads.ts'
 import { apply, createNamespaces, getJson as getJsonOf } from './support/kubectl.ts'
 import { importImages } from './support/node-images.ts'
-import { startAgent } from './support/agent.ts'
-import { tokenKubeconfig } from './support/workload-cluster.ts'
+import { startAgentAsServiceAccount } from './support/agent.ts'
 import { condition } from './support/reads.ts'
 import { exporterText, startExporter, startPrometheus, type InstancePodSeries } from './support/prometheus.ts'
 import type { JsonObject } from '../support/merge.ts'
@@ -140,15 +139,7 @@ const lifecycleType = (name: string, lifecycle: JsonObject): JsonObject => ({
 await createNamespaces(cluster, [NS, AGENT_NS])
 await cluster.kubectl(['apply', '-f', join(ROOT, 'deploy', 'agent-rbac', 'infrastructure-cluster.yaml')])
 await cluster.kubectl(['apply', '-f', join(ROOT, 'metacontroller', 'agent-instance-policy.yaml')])
-const token = (
-  await cluster.kubectl(['create', 'token', 'gpuhooks-workload-agent', `--namespace=${AGENT_NS}`, '--duration=1h'])
-).stdout.trim()
-const agentKubeconfig = join(cluster.dir, 'agent-sa.kubeconfig')
-writeFileSync(agentKubeconfig, tokenKubeconfig(cluster.server, cluster.caCertPem, token))
-const agent = await startAgent(agentKubeconfig, cluster.dir, {
-  LEASE_NAMESPACE: undefined,
-  LEASE_NAME: undefined,
-  POD_NAMESPACE: AGENT_NS,
+const agent = await startAgentAsServiceAccount(cluster, AGENT_NS, {
   PROMETHEUS_URL: prometheus.url,
   ACTIVITY_STOPS: 'true',
   ACTIVITY_ROUND_SECONDS: '5',
@@ -157,44 +148,10 @@ const agent = await startAgent(agentKubeconfig, cluster.dir, {
 t.teardown(() => agent.stop())
 
 t.before(async () => {
-  mkdirSync(VOLUME_DIR, { recursive: true })
-  chmodSync(VOLUME_DIR, 0o777)
   await apply(cluster, lifecycleType('idle-stop', { idleStopAfter: '40s', stopNotice: '20s', idleThreshold: 5, maxPostpone: '180s' }))
   await apply(cluster, lifecycleType('max-run', { maxRunDuration: '50s', stopNotice: '20s' }))
-  await apply(cluster, {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: CLASS },
-    provisioner: 'kubernetes.io/no-provisioner',
-    volumeBindingMode: 'Immediate'
-  })
-  await apply(cluster, {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'lifecycle-volume' },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Retain',
-      storageClassName: CLASS,
-      hostPath: { path: VOLUME_DIR, type: 'Directory' }
-    }
-  })
+  await hostPathVolume(cluster, { name: 'lifecycle-volume', dir: VOLUME_DIR, storageClass: CLASS, storage: '1Gi' })
 })
-
-/** The idle Instance's workload: it appends what it found in its workspace, then serves HTTP. */
-const REMEMBER = [
-  "const fs = require('fs')",
-  "const marker = '/workspace/marker'",
-  "const found = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : 'nothing'",
-  "if (found === 'nothing') fs.writeFileSync(marker, require('crypto').randomUUID())",
-  "fs.appendFileSync('/workspace/log', 'found ' + found + '\\n')",
-  'setInterval(() => {}, 1 << 30)'
-].join('; ')
-const workspaceLog = (): string[] =>
-  readFileSync(join(VOLUME_DIR, 'log'), 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
 
 t.test('busy keeps running, idle is noticed and stopped, a postponement holds, maxRunDuration stops a busy one', async (t) => {
   utilization.set('busy', 80)
@@ -207,7 +164,7 @@ t.test('busy keeps running, idle is noticed and stopped, a postponement holds, m
     cluster,
     webInstance(NS, 'idle', image, {
       type: 'idle-stop',
-      command: ['node', '-e', REMEMBER],
+      command: ['node', '-e', REMEMBER_WORKSPACE],
       env: [],
       workspace: { persistent: { size: '1Gi', storageClassName: CLASS } }
     })
@@ -261,7 +218,7 @@ t.test('busy keeps running, idle is noticed and stopped, a postponement holds, m
     const again = await until('idle', 'Running again', running)
     t.equal(nodePortOf(again), idlePort, 'the same node port')
     const marker = readFileSync(join(VOLUME_DIR, 'marker'), 'utf8')
-    t.same(workspaceLog(), ['found nothing', `found ${marker}`], 'the second Pod found the first one’s file')
+    t.same(await workspaceLog(VOLUME_DIR, 2), ['found nothing', `found ${marker}`], 'the second Pod found the first one’s file')
     t.notOk(again.status.lifecycle?.stoppedBy, 'no longer reported as stopped by the lifecycle')
     utilization.set('idle', 70)
   })

@@ -10,7 +10,8 @@ import { parseAllDocuments } from 'yaml'
 import { freePorts } from '../../support/ports.ts'
 import type { JsonObject } from '../../support/merge.ts'
 import { isReason, type KubeClient, type ResourceRef } from './kube.ts'
-import { AGENT_USER } from './workload-cluster.ts'
+import type { TestCluster } from './cluster.ts'
+import { AGENT_USER, tokenKubeconfig } from './workload-cluster.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..', '..')
 const RBAC = 'rbac.authorization.k8s.io/v1'
@@ -314,4 +315,18 @@ export async function createUnschedulablePod(
       { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.' }
     ]
   })
+}
+
+/**
+ * The agent as its own ServiceAccount `gpuhooks-workload-agent` in `namespace` (the identity of
+ * deploy/agent-rbac/infrastructure-cluster.yaml, applied by the caller): a token of it in a
+ * kubeconfig of its own, no Lease (a single replica leads at once), `env` added.
+ */
+export async function startAgentAsServiceAccount(cluster: TestCluster, namespace: string, env: NodeJS.ProcessEnv): Promise<AgentProcess> {
+  const token = (
+    await cluster.kubectl(['create', 'token', 'gpuhooks-workload-agent', `--namespace=${namespace}`, '--duration=1h'])
+  ).stdout.trim()
+  const kubeconfig = join(cluster.dir, 'agent-sa.kubeconfig')
+  writeFileSync(kubeconfig, tokenKubeconfig(cluster.server, cluster.caCertPem, token))
+  return startAgent(kubeconfig, cluster.dir, { LEASE_NAMESPACE: undefined, LEASE_NAME: undefined, POD_NAMESPACE: namespace, ...env })
 }
