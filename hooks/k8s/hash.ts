@@ -6,7 +6,7 @@
  * sorted at every depth, arrays kept in order, `undefined` members dropped as JSON.stringify does.
  */
 import { createHash } from 'node:crypto'
-import { recordOf } from './objects.ts'
+import { setOwn } from './objects.ts'
 
 /**
  * JSON text of `value` with object keys sorted at every depth: exactly
@@ -101,12 +101,9 @@ function sortedDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedDeep)
   if (typeof value !== 'object' || value === null) return value
   const record = value as Record<string, unknown>
-  return recordOf(
-    Object.keys(record)
-      .sort()
-      .filter((key) => record[key] !== undefined)
-      .map((key) => [key, sortedDeep(record[key])] as const)
-  )
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(record).sort()) if (record[key] !== undefined) setOwn(out, key, sortedDeep(record[key]))
+  return out
 }
 
 /** First `length` hex digits of the SHA-256 of the canonical JSON of `value`. */

@@ -47,7 +47,8 @@ import {
   annotationOf,
   cloneJson,
   isRecord,
-  recordOf
+  recordOf,
+  setOwn
 } from '../k8s/objects.ts'
 import { sortKeysDeep } from '../k8s/hash.ts'
 import { parseJsonBounded } from '../k8s/json.ts'
@@ -92,11 +93,9 @@ function inShapeOf(record: Record<string, unknown>, observed: KubeObject): KubeO
 /** `observed` in the shape of `recorded` (module doc); every value in the result is observed. */
 function shaped(recorded: unknown, observed: unknown): unknown {
   if (isRecord(recorded) && isRecord(observed)) {
-    return recordOf(
-      Object.keys(recorded)
-        .filter((k) => Object.hasOwn(observed, k))
-        .map((k) => [k, shaped(recorded[k], observed[k])] as const)
-    )
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(recorded)) if (Object.hasOwn(observed, k)) setOwn(out, k, shaped(recorded[k], observed[k]))
+    return out
   }
   if (Array.isArray(recorded) && Array.isArray(observed)) return shapedList(recorded, observed)
   return sortKeysDeep(observed)
