@@ -55,6 +55,7 @@ import { fetchTransport, type HookTransport, type SyncReport } from '../cluster/
 import { recordHistory, type Version } from '../cluster/support/watch.ts'
 import { KUBESWIFT_CRDS, startEnv, type ClusterEnv } from '../cluster/support/env.ts'
 import { cellpoolScenario, type CellpoolResult } from './cellpool-bench.ts'
+import { asApplied, benchInstance, createBenchType, servicePid } from './instance-world.ts'
 import type { KubeApi, ResourceRef } from '../cluster/support/kube.ts'
 
 const INSTANCE_CONTROLLER = 'gpuhooks-instance'
@@ -76,32 +77,6 @@ const SKIP_INSTANCES = process.argv.includes('--skip-instances')
 if (SKIP_INSTANCES && CELLS === 0) throw new Error('--skip-instances needs --cells')
 
 // ---- the service process, seen from outside ----
-
-/** The hook service's own node process: it has hooks/main.ts on its command line and PORT=<port>. */
-function servicePid(port: string): number {
-  const matches = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-      if (!cmdline.includes('hooks/main.ts')) continue
-      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`PORT=${port}`)) continue
-      const ppid = Number(
-        readFileSync(`/proc/${entry}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ')[1]
-      )
-      matches.set(Number(entry), ppid)
-    } catch {
-      // A process that ended while being read.
-    }
-  }
-  // tsx starts the service as a child of its own CLI process: the one whose parent also matches.
-  const leaves = [...matches].filter(([, ppid]) => matches.has(ppid)).map(([pid]) => pid)
-  const found = leaves.length === 1 ? leaves[0] : matches.size === 1 ? [...matches.keys()][0] : undefined
-  if (found === undefined) throw new Error(`cannot tell the hook service process among ${JSON.stringify([...matches])}`)
-  return found
-}
 
 /** Nanoseconds the process has been on a CPU, all of its threads. */
 function cpuNs(pid: number): number {
@@ -298,15 +273,6 @@ interface Result {
   tally?: SyncTally
 }
 
-function instanceObject(namespace: string, i: number): JsonObject {
-  return {
-    apiVersion: 'worker.gpustack.ai/v1alpha1',
-    kind: 'Instance',
-    metadata: { name: `ws-${i}`, namespace },
-    spec: { type: 'bench', image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'], ports: [{ port: 8888 }] }
-  }
-}
-
 /** Runs `fn` on `items` with at most `limit` in flight. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0
@@ -433,7 +399,7 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
     Array.from({ length: INSTANCES }, (_, i) => i),
     20,
     async (i) => {
-      await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, instanceObject(namespace, i))
+      await kube.create({ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instances', namespace }, benchInstance(namespace, i))
     }
   ).then(() => {
     created = true
@@ -460,27 +426,13 @@ async function hookScenario(env: ClusterEnv, pid: number, meter: Meter, name: st
   }
 }
 
-/** What a client would apply: the object without server-set and controller-set fields. */
-function asApplied(o: JsonObject, namespace: string): JsonObject {
-  const m = isObject(o.metadata) ? o.metadata : {}
-  const metadata: JsonObject = { name: m.name ?? null, namespace }
-  if (isObject(m.labels)) metadata.labels = Object.fromEntries(Object.entries(m.labels).filter(([k]) => k !== 'controller-uid'))
-  if (isObject(m.annotations))
-    metadata.annotations = Object.fromEntries(Object.entries(m.annotations).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')))
-  const spec = isObject(o.spec) ? structuredClone(o.spec) : {}
-  if (o.kind === 'Service') {
-    delete spec.clusterIP
-    delete spec.clusterIPs
-    if (Array.isArray(spec.ports)) for (const p of spec.ports) if (isObject(p)) delete p.nodePort
-  }
-  return { apiVersion: String(o.apiVersion), kind: String(o.kind), metadata, spec }
-}
-
 async function directScenario(kube: KubeApi, from: string): Promise<{ result: Result; services: ResourceRef[] }> {
   const namespace = 'bench-direct'
   await kube.create({ apiVersion: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
-  const pods = (await kube.list({ apiVersion: 'v1', resource: 'pods', namespace: from })).body.map((p) => asApplied(p, namespace))
-  const services = (await kube.list({ apiVersion: 'v1', resource: 'services', namespace: from })).body.map((s) => asApplied(s, namespace))
+  const pods = (await kube.list({ apiVersion: 'v1', resource: 'pods', namespace: from })).body.map((p) => asApplied(p, 'Pod', namespace))
+  const services = (await kube.list({ apiVersion: 'v1', resource: 'services', namespace: from })).body.map((s) =>
+    asApplied(s, 'Service', namespace)
+  )
   // The ServiceAccount admission plugin needs the namespace's default ServiceAccount.
   for (let i = 0; ; i++) {
     try {
@@ -596,24 +548,7 @@ async function main(): Promise<void> {
     const pid = servicePid(new URL(env.service.hooksUrl).port)
     const meter = new Meter(pid)
     const kube = env.kube
-    await kube.create(
-      { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes' },
-      {
-        apiVersion: 'worker.gpustack.ai/v1alpha1',
-        kind: 'InstanceType',
-        metadata: { name: 'bench' },
-        spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', defaults: { cpu: '2', memory: '4Gi' } }
-      }
-    )
-    await kube.create(
-      { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings' },
-      {
-        apiVersion: 'gpustack.ai/v1alpha1',
-        kind: 'Setting',
-        metadata: { name: 'instance-isolation-pod-cidrs' },
-        value: '10.244.0.0/16'
-      }
-    )
+    await createBenchType(kube)
     const results: Result[] = []
     if (!SKIP_INSTANCES) {
       console.error(`bench:cluster: labelled namespace, ${INSTANCES} Instances …`)

@@ -37,6 +37,7 @@ import { isObject, type JsonObject } from '../support/merge.ts'
 import { freePorts } from '../support/ports.ts'
 import { installCrds, startEnv } from '../cluster/support/env.ts'
 import { recordHistory } from '../cluster/support/watch.ts'
+import { asApplied, benchInstance, createBenchType, servicePid } from './instance-world.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const NAMESPACE = 'bench-metacontroller'
@@ -56,7 +57,7 @@ if (!Number.isInteger(INSTANCES) || INSTANCES < 1) throw new Error('--instances 
 
 // ---- processes, seen from outside ----
 
-/** CPU time of a process so far (user and system), in seconds. */
+/** CPU time of a process so far (user and system), in seconds: /proc counts it in ticks of 1/100 s. */
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
     .replace(/^.*\) /, '')
@@ -64,43 +65,18 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-/** Processes whose command line holds every one of `parts`, with their parent's pid. */
-function processesWith(...parts: string[]): Map<number, number> {
-  const found = new Map<number, number>()
+/** Pids of the processes whose command line holds every one of `parts`. */
+function processesWith(...parts: string[]): number[] {
+  const found: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-      if (!parts.every((p) => cmdline.includes(p))) continue
-      found.set(
-        Number(entry),
-        Number(
-          readFileSync(`/proc/${entry}/stat`, 'utf8')
-            .replace(/^.*\) /, '')
-            .split(' ')[1]
-        )
-      )
+      if (parts.every((p) => cmdline.includes(p))) found.push(Number(entry))
     } catch {
       // A process that ended while being read.
     }
   }
-  return found
-}
-
-/** The hook service's node process: tsx starts it as a child of its own CLI process. */
-function hookServicePid(port: string): number {
-  const matches = new Map(
-    [...processesWith('hooks/main.ts')].filter(([pid]) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PORT=${port}`)
-      } catch {
-        return false
-      }
-    })
-  )
-  const leaves = [...matches].filter(([, ppid]) => matches.has(ppid)).map(([pid]) => pid)
-  const found = leaves.length === 1 ? leaves[0] : matches.size === 1 ? [...matches.keys()][0] : undefined
-  if (found === undefined) throw new Error(`cannot tell the hook service process among ${JSON.stringify([...matches])}`)
   return found
 }
 
@@ -210,31 +186,6 @@ function controllersAt(base: string): string {
   return docs.join('---\n')
 }
 
-function instance(i: number): JsonObject {
-  return {
-    apiVersion: 'worker.gpustack.ai/v1alpha1',
-    kind: 'Instance',
-    metadata: { name: `ws-${i}`, namespace: NAMESPACE },
-    spec: { type: 'bench', image: 'docker.io/library/python:3.12-slim', command: ['sleep', 'infinity'], ports: [{ port: 8888 }] }
-  }
-}
-
-/** A Pod or Service as a user would apply it: no controller labels, records, allocations. */
-function asApplied(o: JsonObject, kind: 'Pod' | 'Service'): JsonObject {
-  const m = isObject(o.metadata) ? o.metadata : {}
-  const labels = Object.fromEntries(Object.entries(isObject(m.labels) ? m.labels : {}).filter(([k]) => k !== 'controller-uid'))
-  const annotations = Object.fromEntries(
-    Object.entries(isObject(m.annotations) ? m.annotations : {}).filter(([k]) => !k.startsWith('metacontroller.k8s.io/'))
-  )
-  const spec = isObject(o.spec) ? structuredClone(o.spec) : {}
-  if (kind === 'Service') {
-    delete spec.clusterIP
-    delete spec.clusterIPs
-    if (Array.isArray(spec.ports)) for (const p of spec.ports) if (isObject(p)) delete p.nodePort
-  }
-  return { apiVersion: 'v1', kind, metadata: { name: m.name ?? null, namespace: DIRECT_NAMESPACE, labels, annotations }, spec }
-}
-
 async function main(): Promise<void> {
   const env = await startEnv({})
   const recorder = new Recorder(new URL(env.service.hooksUrl))
@@ -244,22 +195,10 @@ async function main(): Promise<void> {
   let finished = false
   try {
     const kube = env.kube
-    const hookPid = hookServicePid(new URL(env.service.hooksUrl).port)
-    const apiPid = [...processesWith('kube-apiserver', env.cluster.dir).keys()][0]
+    const hookPid = servicePid(new URL(env.service.hooksUrl).port)
+    const apiPid = processesWith('kube-apiserver', env.cluster.dir)[0]
     if (apiPid === undefined) throw new Error('no kube-apiserver process')
-    await kube.create(
-      { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'instancetypes' },
-      {
-        apiVersion: 'worker.gpustack.ai/v1alpha1',
-        kind: 'InstanceType',
-        metadata: { name: 'bench' },
-        spec: { devicePlugin: 'HAMi', resourceName: 'nvidia.com/gpu', defaults: { cpu: '2', memory: '4Gi' } }
-      }
-    )
-    await kube.create(
-      { apiVersion: 'gpustack.ai/v1alpha1', resource: 'settings' },
-      { apiVersion: 'gpustack.ai/v1alpha1', kind: 'Setting', metadata: { name: 'instance-isolation-pod-cidrs' }, value: '10.244.0.0/16' }
-    )
+    await createBenchType(kube)
     const [recorderPort, healthPort, metricsPort] = await freePorts(3)
     await recorder.listen(Number(recorderPort))
     await installCrds(env.cluster, [join(ROOT, 'tests', 'cluster', 'fixtures', 'metacontroller-crds.yaml')])
@@ -293,7 +232,7 @@ async function main(): Promise<void> {
     }
 
     const file = join(dir, 'instances.yaml')
-    writeFileSync(file, Array.from({ length: INSTANCES }, (_, i) => stringify(instance(i))).join('---\n'))
+    writeFileSync(file, Array.from({ length: INSTANCES }, (_, i) => stringify(benchInstance(NAMESPACE, i))).join('---\n'))
     const converged = new Set<string>()
     let convergedAt = 0
     const watch = await recordHistory(
@@ -337,7 +276,9 @@ async function main(): Promise<void> {
     const directFile = join(dir, 'direct.yaml')
     writeFileSync(
       directFile,
-      [...pods.map((p) => asApplied(p, 'Pod')), ...services.map((s) => asApplied(s, 'Service'))].map((o) => stringify(o)).join('---\n')
+      [...pods.map((p) => asApplied(p, 'Pod', DIRECT_NAMESPACE)), ...services.map((s) => asApplied(s, 'Service', DIRECT_NAMESPACE))]
+        .map((o) => stringify(o))
+        .join('---\n')
     )
     const apiBefore = cpuSeconds(apiPid)
     const directStarted = performance.now()
